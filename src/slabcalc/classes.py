@@ -1,0 +1,135 @@
+"""Slab classes exactly as ``slabs_init()`` makes them, and ``slabs_clsid()``.
+
+The loop, in memcached's words: start at ``sizeof(item) + chunk_size`` (``-n``);
+while the release's bound allows and fewer than the class cap exist, round
+``size`` up to ``CHUNK_ALIGN_BYTES``, record it with ``perslab = page / size``,
+and grow it with ``size *= factor`` -- an ``unsigned int`` times a ``double``,
+truncated.  The largest class comes last.  With ``-o slab_sizes`` the listed
+sizes replace the geometric series.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .settings import Settings
+
+UINT_MAX = 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class SlabClass:
+    """One slab class: its id, chunk size and chunks per page (``stats slabs`` names)."""
+
+    id: int
+    chunk_size: int
+    perslab: int
+
+    @property
+    def page_used(self) -> int:
+        """Bytes of a page its chunks cover."""
+        return self.chunk_size * self.perslab
+
+
+def _align(size: int, align: int) -> int:
+    return size + (align - size % align) if size % align else size
+
+
+def _keep_going(rule: str, size: int, settings: Settings) -> bool:
+    """The release's loop bound, tested on the unaligned size in double precision."""
+    factor = settings.factor
+    if rule == "chunk_max_exclusive":      # 1.4.27+: break when size >= chunk_max / factor
+        limit = settings.slab_chunk_max if settings.slab_chunk_max is not None else settings.item_size_max
+        return not size >= limit / factor
+    if rule == "item_size_max_inclusive":  # 1.4.3-1.4.26: while size <= item_size_max / factor
+        return size <= settings.item_size_max / factor
+    return size <= settings.profile.page_bytes / 2  # 1.2.x: while size <= POWER_BLOCK / 2
+
+
+def slab_classes(settings: Settings) -> tuple[SlabClass, ...]:
+    """Every slab class, smallest first; the last one is the largest class."""
+    p = settings.profile
+    page = settings.slab_page_size
+    size = (p.header + settings.chunk_size) & UINT_MAX  # size_t sum stored in an unsigned int
+    if p.factor2_min_start is not None and settings.factor == 2.0 and size < p.factor2_min_start:
+        size = p.factor2_min_start
+    classes: list[SlabClass] = []
+    listed: Sequence[int] | None = settings.slab_sizes
+    while len(classes) < p.max_regular:
+        if listed is not None:
+            if len(classes) >= len(listed):
+                break
+            size = listed[len(classes)]
+        elif not _keep_going(p.loop, size, settings):
+            break
+        size = _align(size, p.align)
+        classes.append(SlabClass(len(classes) + 1, size, page // size))
+        if listed is None:
+            size = int(size * settings.factor) & UINT_MAX
+    largest = settings.largest_chunk
+    classes.append(SlabClass(len(classes) + 1, largest, page // largest))
+    return tuple(classes)
+
+
+def class_for(classes: Sequence[SlabClass], size: int) -> SlabClass | None:
+    """``slabs_clsid()``: the first class whose chunk holds ``size`` bytes, else None."""
+    low, high = 0, len(classes)
+    while low < high:  # chunk sizes never decrease: bisect for the first that fits
+        mid = (low + high) // 2
+        if classes[mid].chunk_size >= size:
+            high = mid
+        else:
+            low = mid + 1
+    return classes[low] if low < len(classes) else None
+
+
+def vv_lines(settings: Settings, classes: Sequence[SlabClass] | None = None) -> list[str]:
+    """The ``slab class`` lines ``memcached -vv`` prints at start-up for these settings."""
+    p = settings.profile
+    classes = slab_classes(settings) if classes is None else classes
+    shown = classes if p.vv_prints_largest else classes[:-1]
+    return [p.vv_format % (c.id, c.chunk_size, c.perslab) for c in shown]
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    """A class as ``slabcalc classes`` shows it.
+
+    ``max_data`` is the most key+value bytes the chunk holds for a 1-byte key
+    and flags 0 (the convention of published tables), ``min_data`` the previous
+    class's ``max_data`` + 1; ``page_length`` is what one page of the class
+    takes from ``-m`` and ``page_unused`` the bytes of it no chunk covers.
+    ``duplicate_of`` names an earlier class with the same chunk size (tiny
+    factors make them); items never land in such a class.
+    """
+
+    slab_class: SlabClass
+    max_data: int | None
+    min_data: int | None
+    page_length: int
+    duplicate_of: int | None
+
+    @property
+    def page_unused(self) -> int:
+        return self.page_length - self.slab_class.page_used
+
+
+def describe_classes(settings: Settings, classes: Sequence[SlabClass] | None = None) -> tuple[ClassInfo, ...]:
+    """Every class with its data range and page use."""
+    from .item import max_value_length  # item sizing is only needed for this table
+
+    classes = slab_classes(settings) if classes is None else classes
+    rows: list[ClassInfo] = []
+    previous_max: int | None = None
+    first_of_size: dict[int, int] = {}
+    for c in classes:
+        value = max_value_length(settings, c.chunk_size, key_length=1, flags=0)
+        max_data = None if value is None else value + 1
+        min_data = (previous_max + 1 if previous_max is not None else 1) if max_data is not None else None
+        duplicate = first_of_size.setdefault(c.chunk_size, c.id)
+        rows.append(ClassInfo(c, max_data, min_data, settings.page_length(c.chunk_size, c.perslab),
+                              duplicate if duplicate != c.id else None))
+        if max_data is not None:
+            previous_max = max(max_data, previous_max or 0)
+    return tuple(rows)

@@ -1,0 +1,96 @@
+"""Item size: the bytes one stored item asks the slab allocator for (``ITEM_ntotal``).
+
+    ntotal = header + cas + (key + 1) + suffix + (value + 2)
+
+``header`` is ``sizeof(item)``; ``cas`` is 8 unless ``-C`` (built into the header
+in 1.2); the key keeps its NUL terminator; the value keeps its ``\\r\\n``; the
+suffix holds the client flags: 0 or 4 bytes in binary form (1.4.39+, default
+1.5+), or the text ``" <flags> <length>\\r\\n"`` memcached used to print (signed
+flags up to 1.4.26, unsigned after).  See ``items.c item_make_header()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .settings import Settings
+from .units import wrap_int32
+
+FLAGS_MAX = 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class ItemSize:
+    """The parts of one item's ``ntotal``, in bytes."""
+
+    key_length: int
+    value_length: int
+    flags: int
+    header: int
+    cas: int
+    key: int       # key length + 1 (NUL)
+    suffix: int
+    value: int     # value length + 2 (CRLF)
+
+    @property
+    def total(self) -> int:
+        return self.header + self.cas + self.key + self.suffix + self.value
+
+
+def suffix_length(rule: str, flags: int, value_length: int, flags_size: int) -> int:
+    """Bytes the flags take in the item (``nsuffix``) under a profile's suffix rule."""
+    if rule == "binary":
+        return 0 if flags == 0 else flags_size
+    if rule == "binary_always":
+        return flags_size
+    shown = wrap_int32(flags) if rule == "text_signed" else flags
+    return len(f" {shown} {value_length}\r\n")
+
+
+def check_item(settings: Settings, key_length: int, value_length: int, flags: int) -> None:
+    """Refuse what memcached's ASCII protocol itself would not parse (ValueError)."""
+    key_max = settings.profile.key_max
+    if not 1 <= key_length <= key_max:
+        raise ValueError(f"key length must be 1..{key_max} bytes, not {key_length}")
+    if value_length < 0 or value_length > (1 << 31) - 3:
+        raise ValueError(f"value length must be 0..{(1 << 31) - 3} bytes, not {value_length}")
+    if not 0 <= flags <= FLAGS_MAX:
+        raise ValueError(f"flags must be 0..{FLAGS_MAX} (32-bit unsigned), not {flags}")
+
+
+def item_size(settings: Settings, key_length: int, value_length: int, flags: int = 0) -> ItemSize:
+    """The breakdown of ``ntotal`` for a key and value of these lengths."""
+    check_item(settings, key_length, value_length, flags)
+    p = settings.profile
+    cas = p.cas_size if (p.cas == "appended" and settings.use_cas) else 0
+    return ItemSize(
+        key_length=key_length,
+        value_length=value_length,
+        flags=flags,
+        header=p.header,
+        cas=cas,
+        key=key_length + 1,
+        suffix=suffix_length(p.suffix, flags, value_length, p.flags_size),
+        value=value_length + 2,
+    )
+
+
+def max_value_length(settings: Settings, room: int, key_length: int = 1, flags: int = 0) -> int | None:
+    """The longest value whose item fits in ``room`` bytes, or None when none does.
+
+    The text suffix grows with the value's digits, so this searches rather than
+    subtracts; ``item_size`` is non-decreasing in the value length.
+    """
+    def fits(v: int) -> bool:
+        return item_size(settings, key_length, v, flags).total <= room
+
+    if not fits(0):
+        return None
+    low, high = 0, max(room, 1)
+    while low < high:  # largest v with fits(v)
+        mid = (low + high + 1) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low

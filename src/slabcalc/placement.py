@@ -1,0 +1,117 @@
+"""Where an item goes: its class, the chunks it occupies, and the bytes it wastes.
+
+An item of ``ntotal`` bytes takes one chunk of the first class that holds it
+(``slabs_clsid``); the rest of that chunk is waste.  Where the release chunks
+large items (1.4.29+; on by default from 1.5.0) an item larger than the largest
+chunk but within ``-I`` is stored as a header chunk, full ``slab_chunk_max``
+chunks and a tail chunk (``items.c do_item_alloc()`` / ``do_item_alloc_chunk()``).
+Beyond ``-I`` memcached answers ``SERVER_ERROR object too large for cache``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .classes import SlabClass, class_for, slab_classes
+from .item import ItemSize, item_size, max_value_length
+from .settings import Settings
+
+STORED, CHUNKED, TOO_LARGE = "stored", "chunked", "too_large"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk an item occupies: its role, class and the bytes asked of it."""
+
+    role: str        # "item", "header", "body" or "tail"
+    class_id: int
+    chunk_size: int
+    requested: int   # the size passed to slabs_alloc (what mem_requested counts)
+
+    @property
+    def waste(self) -> int:
+        return self.chunk_size - self.requested
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The fate of one item under one configuration."""
+
+    item: ItemSize
+    status: str                  # STORED, CHUNKED or TOO_LARGE
+    chunks: tuple[Chunk, ...]
+    lru_class: SlabClass | None  # the class whose LRU and ``stats items`` count the item
+    spare_value_bytes: int | None  # value bytes that could be added without a new chunk/class
+
+    @property
+    def item_size(self) -> int:
+        return self.item.total
+
+    @property
+    def memory(self) -> int:
+        """Slab bytes the item holds: the sum of its chunks."""
+        return sum(c.chunk_size for c in self.chunks)
+
+    @property
+    def waste(self) -> int | None:
+        """Bytes held beyond ``ntotal`` (chunk slack, plus chunk headers when chunked)."""
+        return self.memory - self.item.total if self.chunks else None
+
+    @property
+    def waste_pct(self) -> float | None:
+        return 100.0 * self.waste / self.memory if self.chunks else None
+
+
+class Unplaceable(ValueError):
+    """A configuration memcached accepts but under which it cannot store this item."""
+
+
+def place(settings: Settings, key_length: int, value_length: int, flags: int = 0,
+          classes: Sequence[SlabClass] | None = None) -> Placement:
+    """Place one item (key and value lengths in bytes) under ``settings``."""
+    classes = slab_classes(settings) if classes is None else classes
+    item = item_size(settings, key_length, value_length, flags)
+    ntotal = item.total
+    largest = classes[-1]
+    if ntotal > settings.item_size_max or (ntotal > largest.chunk_size and not settings.chunked_items):
+        return Placement(item, TOO_LARGE, (), None, None)
+    if ntotal <= largest.chunk_size:
+        home = class_for(classes, ntotal)
+        spare = max_value_length(settings, home.chunk_size, key_length, flags) - value_length
+        chunk = Chunk("item", home.id, home.chunk_size, ntotal)
+        return Placement(item, STORED, (chunk,), home, spare)
+    chunks = _chunks(settings, classes, item)
+    last = chunks[-1]
+    spare = min(last.chunk_size - last.requested, settings.item_size_max - ntotal)
+    return Placement(item, CHUNKED, chunks, largest, spare)
+
+
+def _chunks(settings: Settings, classes: Sequence[SlabClass], item: ItemSize) -> tuple[Chunk, ...]:
+    """The chunks of an item larger than the largest class."""
+    p = settings.profile
+    largest = classes[-1]
+    capacity = largest.chunk_size - p.chunk_header
+    if capacity <= 0:
+        raise Unplaceable(f"slab_chunk_max of {largest.chunk_size} bytes leaves no room for data after "
+                          f"the {p.chunk_header}-byte chunk header: memcached cannot store this item")
+    if p.chunked == "eager":
+        # 1.4.29-1.4.35 do_slabs_alloc_chunked(): every chunk, head included, from the
+        # largest class, each holding chunk size - sizeof(item_chunk) bytes of the item.
+        count = -(-item.total // capacity)
+        return tuple(Chunk("header" if i == 0 else "body", largest.id, largest.chunk_size,
+                           largest.chunk_size) for i in range(count))
+    # 1.4.36+: a header chunk sized for the item header plus one empty item_chunk ...
+    htotal = item.header + item.cas + item.key + item.suffix + p.chunk_header
+    head = class_for(classes, htotal) or largest
+    chunks = [Chunk("header", head.id, head.chunk_size, htotal)]
+    # ... then the value (with CRLF) in chunks asking min(remaining + header, chunk max):
+    # full chunks from the largest class, the tail from the smallest class that fits.
+    remaining = item.value
+    while remaining > 0:
+        size = min(remaining + p.chunk_header, largest.chunk_size)
+        home = class_for(classes, size) or largest
+        role = "body" if size == largest.chunk_size else "tail"
+        chunks.append(Chunk(role, home.id, home.chunk_size, size))
+        remaining -= size - p.chunk_header
+    return tuple(chunks)

@@ -1,0 +1,390 @@
+"""Release rules: load, validate and resolve the YAML profiles shipped in ``profiles/``.
+
+A profile describes one memcached release line (``memcached-1.6.yaml`` covers
+1.6.0 to 1.6.45).  A rule that changed inside a line is a ``changes`` entry
+(``from: "1.6.24"``) merged over the line's base rules, so resolving
+``"1.6.18"`` and ``"1.6.45"`` gives two different :class:`Profile` values from
+one file.  A user profile is a YAML file that names a ``base`` release and
+overrides fields.
+
+This is the only module that knows release numbers; everything downstream
+reads the resolved :class:`Profile`.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+DEFAULT_RELEASE = "1.6.45"
+
+SUFFIX_RULES = ("text_signed", "text_unsigned", "binary", "binary_always")
+CAS_RULES = ("appended", "inside")
+LOOP_RULES = ("chunk_max_exclusive", "item_size_max_inclusive", "half_page_inclusive")
+LARGEST_RULES = ("slab_chunk_max", "item_size_max", "page")
+PAGE_SIZE_RULES = ("fixed", "item_size_max")
+PAGE_LENGTH_RULES = ("size_x_perslab", "page_if_reassign", "page_if_reassign_or_chunked")
+CHUNKED_RULES = ("none", "eager", "lazy", "lazy_fallback")
+CHECK_RULES = ("min", "max", "max_fraction_of_maxbytes",
+               "not_above_item_size_max", "divides_item_size_max", "divides_page")
+SETTABLE = ("slab_chunk_max", "slab_reassign", "suffix")
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be found, parsed or validated (one line, names the field)."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One startup check memcached makes, with the message it prints."""
+
+    rule: str
+    message: str
+    exit: int
+    value: int | None = None
+
+
+@dataclass(frozen=True)
+class SubOption:
+    """What one ``-o`` suboption does to the settings that shape memory."""
+
+    set: Mapping[str, Any] = field(default_factory=dict)
+    set_if_chunk_max_default: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The rules of one memcached release for one word size, fully resolved."""
+
+    release: str
+    line: str
+    first: str
+    last: str
+    bits: int
+    source: str
+    # item sizing
+    header: int
+    cas: str
+    cas_size: int
+    suffix: str
+    flags_size: int
+    chunk_header: int | None
+    key_max: int
+    # class generation
+    align: int
+    loop: str
+    max_regular: int
+    factor2_min_start: int | None
+    largest: str
+    vv_format: str
+    vv_prints_largest: bool
+    # pages
+    page_size_rule: str
+    page_bytes: int
+    page_length: str
+    chunked: str
+    too_large: str
+    mem_requested_stat: str
+    # defaults
+    default_chunk_size: int
+    default_factor: float
+    default_item_size_max: int
+    default_maxbytes_mb: int
+    default_use_cas: bool
+    default_slab_chunk_max: int | None
+    default_slab_reassign: bool
+    # option handling
+    getopt: str
+    chunk_size_refuse: str
+    chunk_size_message: str
+    factor_message: str
+    item_size_max_units: str
+    item_size_max_checked: str
+    item_size_max_checks: tuple[Check, ...]
+    item_size_max_warn_above: int | None
+    item_size_max_warning: str | None
+    big_item_chunk_max: int | None
+    slab_chunk_max_unit: int | None
+    slab_chunk_max_max_value: int | None
+    slab_chunk_max_parse_errors_fatal: bool
+    slab_chunk_max_zero: str | None
+    slab_chunk_max_checks: tuple[Check, ...]
+    slab_sizes: bool
+    illegal_suboption_stream: str
+    illegal_suboption_exit: int
+    suboptions: Mapping[str, SubOption]
+    ignored_suboptions: frozenset[str]
+
+    @property
+    def has_cas_option(self) -> bool:
+        """Whether ``-C`` exists (CAS appended after the header) or CAS is built in."""
+        return self.cas == "appended"
+
+    @property
+    def has_slab_chunk_max(self) -> bool:
+        return self.slab_chunk_max_unit is not None
+
+    @property
+    def label(self) -> str:
+        return f"memcached {self.release}" + ("" if self.bits == 64 else f" ({self.bits}-bit)")
+
+
+def release_key(release: str) -> tuple[int, ...]:
+    """``"1.6.18"`` -> ``(1, 6, 18)``; raises ProfileError for anything else."""
+    if not re.fullmatch(r"\d+(\.\d+){1,2}", str(release)):
+        raise ProfileError(f"not a release number: {release!r} (expected e.g. 1.6.18)")
+    return tuple(int(part) for part in str(release).split("."))
+
+
+@functools.lru_cache(maxsize=None)
+def _bundled() -> tuple[tuple[str, dict], ...]:
+    """The bundled profile files, parsed once: ``(file name, raw mapping)``."""
+    import yaml  # imported lazily: keep start-up light
+
+    folder = resources.files("slabcalc") / "profiles"
+    found = []
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".yaml"):
+            data = yaml.safe_load(entry.read_text(encoding="utf-8"))
+            found.append((entry.name, data))
+    return tuple(found)
+
+
+def bundled_lines() -> list[tuple[str, str, str]]:
+    """``(line, first, last)`` for every bundled profile, oldest first."""
+    lines = [(d["line"], d["releases"]["first"], d["releases"]["last"]) for _, d in _bundled()]
+    return sorted(lines, key=lambda t: release_key(t[1]))
+
+
+def supported_text() -> str:
+    return ", ".join(f"{first}" if first == last else f"{first}-{last}"
+                     for _, first, last in bundled_lines())
+
+
+def _deep_merge(base: dict, over: Mapping) -> dict:
+    merged = copy.deepcopy(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _raw_for_release(release: str) -> tuple[str, dict]:
+    """The merged raw rules of a bundled release: its line plus the changes up to it."""
+    wanted = release_key(release)
+    if len(wanted) == 2:  # "1.6" means the newest release of that line
+        for name, data in _bundled():
+            if release_key(data["line"])[:2] == wanted or release_key(data["releases"]["first"])[:2] == wanted:
+                release = data["releases"]["last"]
+        wanted = release_key(release)
+    for name, data in _bundled():
+        first, last = release_key(data["releases"]["first"]), release_key(data["releases"]["last"])
+        if first <= wanted <= last:
+            merged = {k: v for k, v in data.items() if k != "changes"}
+            for change in data.get("changes") or ():
+                if release_key(change["from"]) <= wanted:
+                    merged = _deep_merge(merged, {k: v for k, v in change.items() if k != "from"})
+            return f"bundled:{name}", {**merged, "release": release}
+    raise ProfileError(f"unsupported memcached release {release}; supported: {supported_text()}")
+
+
+def load_profile(spec: str | None = None, bits: int = 64) -> Profile:
+    """Resolve ``spec`` (a release such as ``"1.4.24"``, or a YAML file path) to a Profile.
+
+    A YAML file either is a complete profile or names ``base: RELEASE`` and
+    overrides some fields (deep-merged).
+    """
+    spec = spec or DEFAULT_RELEASE
+    if bits not in (32, 64):
+        raise ProfileError(f"--bits must be 32 or 64, not {bits}")
+    if spec.endswith((".yaml", ".yml")) or "/" in spec or Path(spec).is_file():
+        source, raw = _raw_from_file(Path(spec))
+    else:
+        source, raw = _raw_for_release(spec)
+    return _validate(raw, bits, source)
+
+
+def _raw_from_file(path: Path) -> tuple[str, dict]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ProfileError(f"{path}: cannot read profile: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise ProfileError(f"{path}:{where} not valid YAML") from None
+    if not isinstance(data, dict):
+        raise ProfileError(f"{path}: a profile is a YAML mapping")
+    if "base" in data:
+        base = str(data.pop("base"))
+        _, raw = _raw_for_release(base)
+        raw = _deep_merge(raw, data)
+        raw.setdefault("release", base)
+        raw["line"] = str(data.get("line", f"{base}+{path.stem}"))
+    else:
+        raw = data
+        raw.setdefault("release", raw.get("releases", {}).get("last", path.stem))
+    return str(path), raw
+
+
+class _Reader:
+    """Typed access to a raw profile mapping with one-line errors naming the field."""
+
+    def __init__(self, raw: Mapping, source: str):
+        self.raw, self.source = raw, source
+
+    def fail(self, path: str, why: str) -> ProfileError:
+        return ProfileError(f"profile {self.source}: field {path}: {why}")
+
+    def get(self, path: str, kind: type | tuple, *, optional: bool = False, choices=None):
+        node: Any = self.raw
+        for part in path.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                if optional:
+                    return None
+                raise self.fail(path, "missing")
+            node = node[part]
+        if node is None and optional:
+            return None
+        if isinstance(node, bool) and kind in (int, float):
+            raise self.fail(path, f"must be a number, not {node!r}")
+        if kind is float and isinstance(node, int):
+            node = float(node)
+        if not isinstance(node, kind):
+            name = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+            raise self.fail(path, f"must be {name}, not {node!r}")
+        if choices is not None and node not in choices:
+            raise self.fail(path, f"must be one of {', '.join(map(str, choices))}, not {node!r}")
+        return node
+
+    def per_bits(self, path: str, bits: int, *, optional: bool = False) -> int | None:
+        node = self.get(path, (dict, int), optional=optional)
+        if node is None:
+            return None
+        if isinstance(node, int):
+            return node
+        value = node.get(bits, node.get(str(bits)))
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise self.fail(path, f"needs a non-negative byte count for {bits}-bit")
+        return value
+
+    def checks(self, path: str) -> tuple[Check, ...]:
+        items = self.get(path, list, optional=True) or []
+        out = []
+        for i, item in enumerate(items):
+            where = f"{path}[{i}]"
+            if not isinstance(item, Mapping):
+                raise self.fail(where, "must be a mapping with rule, message, exit")
+            rule = item.get("rule")
+            if rule not in CHECK_RULES:
+                raise self.fail(f"{where}.rule", f"must be one of {', '.join(CHECK_RULES)}, not {rule!r}")
+            message, exit_code, value = item.get("message"), item.get("exit"), item.get("value")
+            if not isinstance(message, str):
+                raise self.fail(f"{where}.message", "must be text")
+            if not isinstance(exit_code, int):
+                raise self.fail(f"{where}.exit", "must be an exit status")
+            if rule in ("min", "max", "max_fraction_of_maxbytes") and not isinstance(value, int):
+                raise self.fail(f"{where}.value", "must be a number")
+            out.append(Check(rule=rule, message=message, exit=exit_code, value=value))
+        return tuple(out)
+
+
+def _validate(raw: Mapping, bits: int, source: str) -> Profile:
+    r = _Reader(raw, source)
+    schema = r.get("schema", int)
+    if schema != 1:
+        raise r.fail("schema", f"this slabcalc reads schema 1, not {schema}")
+    first = str(r.get("releases.first", (str, int, float)))
+    last = str(r.get("releases.last", (str, int, float)))
+    release_key(first), release_key(last)
+    suboptions = {}
+    for name, spec in (r.get("options.suboptions", dict, optional=True) or {}).items():
+        if name == "ignored":
+            continue
+        spec = spec or {}
+        for part in ("set", "set_if_chunk_max_default"):
+            for key in (spec.get(part) or {}):
+                if key not in SETTABLE:
+                    raise r.fail(f"options.suboptions.{name}.{part}.{key}",
+                                 f"can set only {', '.join(SETTABLE)}")
+        suboptions[name] = SubOption(set=dict(spec.get("set") or {}),
+                                     set_if_chunk_max_default=dict(spec.get("set_if_chunk_max_default") or {}))
+    ignored = r.get("options.suboptions.ignored", list, optional=True) or []
+    warn = r.get("options.item_size_max.warn_above", dict, optional=True) or {}
+    has_chunk_max = r.get("options.slab_chunk_max", dict, optional=True) is not None
+    factor = r.get("defaults.factor", float)
+    if factor <= 1.0:
+        raise r.fail("defaults.factor", "must be greater than 1")
+    profile = Profile(
+        release=str(raw.get("release", last)),
+        line=str(r.get("line", (str, int, float))),
+        first=first,
+        last=last,
+        bits=bits,
+        source=source,
+        header=r.per_bits("item.header", bits),
+        cas=r.get("item.cas", str, choices=CAS_RULES),
+        cas_size=r.get("item.cas_size", int),
+        suffix=r.get("item.suffix", str, choices=SUFFIX_RULES),
+        flags_size=r.get("item.flags_size", int),
+        chunk_header=r.per_bits("item.chunk_header", bits, optional=True),
+        key_max=r.get("item.key_max", int),
+        align=r.get("classes.align", int),
+        loop=r.get("classes.loop", str, choices=LOOP_RULES),
+        max_regular=r.get("classes.max_regular", int),
+        factor2_min_start=r.get("classes.factor2_min_start", int, optional=True),
+        largest=r.get("classes.largest", str, choices=LARGEST_RULES),
+        vv_format=r.get("classes.vv_format", str),
+        vv_prints_largest=r.get("classes.vv_prints_largest", bool),
+        page_size_rule=r.get("pages.size", str, choices=PAGE_SIZE_RULES),
+        page_bytes=r.get("pages.bytes", int),
+        page_length=r.get("pages.length", str, choices=PAGE_LENGTH_RULES),
+        chunked=r.get("chunked", str, choices=CHUNKED_RULES),
+        too_large=r.get("too_large", str),
+        mem_requested_stat=r.get("stats.mem_requested", str, choices=("slabs", "items")),
+        default_chunk_size=r.get("defaults.chunk_size", int),
+        default_factor=factor,
+        default_item_size_max=r.get("defaults.item_size_max", int),
+        default_maxbytes_mb=r.get("defaults.maxbytes_mb", int),
+        default_use_cas=r.get("defaults.use_cas", bool),
+        default_slab_chunk_max=r.get("defaults.slab_chunk_max", int, optional=True),
+        default_slab_reassign=r.get("defaults.slab_reassign", bool),
+        getopt=r.get("options.getopt", str),
+        chunk_size_refuse=r.get("options.chunk_size_refuse", str, choices=("zero", "nonpositive")),
+        chunk_size_message=r.get("options.chunk_size_message", str),
+        factor_message=r.get("options.factor_message", str),
+        item_size_max_units=r.get("options.item_size_max.units", str),
+        item_size_max_checked=r.get("options.item_size_max.checked", str,
+                                    choices=("at_option", "after_options")),
+        item_size_max_checks=r.checks("options.item_size_max.checks"),
+        item_size_max_warn_above=warn.get("value"),
+        item_size_max_warning=warn.get("message"),
+        big_item_chunk_max=r.get("options.item_size_max.big_item_chunk_max", int, optional=True),
+        slab_chunk_max_unit=r.get("options.slab_chunk_max.unit", int) if has_chunk_max else None,
+        slab_chunk_max_max_value=r.get("options.slab_chunk_max.max_value", int, optional=True),
+        slab_chunk_max_parse_errors_fatal=bool(r.get("options.slab_chunk_max.parse_errors_fatal", bool,
+                                                     optional=True)),
+        slab_chunk_max_zero=r.get("options.slab_chunk_max.zero", str, optional=True),
+        slab_chunk_max_checks=r.checks("options.slab_chunk_max.checks"),
+        slab_sizes=r.get("options.slab_sizes", bool),
+        illegal_suboption_stream=r.get("options.illegal_suboption.stream", str, choices=("stdout", "stderr")),
+        illegal_suboption_exit=r.get("options.illegal_suboption.exit", int),
+        suboptions=suboptions,
+        ignored_suboptions=frozenset(map(str, ignored)),
+    )
+    if profile.align <= 0 or profile.page_bytes <= 0:
+        raise r.fail("classes.align", "alignment and page bytes must be positive")
+    if profile.largest == "slab_chunk_max" and not profile.has_slab_chunk_max:
+        raise r.fail("classes.largest", "slab_chunk_max needs options.slab_chunk_max")
+    if profile.chunked != "none" and profile.chunk_header is None:
+        raise r.fail("item.chunk_header", "chunked items need sizeof(item_chunk)")
+    return profile

@@ -1,0 +1,264 @@
+"""memcached's start-up: command-line options to settings, refusing what it refuses.
+
+:func:`configure` reads the same argument list a real ``memcached`` is started
+with (``["-n", "48", "-f", "1.25", "-o", "slab_chunk_max=16"]``) and returns
+the :class:`Settings` that shape memory, or raises :class:`Refused` carrying
+the message memcached prints and its exit status.  Checks run in memcached's
+own order (``main()`` in ``memcached.c``), as the profile describes them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+from .profile import Check, Profile
+from .units import c_atof, c_atoi, c_strtol, c_strtoul, wrap_int32
+
+
+class Refused(ValueError):
+    """memcached refuses to start with these options.
+
+    ``message`` is memcached's own text, ``exit_status`` the status the server
+    exits with, ``stream`` where it prints (``stderr`` or ``stdout``).
+    """
+
+    def __init__(self, message: str, exit_status: int = 1, stream: str = "stderr"):
+        super().__init__(message)
+        self.message, self.exit_status, self.stream = message, exit_status, stream
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings that decide slab classes and item sizes (memcached's names)."""
+
+    profile: Profile
+    chunk_size: int            # -n: bytes of key+value room in the smallest class
+    factor: float              # -f: growth factor
+    item_size_max: int         # -I: largest item, header included
+    maxbytes: int              # -m: memory limit in bytes
+    use_cas: bool              # not -C
+    slab_chunk_max: int | None  # -o slab_chunk_max, in bytes (None before 1.4.29)
+    slab_page_size: int        # bytes per page perslab is computed from
+    slab_reassign: bool
+    slab_sizes: tuple[int, ...] | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def largest_chunk(self) -> int:
+        """Chunk size of the largest class."""
+        rule = self.profile.largest
+        if rule == "slab_chunk_max":
+            return self.slab_chunk_max
+        if rule == "item_size_max":
+            return self.item_size_max
+        return self.profile.page_bytes
+
+    @property
+    def chunked_items(self) -> bool:
+        """Whether items larger than the largest chunk are split into chunks."""
+        return self.profile.chunked != "none" and self.largest_chunk < self.item_size_max
+
+    def page_length(self, chunk_size: int, perslab: int) -> int:
+        """Bytes one new page of this class takes from ``-m`` (``do_slabs_newslab``)."""
+        rule = self.profile.page_length
+        full_page = (self.slab_reassign
+                     or (rule == "page_if_reassign_or_chunked" and self.slab_chunk_max != self.slab_page_size))
+        if rule != "size_x_perslab" and full_page:
+            return self.slab_page_size
+        return chunk_size * perslab
+
+    def as_argv(self) -> list[str]:
+        """Options that start a real memcached of this profile with these settings."""
+        p = self.profile
+        argv = ["-m", str(self.maxbytes >> 20), "-n", str(self.chunk_size), "-f", repr(self.factor),
+                "-I", str(self.item_size_max)]
+        if p.has_cas_option and not self.use_cas:
+            argv.append("-C")
+        subopts = []
+        if p.has_slab_chunk_max and self.slab_chunk_max != p.default_slab_chunk_max:
+            subopts.append(f"slab_chunk_max={self.slab_chunk_max // p.slab_chunk_max_unit}")
+        if self.slab_sizes:
+            subopts.append("slab_sizes=" + "-".join(map(str, self.slab_sizes)))
+        if self.slab_reassign != p.default_slab_reassign and (
+                "slab_reassign" if self.slab_reassign else "no_slab_reassign") in p.suboptions:
+            subopts.append("slab_reassign" if self.slab_reassign else "no_slab_reassign")
+        if subopts:
+            argv += ["-o", ",".join(subopts)]
+        return argv
+
+
+def _getopt(argv: Sequence[str], optstring: str) -> list[tuple[str, str | None]]:
+    """POSIX getopt over ``argv`` with memcached's option string."""
+    takes_arg = {c: optstring[i + 1:i + 2] == ":" for i, c in enumerate(optstring) if c != ":"}
+    out, i = [], 0
+    while i < len(argv):
+        word = argv[i]
+        if not word.startswith("-") or word == "-":
+            raise Refused(f"unexpected argument {word!r} (memcached takes options only)", 64)
+        j = 1
+        while j < len(word):
+            letter = word[j]
+            if letter not in takes_arg:
+                raise Refused(f"memcached: invalid option -- '{letter}'", 64)
+            if takes_arg[letter]:
+                value = word[j + 1:]
+                if not value:
+                    i += 1
+                    if i >= len(argv):
+                        raise Refused(f"memcached: option requires an argument -- '{letter}'", 64)
+                    value = argv[i]
+                out.append((letter, value))
+                break
+            out.append((letter, None))
+            j += 1
+        i += 1
+    return out
+
+
+def _parse_item_size_max(text: str, units: str) -> int:
+    """``case 'I'``: a trailing k/K or m/M scales ``atoi`` of the rest (C int arithmetic)."""
+    if text and text[-1] in units:
+        scale = 1024 if text[-1] in "kK" else 1024 * 1024
+        return wrap_int32(c_atoi(text[:-1]) * scale)
+    return c_atoi(text)
+
+
+def _run_checks(checks: tuple[Check, ...], *, value: int, maxbytes: int = 0, item_size_max: int = 0,
+                chunk_max: int = 0, page: int = 0) -> None:
+    for check in checks:
+        rule, limit = check.rule, check.value
+        failed = {
+            "min": lambda: value < limit,
+            "max": lambda: value > limit,
+            "max_fraction_of_maxbytes": lambda: value > maxbytes // limit,
+            "not_above_item_size_max": lambda: chunk_max > item_size_max,
+            "divides_item_size_max": lambda: item_size_max % chunk_max != 0,
+            "divides_page": lambda: page % chunk_max != 0,
+        }[rule]()
+        if failed:
+            message = check.message.format(chunk_max=chunk_max, item_size_max=item_size_max, page=page)
+            raise Refused(message, check.exit)
+
+
+def _parse_slab_sizes(text: str, chunk_size: int, chunk_max: int, align: int, max_regular: int) -> tuple[int, ...]:
+    """``_parse_slab_sizes()``: dash-separated sizes, each in [-n, chunk max], rising by more than 8."""
+    sizes: list[int] = []
+    last = 0
+    if len(text) < 1:
+        raise Refused("", 64)  # memcached exits without a message
+    for token in (t for t in text.split("-") if t):
+        size = c_strtoul(token)
+        if size is None or size < chunk_size or size > chunk_max:
+            raise Refused(f"slab size {size or 0} is out of valid range", 64)
+        if last >= size:
+            raise Refused(f"slab size {size} cannot be lower than or equal to a previous class size", 64)
+        if size <= last + align:
+            raise Refused(f"slab size {size} must be at least {align} bytes larger than previous class", 64)
+        sizes.append(size)
+        last = size
+        if len(sizes) > max_regular:  # slab_sizes[] holds MAX_NUMBER_OF_SLAB_CLASSES-1 entries
+            raise Refused("too many slab classes specified", 64)
+    return tuple(sizes)
+
+
+def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
+    """Settings for a memcached of ``profile`` started with ``argv``, or :class:`Refused`."""
+    p = profile
+    chunk_size, factor = p.default_chunk_size, p.default_factor
+    item_size_max, maxbytes = p.default_item_size_max, p.default_maxbytes_mb << 20
+    use_cas, slab_reassign = p.default_use_cas, p.default_slab_reassign
+    chunk_max, chunk_max_given = p.default_slab_chunk_max, False
+    slab_sizes_text: str | None = None
+    warnings: list[str] = []
+
+    for letter, value in _getopt(argv, p.getopt):
+        if letter == "f":
+            factor = c_atof(value)
+            if factor <= 1.0:
+                raise Refused(p.factor_message, 1)
+            if not math.isfinite(factor):
+                # memcached would accept inf/nan and compute garbage; we will not.
+                raise Refused(f"Factor must be a finite number, not {value}", 1)
+        elif letter == "n":
+            chunk_size = c_atoi(value)
+            if chunk_size == 0 or (p.chunk_size_refuse == "nonpositive" and chunk_size < 0):
+                raise Refused(p.chunk_size_message, 1)
+        elif letter == "m":
+            maxbytes = (c_atoi(value) % (1 << 64)) * 1024 * 1024 % (1 << 64)
+        elif letter == "C":
+            if not p.has_cas_option:
+                raise Refused("memcached: invalid option -- 'C'", 64)
+            use_cas = False
+        elif letter == "I":
+            item_size_max = _parse_item_size_max(value, p.item_size_max_units)
+            if p.item_size_max_checked == "at_option":
+                _run_checks(p.item_size_max_checks, value=item_size_max, maxbytes=maxbytes)
+                if p.item_size_max_warn_above is not None and item_size_max > p.item_size_max_warn_above:
+                    warnings.append(p.item_size_max_warning)
+        elif letter == "o":
+            for sub in value.split(","):
+                name, _, subvalue = sub.partition("=")
+                has_value = "=" in sub
+                if name == "slab_chunk_max" and p.has_slab_chunk_max:
+                    chunk_max, ok = _parse_slab_chunk_max(p, subvalue if has_value else None, chunk_max)
+                    chunk_max_given = chunk_max_given or ok
+                elif name == "slab_sizes" and p.slab_sizes:
+                    slab_sizes_text = subvalue if has_value else slab_sizes_text
+                elif name in p.suboptions:
+                    effect = p.suboptions[name]
+                    changes = dict(effect.set)
+                    if not chunk_max_given:
+                        changes.update(effect.set_if_chunk_max_default)
+                    for key, new in changes.items():
+                        if key == "slab_chunk_max":
+                            chunk_max = p.page_bytes if new == "page" else int(new)
+                        elif key == "slab_reassign":
+                            slab_reassign = bool(new)
+                elif name in p.ignored_suboptions:
+                    pass
+                else:
+                    raise Refused(f'Illegal suboption "{sub}"', p.illegal_suboption_exit, p.illegal_suboption_stream)
+        # every other option in the getopt string (-p, -t, -c, -v, ...) leaves memory alone
+
+    if p.item_size_max_checked == "after_options":
+        _run_checks(p.item_size_max_checks, value=item_size_max, maxbytes=maxbytes)
+    page = item_size_max if p.page_size_rule == "item_size_max" else p.page_bytes
+    if p.has_slab_chunk_max:
+        if p.big_item_chunk_max is not None and item_size_max > page and not chunk_max_given:
+            chunk_max = p.big_item_chunk_max
+        if chunk_max == 0 and p.slab_chunk_max_zero:
+            raise Refused(f"slab_chunk_max=0: {p.slab_chunk_max_zero}", -8)
+        _run_checks(p.slab_chunk_max_checks, value=chunk_max, item_size_max=item_size_max,
+                    chunk_max=chunk_max, page=page)
+    slab_sizes = None
+    if slab_sizes_text is not None:
+        upper = chunk_max if chunk_max is not None else item_size_max
+        slab_sizes = _parse_slab_sizes(slab_sizes_text, chunk_size, upper, p.align, p.max_regular)
+    return Settings(profile=p, chunk_size=chunk_size, factor=factor, item_size_max=item_size_max,
+                    maxbytes=maxbytes, use_cas=use_cas, slab_chunk_max=chunk_max, slab_page_size=page,
+                    slab_reassign=slab_reassign, slab_sizes=slab_sizes, warnings=tuple(warnings))
+
+
+def _parse_slab_chunk_max(p: Profile, text: str | None, current: int) -> tuple[int, bool]:
+    """``case SLAB_CHUNK_MAX``: the new chunk max in bytes and whether it counts as given."""
+    if text is None:
+        if p.slab_chunk_max_parse_errors_fatal:
+            raise Refused("Missing slab_chunk_max argument", 1)
+        return current, False
+    value = c_strtol(text)
+    if value is None:
+        if p.slab_chunk_max_parse_errors_fatal:
+            raise Refused("could not parse argument to slab_chunk_max", 1)
+        return current, False
+    if p.slab_chunk_max_parse_errors_fatal and value <= 0:
+        raise Refused("slab_chunk_max must be >= 0", 1)
+    if p.slab_chunk_max_max_value is not None and value > p.slab_chunk_max_max_value:
+        raise Refused("slab_chunk_max must be specified in kilobytes.", 1)
+    return value * p.slab_chunk_max_unit, True
+
+
+def with_overrides(settings: Settings, **changes) -> Settings:
+    """A copy of ``settings`` with some fields replaced (e.g. ``use_cas=False``)."""
+    return replace(settings, **changes)
