@@ -1,0 +1,305 @@
+"""The ``slabcalc`` command: click options in, library calls, rendered text out.
+
+Each option is defined once here and shared by every command, with
+memcached's own names and units.  No memcached arithmetic lives in this
+module: it builds a memcached argument list, hands it to
+:func:`slabcalc.settings.configure`, and renders what the library returns.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Callable
+
+import click
+
+from . import output
+from .units import parse_size
+
+FORMAT_HELP = "Output: table (default), csv, json, or any tabulate format (github, grid, ...)."
+
+
+class Refusal(click.ClickException):
+    """A configuration memcached refuses, or input slabcalc cannot use: one line, exit 2."""
+
+    exit_code = 2
+
+
+class DataError(click.ClickException):
+    """Valid options, but the model cannot answer (one line, exit 1)."""
+
+    exit_code = 1
+
+
+class SizeType(click.ParamType):
+    """A byte size with memcached's 1024-based units: ``1048576``, ``512k``, ``1m``, ``1g``."""
+
+    name = "SIZE"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+SIZE = SizeType()
+
+
+def model_options(func: Callable) -> Callable:
+    """The options that describe a memcached server, shared by every command."""
+    options = [
+        click.option("--profile", "profile", metavar="RELEASE|FILE", default=None,
+                     help="memcached release (1.4.24, 1.6.18, 1.6.45, ...) or a YAML profile; default 1.6.45."),
+        click.option("--bits", type=click.Choice(["64", "32"]), default="64", show_default=True,
+                     help="Word size of the memcached build (32-bit builds have a 32-byte item header)."),
+        click.option("-n", "--slab-min-size", "slab_min_size", metavar="BYTES", default=None,
+                     help="memcached -n: minimum key+value+flags space of the smallest class (default 48)."),
+        click.option("-f", "--slab-growth-factor", "factor", metavar="FACTOR", default=None,
+                     help="memcached -f: chunk size growth factor between classes (default 1.25)."),
+        click.option("-I", "--max-item-size", "max_item_size", type=SIZE, default=None,
+                     help="memcached -I: largest item, e.g. 512k, 1m, 2m (default 1m)."),
+        click.option("-m", "--memory-limit", "memory_limit", metavar="MB|SIZE", default=None,
+                     help="memcached -m: memory limit in megabytes, or a size such as 1g (default 64)."),
+        click.option("--cas/--no-cas", " /-C", "cas", default=None,
+                     help="memcached -C turns CAS off and saves 8 bytes per item (default: on)."),
+        click.option("--slab-chunk-max", "slab_chunk_max", metavar="N|SIZE", default=None,
+                     help="-o slab_chunk_max: a plain number is in the release's unit (bytes before "
+                          "1.6.24, kilobytes after); 16k or 512k are exact sizes."),
+        click.option("--slab-sizes", "slab_sizes", metavar="LIST", default=None,
+                     help="-o slab_sizes: chunk sizes in bytes, dash- or comma-separated (96-120-152)."),
+        click.option("-o", "extra_options", metavar="OPTIONS", multiple=True,
+                     help="memcached's own -o string, e.g. -o slab_chunk_max=16,slab_sizes=96-200."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def format_option(*extra: str) -> Callable:
+    def decorate(func: Callable) -> Callable:
+        return click.option("--format", "fmt", default=output.TABLE, metavar="FORMAT",
+                            type=click.Choice(output.format_choices(extra), case_sensitive=False),
+                            show_choices=False, help=FORMAT_HELP + (f" Also: {', '.join(extra)}." if extra else ""))(func)
+    return decorate
+
+
+def _memcached_args(profile, slab_min_size, factor, max_item_size, memory_limit, cas, slab_chunk_max,
+                    slab_sizes, extra_options) -> list[str]:
+    """The command-line flags a real memcached would be started with."""
+    args: list[str] = []
+    if memory_limit is not None:
+        args += ["-m", str(_megabytes(memory_limit))]
+    if slab_min_size is not None:
+        args += ["-n", str(slab_min_size)]
+    if factor is not None:
+        args += ["-f", str(factor)]
+    if max_item_size is not None:
+        args += ["-I", str(max_item_size)]
+    if cas is False:
+        args.append("-C")
+    subopts = []
+    if slab_chunk_max is not None:
+        subopts.append(f"slab_chunk_max={_chunk_max_in_release_unit(profile, slab_chunk_max)}")
+    if slab_sizes is not None:
+        subopts.append("slab_sizes=" + slab_sizes.replace(",", "-").replace(" ", ""))
+    subopts += extra_options
+    if subopts:
+        args += ["-o", ",".join(subopts)]
+    return args
+
+
+def _megabytes(text: str) -> int:
+    """``-m``: a plain number is megabytes (memcached's unit); a size must be whole megabytes."""
+    text = str(text).strip()
+    if text.isdigit():
+        return int(text)
+    try:
+        size = parse_size(text)
+    except ValueError as exc:
+        raise Refusal(f"-m/--memory-limit: {exc}") from None
+    if size % (1 << 20):
+        raise Refusal(f"-m/--memory-limit: memcached counts memory in whole megabytes, not {text}")
+    return size >> 20
+
+
+def _chunk_max_in_release_unit(profile, text: str) -> str:
+    """``--slab-chunk-max``: plain numbers pass through; sizes become the release's unit."""
+    text = str(text).strip()
+    if text.lstrip("-").isdigit() or profile is None or not profile.has_slab_chunk_max:
+        return text
+    try:
+        size = parse_size(text)
+    except ValueError as exc:
+        raise Refusal(f"--slab-chunk-max: {exc}") from None
+    unit = profile.slab_chunk_max_unit
+    if size % unit:
+        raise Refusal(f"--slab-chunk-max: memcached {profile.release} takes slab_chunk_max in "
+                      f"{'kilobytes' if unit == 1024 else 'bytes'}; {text} is not a whole number of them")
+    return str(size // unit)
+
+
+def _settings(profile_spec, bits, **options):
+    """Profile and settings from the shared options, or a one-line refusal (exit 2)."""
+    from .profile import ProfileError, load_profile
+    from .settings import Refused, configure
+
+    try:
+        profile = load_profile(profile_spec, bits=int(bits))
+    except ProfileError as exc:
+        raise Refusal(str(exc)) from None
+    args = _memcached_args(profile, **options)
+    try:
+        settings = configure(profile, args)
+    except Refused as exc:
+        why = exc.message or "(it exits without a message)"
+        raise Refusal(f"{profile.label} refuses to start with {' '.join(args)}: {why}") from None
+    for warning in settings.warnings:
+        click.echo(f"note: {profile.label} warns: " + " ".join(warning.split()), err=True)
+    return settings
+
+
+def _with_settings(func: Callable) -> Callable:
+    """Turn the shared model options into a ``settings`` argument."""
+    @functools.wraps(func)
+    def wrapper(profile, bits, slab_min_size, factor, max_item_size, memory_limit, cas, slab_chunk_max,
+                slab_sizes, extra_options, **kwargs):
+        settings = _settings(profile, bits, slab_min_size=slab_min_size, factor=factor,
+                             max_item_size=max_item_size, memory_limit=memory_limit, cas=cas,
+                             slab_chunk_max=slab_chunk_max, slab_sizes=slab_sizes,
+                             extra_options=extra_options)
+        return func(settings=settings, **kwargs)
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="slabcalc")
+def cli():
+    """Where memcached's memory goes, byte for byte: slab classes, item placement and waste,
+    exactly as a real memcached of the chosen release computes them."""
+
+
+CLASS_COLUMNS = ("class", "chunk_size", "perslab", "max_data", "min_data", "page_length", "page_unused")
+
+
+@cli.command()
+@model_options
+@format_option("vv")
+@_with_settings
+def classes(settings, fmt):
+    """Print the slab classes memcached creates at start-up.
+
+    One row per class: chunk size, chunks per page, the key+value bytes it
+    holds (max_data for a 1-byte key and flags 0, min_data the previous
+    class's max + 1), the bytes one page takes from -m and the bytes of that
+    page no chunk covers.  --format vv prints exactly memcached -vv's lines.
+
+    \b
+    Python: describe_classes(configure(load_profile(RELEASE), ARGS))
+    """
+    from .classes import class_record, describe_classes, vv_lines
+    from .settings import settings_record
+
+    if fmt == "vv":
+        click.echo("\n".join(vv_lines(settings)))
+        return
+    records = [class_record(info) for info in describe_classes(settings)]
+    if fmt == "json":
+        click.echo(output.render_json({"settings": settings_record(settings), "classes": records}))
+    else:
+        click.echo(output.render_rows(records, CLASS_COLUMNS, fmt))
+
+
+@cli.command()
+@click.option("--key", "key_length", type=int, required=True, metavar="BYTES", help="Key length in bytes (1-250).")
+@click.option("--value", "value_length", type=SIZE, required=True, metavar="BYTES",
+              help="Value length in bytes (units allowed: 600k).")
+@click.option("--flags", type=int, default=0, show_default=True, help="Client flags (0 to 4294967295).")
+@model_options
+@format_option()
+@_with_settings
+def place(settings, key_length, value_length, flags, fmt):
+    """Show where one item goes: its size, class, chunk and waste.
+
+    The item size is memcached's own: header + CAS + key + 1 + flags suffix +
+    value + 2.  Items above the largest chunk are shown chunk by chunk where
+    the release chunks them; items above -I are too large.
+
+    \b
+    Python: place(settings, key_length, value_length, flags)
+    """
+    from .placement import Unplaceable, place as place_item, placement_record
+    from .settings import settings_record, with_overrides
+
+    try:
+        record = placement_record(place_item(settings, key_length, value_length, flags))
+        other = None
+        if settings.profile.has_cas_option:
+            flipped = with_overrides(settings, use_cas=not settings.use_cas)
+            other = placement_record(place_item(flipped, key_length, value_length, flags))
+    except (ValueError, Unplaceable) as exc:
+        raise (DataError if isinstance(exc, Unplaceable) else Refusal)(str(exc)) from None
+    other_name = "without_cas" if settings.use_cas else "with_cas"
+    if fmt == "json":
+        document = {"settings": settings_record(settings), **record, other_name: other}
+        click.echo(output.render_json(document))
+        return
+    if fmt == "csv":
+        columns = [k for k in record if k != "chunks"]
+        click.echo(output.render_rows([record], columns, "csv"))
+        return
+    click.echo(output.render_pairs(_place_lines(settings, record, other, other_name), fmt))
+    if record["status"] == "chunked":
+        click.echo()
+        click.echo(output.render_rows(record["chunks"], ("role", "class", "chunk_size", "requested", "waste"), fmt))
+
+
+def _place_lines(settings, record, other, other_name):
+    """The ``place`` breakdown as (field, value) lines for a table."""
+    lines = [
+        ("header", record["header"]),
+        ("cas", record["cas"]),
+        ("key + 1", record["key"]),
+        ("suffix (flags)", record["suffix"]),
+        ("value + 2", record["value"]),
+        ("item_size", record["item_size"]),
+    ]
+    if record["status"] == "too_large":
+        lines.append(("status", f"too large: over -I {settings.item_size_max} bytes "
+                                f"({settings.profile.too_large})"))
+    else:
+        lines += [
+            ("status", record["status"] if record["status"] == "stored"
+             else f"chunked into {len(record['chunks'])} chunks (counted in class {record['class']})"),
+            ("class", record["class"]),
+            ("chunk_size", record["chunk_size"]),
+        ]
+        if record["status"] == "chunked":
+            lines.append(("memory", record["memory"]))
+        lines += [
+            ("waste", f"{record['waste']} ({record['waste_pct']:.2f}%)"),
+            ("spare_value_bytes", record["spare_value_bytes"]),
+        ]
+    if other is not None:
+        label = "with -C (no CAS)" if other_name == "without_cas" else "with CAS"
+        if other["status"] == "too_large":
+            summary = f"{other['item_size']} bytes: too large"
+        else:
+            summary = f"{other['item_size']} bytes, class {other['class']}, waste {other['waste']}"
+        lines.append((label, summary))
+    return lines
+
+
+def main() -> None:
+    """Console entry point: run the CLI; a closed pipe (``| head``) ends quietly."""
+    try:
+        cli(prog_name="slabcalc")
+    except BrokenPipeError:
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)
