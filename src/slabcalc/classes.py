@@ -67,8 +67,11 @@ def slab_classes(settings: Settings) -> tuple[SlabClass, ...]:
         classes.append(SlabClass(len(classes) + 1, size, page // size))
         if listed is None:
             size = int(size * settings.factor) & UINT_MAX
+    # slab_chunk_size_max is a C int: a negative one (accepted before 1.6.24) becomes a
+    # huge unsigned chunk size, and perslab is a signed int division stored unsigned.
     largest = settings.largest_chunk
-    classes.append(SlabClass(len(classes) + 1, largest, page // largest))
+    perslab = abs(page) // abs(largest) * (1 if (page < 0) == (largest < 0) else -1)
+    classes.append(SlabClass(len(classes) + 1, largest & UINT_MAX, perslab & UINT_MAX))
     return tuple(classes)
 
 

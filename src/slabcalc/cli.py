@@ -155,8 +155,12 @@ def _settings(profile_spec, bits, **options):
     try:
         settings = configure(profile, args)
     except Refused as exc:
-        why = exc.message or "(it exits without a message)"
-        raise Refusal(f"{profile.label} refuses to start with {' '.join(args)}: {why}") from None
+        said = " / ".join(exc.message.splitlines())
+        if exc.crash:
+            raise Refusal(f"{profile.label} crashes at start-up with {' '.join(args)} ({exc.crash})"
+                          + (f" after printing: {said}" if said else "")) from None
+        raise Refusal(f"{profile.label} refuses to start with {' '.join(args)}: "
+                      f"{said or '(it exits without a message)'}") from None
     for warning in settings.warnings:
         click.echo(f"note: {profile.label} warns: " + " ".join(warning.split()), err=True)
     return settings
@@ -175,7 +179,27 @@ def _with_settings(func: Callable) -> Callable:
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class OneLineErrors(click.Group):
+    """A click group whose errors are one line on stderr (usage errors keep exit 2)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.UsageError as exc:
+            click.echo(f"Error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="slabcalc")
 def cli():
     """Where memcached's memory goes, byte for byte: slab classes, item placement and waste,

@@ -74,6 +74,9 @@ def place(settings: Settings, key_length: int, value_length: int, flags: int = 0
     item = item_size(settings, key_length, value_length, flags)
     ntotal = item.total
     largest = classes[-1]
+    if largest.chunk_size > settings.slab_page_size:
+        raise Unplaceable(f"the largest class's chunk of {largest.chunk_size} bytes is larger than a "
+                          f"{settings.slab_page_size}-byte page: memcached cannot store items here")
     if ntotal > settings.item_size_max or (ntotal > largest.chunk_size and not settings.chunked_items):
         return Placement(item, TOO_LARGE, (), None, None)
     if ntotal <= largest.chunk_size:

@@ -33,6 +33,8 @@ CHUNKED_RULES = ("none", "eager", "lazy", "lazy_fallback")
 CHECK_RULES = ("min", "max", "max_fraction_of_maxbytes",
                "not_above_item_size_max", "divides_item_size_max", "divides_page")
 SETTABLE = ("slab_chunk_max", "slab_reassign", "suffix")
+VALUE_TARGETS = ("slab_sizes",)
+CRASH_POINTS = ("slab_chunk_max_zero", "slab_chunk_max_without_value", "slab_sizes_without_value")
 
 
 class ProfileError(ValueError):
@@ -55,6 +57,15 @@ class SubOption:
 
     set: Mapping[str, Any] = field(default_factory=dict)
     set_if_chunk_max_default: Mapping[str, Any] = field(default_factory=dict)
+    value_to: str | None = None  # the suboption's value also goes to this one (a C fall-through)
+
+
+@dataclass(frozen=True)
+class Crash:
+    """A start-up path where the release dies instead of refusing."""
+
+    signal: int
+    why: str
 
 
 @dataclass(frozen=True)
@@ -112,11 +123,12 @@ class Profile:
     slab_chunk_max_unit: int | None
     slab_chunk_max_max_value: int | None
     slab_chunk_max_parse_errors_fatal: bool
-    slab_chunk_max_zero: str | None
     slab_chunk_max_checks: tuple[Check, ...]
     slab_sizes: bool
     illegal_suboption_stream: str
     illegal_suboption_exit: int
+    illegal_suboption_shows: str
+    crashes: Mapping[str, Crash]
     suboptions: Mapping[str, SubOption]
     ignored_suboptions: frozenset[str]
 
@@ -307,23 +319,36 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
     last = str(r.get("releases.last", (str, int, float)))
     release_key(first), release_key(last)
     suboptions = {}
+    ignored_extra: list[str] = []
     for name, spec in (r.get("options.suboptions", dict, optional=True) or {}).items():
         if name == "ignored":
             continue
-        spec = spec or {}
+        if spec is None:  # a suboption that lost its effect in a later release
+            ignored_extra.append(name)
+            continue
+        value_to = spec.get("value_to")
+        if value_to is not None and value_to not in VALUE_TARGETS:
+            raise r.fail(f"options.suboptions.{name}.value_to", f"can only be {', '.join(VALUE_TARGETS)}")
         for part in ("set", "set_if_chunk_max_default"):
             for key in (spec.get(part) or {}):
                 if key not in SETTABLE:
                     raise r.fail(f"options.suboptions.{name}.{part}.{key}",
                                  f"can set only {', '.join(SETTABLE)}")
         suboptions[name] = SubOption(set=dict(spec.get("set") or {}),
-                                     set_if_chunk_max_default=dict(spec.get("set_if_chunk_max_default") or {}))
-    ignored = r.get("options.suboptions.ignored", list, optional=True) or []
+                                     set_if_chunk_max_default=dict(spec.get("set_if_chunk_max_default") or {}),
+                                     value_to=value_to)
+    ignored = (r.get("options.suboptions.ignored", list, optional=True) or []) + ignored_extra
+    crashes = {}
+    for point, spec in (r.get("options.crashes", dict, optional=True) or {}).items():
+        if point not in CRASH_POINTS:
+            raise r.fail(f"options.crashes.{point}", f"must be one of {', '.join(CRASH_POINTS)}")
+        if spec is None:
+            continue
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("signal"), int) or not isinstance(spec.get("why"), str):
+            raise r.fail(f"options.crashes.{point}", "needs signal (a number) and why (text)")
+        crashes[point] = Crash(signal=spec["signal"], why=spec["why"])
     warn = r.get("options.item_size_max.warn_above", dict, optional=True) or {}
     has_chunk_max = r.get("options.slab_chunk_max", dict, optional=True) is not None
-    factor = r.get("defaults.factor", float)
-    if factor <= 1.0:
-        raise r.fail("defaults.factor", "must be greater than 1")
     profile = Profile(
         release=str(raw.get("release", last)),
         line=str(r.get("line", (str, int, float))),
@@ -352,7 +377,7 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         too_large=r.get("too_large", str),
         mem_requested_stat=r.get("stats.mem_requested", str, choices=("slabs", "items")),
         default_chunk_size=r.get("defaults.chunk_size", int),
-        default_factor=factor,
+        default_factor=r.get("defaults.factor", float),
         default_item_size_max=r.get("defaults.item_size_max", int),
         default_maxbytes_mb=r.get("defaults.maxbytes_mb", int),
         default_use_cas=r.get("defaults.use_cas", bool),
@@ -373,14 +398,17 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         slab_chunk_max_max_value=r.get("options.slab_chunk_max.max_value", int, optional=True),
         slab_chunk_max_parse_errors_fatal=bool(r.get("options.slab_chunk_max.parse_errors_fatal", bool,
                                                      optional=True)),
-        slab_chunk_max_zero=r.get("options.slab_chunk_max.zero", str, optional=True),
         slab_chunk_max_checks=r.checks("options.slab_chunk_max.checks"),
         slab_sizes=r.get("options.slab_sizes", bool),
         illegal_suboption_stream=r.get("options.illegal_suboption.stream", str, choices=("stdout", "stderr")),
         illegal_suboption_exit=r.get("options.illegal_suboption.exit", int),
+        illegal_suboption_shows=r.get("options.illegal_suboption.shows", str, choices=("token", "rest")),
+        crashes=crashes,
         suboptions=suboptions,
         ignored_suboptions=frozenset(map(str, ignored)),
     )
+    if profile.default_factor <= 1.0:
+        raise r.fail("defaults.factor", "must be greater than 1")
     if profile.align <= 0 or profile.page_bytes <= 0:
         raise r.fail("classes.align", "alignment and page bytes must be positive")
     if profile.largest == "slab_chunk_max" and not profile.has_slab_chunk_max:

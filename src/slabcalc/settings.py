@@ -24,9 +24,14 @@ class Refused(ValueError):
     exits with, ``stream`` where it prints (``stderr`` or ``stdout``).
     """
 
-    def __init__(self, message: str, exit_status: int = 1, stream: str = "stderr"):
+    def __init__(self, message: str, exit_status: int = 1, stream: str = "stderr", crash: str | None = None):
         super().__init__(message)
-        self.message, self.exit_status, self.stream = message, exit_status, stream
+        self.message, self.exit_status, self.stream, self.crash = message, exit_status, stream, crash
+
+    @classmethod
+    def crashed(cls, crash, printed: Sequence[str] = ()) -> "Refused":
+        """The server dies by a signal (exit status -signal) after printing ``printed``."""
+        return cls("\n".join(printed), -crash.signal, crash=crash.why)
 
 
 @dataclass(frozen=True)
@@ -96,18 +101,19 @@ def _getopt(argv: Sequence[str], optstring: str) -> list[tuple[str, str | None]]
     while i < len(argv):
         word = argv[i]
         if not word.startswith("-") or word == "-":
-            raise Refused(f"unexpected argument {word!r} (memcached takes options only)", 64)
+            raise Refused(f"unexpected argument {word!r} (memcached takes options only)", 1)
         j = 1
         while j < len(word):
             letter = word[j]
             if letter not in takes_arg:
-                raise Refused(f"memcached: invalid option -- '{letter}'", 64)
+                raise Refused(f"memcached: invalid option -- '{letter}'\nIllegal argument \"?\"", 1)
             if takes_arg[letter]:
                 value = word[j + 1:]
                 if not value:
                     i += 1
                     if i >= len(argv):
-                        raise Refused(f"memcached: option requires an argument -- '{letter}'", 64)
+                        raise Refused(f"memcached: option requires an argument -- '{letter}'\n"
+                                      f"Illegal argument \"?\"", 1)
                     value = argv[i]
                 out.append((letter, value))
                 break
@@ -171,7 +177,7 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     use_cas, slab_reassign = p.default_use_cas, p.default_slab_reassign
     chunk_max, chunk_max_given = p.default_slab_chunk_max, False
     slab_sizes_text: str | None = None
-    warnings: list[str] = []
+    printed: list[str] = []  # messages memcached prints without stopping
 
     for letter, value in _getopt(argv, p.getopt):
         if letter == "f":
@@ -189,25 +195,27 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
             maxbytes = (c_atoi(value) % (1 << 64)) * 1024 * 1024 % (1 << 64)
         elif letter == "C":
             if not p.has_cas_option:
-                raise Refused("memcached: invalid option -- 'C'", 64)
+                raise Refused("memcached: invalid option -- 'C'\nIllegal argument \"?\"", 1)
             use_cas = False
         elif letter == "I":
             item_size_max = _parse_item_size_max(value, p.item_size_max_units)
             if p.item_size_max_checked == "at_option":
                 _run_checks(p.item_size_max_checks, value=item_size_max, maxbytes=maxbytes)
                 if p.item_size_max_warn_above is not None and item_size_max > p.item_size_max_warn_above:
-                    warnings.append(p.item_size_max_warning)
+                    printed.append(p.item_size_max_warning)
         elif letter == "o":
-            for sub in value.split(","):
-                name, _, subvalue = sub.partition("=")
-                has_value = "=" in sub
+            subopts = value.split(",")
+            for index, sub in enumerate(subopts):
+                name, has_value, subvalue = sub.partition("=")
+                effect = p.suboptions.get(name)
                 if name == "slab_chunk_max" and p.has_slab_chunk_max:
-                    chunk_max, ok = _parse_slab_chunk_max(p, subvalue if has_value else None, chunk_max)
-                    chunk_max_given = chunk_max_given or ok
+                    chunk_max = _parse_slab_chunk_max(p, subvalue if has_value else None, printed)
+                    chunk_max_given = True
                 elif name == "slab_sizes" and p.slab_sizes:
+                    if not has_value and "slab_sizes_without_value" in p.crashes:
+                        raise Refused.crashed(p.crashes["slab_sizes_without_value"], printed)
                     slab_sizes_text = subvalue if has_value else slab_sizes_text
-                elif name in p.suboptions:
-                    effect = p.suboptions[name]
+                elif effect is not None:
                     changes = dict(effect.set)
                     if not chunk_max_given:
                         changes.update(effect.set_if_chunk_max_default)
@@ -216,10 +224,12 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
                             chunk_max = p.page_bytes if new == "page" else int(new)
                         elif key == "slab_reassign":
                             slab_reassign = bool(new)
-                elif name in p.ignored_suboptions:
-                    pass
-                else:
-                    raise Refused(f'Illegal suboption "{sub}"', p.illegal_suboption_exit, p.illegal_suboption_stream)
+                    if effect.value_to == "slab_sizes" and has_value:
+                        slab_sizes_text = subvalue
+                elif name not in p.ignored_suboptions:
+                    shown = sub if p.illegal_suboption_shows == "token" else ",".join(subopts[index:])
+                    raise Refused(f'Illegal suboption "{shown}"', p.illegal_suboption_exit,
+                                  p.illegal_suboption_stream)
         # every other option in the getopt string (-p, -t, -c, -v, ...) leaves memory alone
 
     if p.item_size_max_checked == "after_options":
@@ -228,8 +238,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     if p.has_slab_chunk_max:
         if p.big_item_chunk_max is not None and item_size_max > page and not chunk_max_given:
             chunk_max = p.big_item_chunk_max
-        if chunk_max == 0 and p.slab_chunk_max_zero:
-            raise Refused(f"slab_chunk_max=0: {p.slab_chunk_max_zero}", -8)
+        if chunk_max == 0 and "slab_chunk_max_zero" in p.crashes:
+            raise Refused.crashed(p.crashes["slab_chunk_max_zero"], printed)
         _run_checks(p.slab_chunk_max_checks, value=chunk_max, item_size_max=item_size_max,
                     chunk_max=chunk_max, page=page)
     slab_sizes = None
@@ -238,25 +248,33 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
         slab_sizes = _parse_slab_sizes(slab_sizes_text, chunk_size, upper, p.align, p.max_regular)
     return Settings(profile=p, chunk_size=chunk_size, factor=factor, item_size_max=item_size_max,
                     maxbytes=maxbytes, use_cas=use_cas, slab_chunk_max=chunk_max, slab_page_size=page,
-                    slab_reassign=slab_reassign, slab_sizes=slab_sizes, warnings=tuple(warnings))
+                    slab_reassign=slab_reassign, slab_sizes=slab_sizes, warnings=tuple(printed))
 
 
-def _parse_slab_chunk_max(p: Profile, text: str | None, current: int) -> tuple[int, bool]:
-    """``case SLAB_CHUNK_MAX``: the new chunk max in bytes and whether it counts as given."""
+def _parse_slab_chunk_max(p: Profile, text: str | None, printed: list[str]) -> int:
+    """``case SLAB_CHUNK_MAX``: the new chunk max in bytes.
+
+    Before 1.6.24 a parse error is printed but not fatal, and ``safe_strtol``
+    has already zeroed the setting; a missing value crashes the server.
+    """
     if text is None:
         if p.slab_chunk_max_parse_errors_fatal:
             raise Refused("Missing slab_chunk_max argument", 1)
-        return current, False
+        printed.append("Missing slab_chunk_max argument")
+        if "slab_chunk_max_without_value" in p.crashes:
+            raise Refused.crashed(p.crashes["slab_chunk_max_without_value"], printed)
+        return 0
     value = c_strtol(text)
     if value is None:
         if p.slab_chunk_max_parse_errors_fatal:
             raise Refused("could not parse argument to slab_chunk_max", 1)
-        return current, False
+        printed.append("could not parse argument to slab_chunk_max")
+        return 0
     if p.slab_chunk_max_parse_errors_fatal and value <= 0:
         raise Refused("slab_chunk_max must be >= 0", 1)
     if p.slab_chunk_max_max_value is not None and value > p.slab_chunk_max_max_value:
         raise Refused("slab_chunk_max must be specified in kilobytes.", 1)
-    return value * p.slab_chunk_max_unit, True
+    return value * p.slab_chunk_max_unit
 
 
 def with_overrides(settings: Settings, **changes) -> Settings:

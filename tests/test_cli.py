@@ -1,0 +1,147 @@
+"""The command line: formats, units, one-line errors and exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from slabcalc.cli import cli
+
+
+def run(*args):
+    return CliRunner().invoke(cli, list(args), prog_name="slabcalc")
+
+
+def test_classes_json_contract():
+    result = run("classes", "--format", "json")
+    assert result.exit_code == 0
+    doc = json.loads(result.output)
+    first = doc["classes"][0]
+    assert {"class", "chunk_size", "perslab", "max_data", "min_data"} <= set(first)
+    assert (first["class"], first["chunk_size"], first["perslab"]) == (1, 96, 10922)
+    assert doc["classes"][-1]["chunk_size"] == 524288
+    assert doc["settings"]["release"] == "1.6.45"
+
+
+def test_classes_csv_has_stable_columns():
+    result = run("classes", "--profile", "1.4.24", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert list(rows[0]) == ["class", "chunk_size", "perslab", "max_data", "min_data", "page_length", "page_unused"]
+    assert len(rows) == 42
+    # 1.4.24 allocates only chunk_size * perslab per page
+    assert all(int(r["page_unused"]) == 0 for r in rows)
+
+
+def test_classes_tabulate_format():
+    result = run("classes", "--format", "github")
+    assert result.output.splitlines()[0].startswith("|   class |")
+
+
+def test_duplicate_classes_of_tiny_factor_are_marked():
+    doc = json.loads(run("classes", "-f", "1.01", "--format", "json").output)
+    classes = doc["classes"]
+    assert len(classes) == 63
+    assert classes[0]["chunk_size"] == classes[1]["chunk_size"] == 96
+    assert classes[1]["duplicate_of"] == 1 and classes[0]["duplicate_of"] is None
+
+
+def test_place_json_contract_for_chunked_item():
+    doc = json.loads(run("place", "--key", "3", "--value", "600000", "--format", "json").output)
+    assert {"item_size", "class", "chunk_size", "waste", "chunks"} <= set(doc)
+    assert doc["status"] == "chunked"
+    assert [(c["role"], c["class"]) for c in doc["chunks"]] == [("header", 2), ("body", 39), ("tail", 31)]
+    assert doc["without_cas"]["item_size"] == doc["item_size"] - 8
+
+
+def test_place_too_large_is_an_answer_not_an_error():
+    result = run("place", "--key", "1", "--value", "1048576", "--format", "json")
+    assert result.exit_code == 0
+    doc = json.loads(result.output)
+    assert doc["status"] == "too_large" and doc["class"] is None and doc["waste"] is None
+
+
+def test_place_units_and_no_cas_short_flag():
+    a = json.loads(run("place", "--key", "1", "--value", "512k", "-C", "--format", "json").output)
+    b = json.loads(run("place", "--key", "1", "--value", "524288", "--no-cas", "--format", "json").output)
+    assert a == b and a["cas"] == 0 and a["with_cas"]["cas"] == 8
+
+
+def test_slab_chunk_max_units_follow_the_release():
+    # 16k is 16384 bytes in both worlds: bytes before 1.6.24, kilobytes from 1.6.24
+    old = run("classes", "--profile", "1.6.18", "--slab-chunk-max", "16k", "--format", "json")
+    new = run("classes", "--profile", "1.6.45", "--slab-chunk-max", "16k", "--format", "json")
+    assert json.loads(old.output)["classes"] == json.loads(new.output)["classes"]
+    assert json.loads(new.output)["settings"]["slab_chunk_max"] == 16384
+    # a plain number is in the release's own unit
+    assert run("classes", "--profile", "1.6.45", "--slab-chunk-max", "16").exit_code == 0
+    refused = run("classes", "--profile", "1.6.45", "--slab-chunk-max", "16384")
+    assert refused.exit_code == 2 and "slab_chunk_max must be specified in kilobytes." in refused.output
+    odd = run("classes", "--profile", "1.6.45", "--slab-chunk-max", "1000")
+    assert odd.exit_code == 2
+    half = run("classes", "--profile", "1.6.45", "--slab-chunk-max", "1536")
+    assert half.exit_code == 2 and "kilobytes" in half.output
+
+
+def test_slab_sizes_commas_and_dashes_agree():
+    a = run("classes", "--slab-sizes", "96,200,1024", "--format", "csv").output
+    b = run("classes", "--slab-sizes", "96-200-1024", "--format", "csv").output
+    c = run("classes", "-o", "slab_sizes=96-200-1024", "--format", "csv").output
+    assert a == b == c
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["classes", "-f", "1"], "Factor must be greater than 1"),
+    (["classes", "-n", "0"], "Chunk size must be greater than 0"),
+    (["classes", "-I", "1000"], "Item max size cannot be less than 1024 bytes."),
+    (["classes", "-I", "64m"], "Cannot set item size limit higher than 1/2 of memory max."),
+    (["classes", "-o", "nonsense"], 'Illegal suboption "nonsense"'),
+    (["classes", "--profile", "1.4.24", "--slab-sizes", "96-200"], 'Illegal suboption "slab_sizes=96-200"'),
+    (["classes", "--profile", "9.9.9"], "unsupported memcached release 9.9.9; supported: 1.4.24, 1.6.0-1.6.45"),
+    (["classes", "--profile", "nope.yaml"], "cannot read profile"),
+    (["classes", "-m", "1.5g"], "-m/--memory-limit"),
+    (["classes", "-m", "1000k"], "whole megabytes"),
+    (["place", "--key", "251", "--value", "1"], "key length must be 1..250 bytes, not 251"),
+    (["place", "--key", "1", "--value", "-1"], "Invalid value for '--value'"),
+    (["place", "--key", "1", "--value", "1", "--flags", "-1"], "flags must be 0..4294967295"),
+    (["classes", "--format", "nope"], "Invalid value for '--format'"),
+])
+def test_bad_input_is_one_line_exit_2(args, needle):
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert needle in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert "Traceback" not in result.output
+
+
+def test_memory_limit_units_reach_the_item_size_check():
+    # -I may be at most half of -m in 1.6: 64m needs -m 128 or 1g
+    assert run("classes", "-I", "64m", "-m", "128").exit_code == 0
+    assert run("classes", "-I", "64m", "-m", "1g").exit_code == 0
+    assert run("classes", "-I", "64m", "-m", "127").exit_code == 2
+
+
+def test_warning_of_1_4_24_goes_to_stderr():
+    result = CliRunner().invoke(cli, ["classes", "--profile", "1.4.24", "-I", "2m", "--format", "csv"])
+    assert result.exit_code == 0
+    assert "Setting item max size above 1MB is not recommended!" in result.stderr
+    assert "WARNING" not in result.stdout
+
+
+def test_unplaceable_item_is_a_data_error():
+    result = run("place", "--profile", "1.6.18", "--key", "1", "--value", "100", "--slab-chunk-max", "32")
+    assert result.exit_code == 1
+    assert "no room for data" in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_python_dash_m_and_broken_pipe():
+    proc = subprocess.run(
+        f"{sys.executable} -m slabcalc classes -f 1.01 --format json | head -c 10",
+        shell=True, capture_output=True, text=True, check=True)
+    assert proc.stdout.startswith("{")
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr

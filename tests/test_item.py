@@ -1,0 +1,106 @@
+"""Item sizes and placement: memcached's own test-suite figures, and properties.
+
+The figures come from memcached's ``t/*.t`` tests (cited per test); the
+properties hold for any key, value and flags under any accepted configuration.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings as hsettings, strategies as st
+
+from slabcalc import configure, item_size, load_profile, place, slab_classes
+from slabcalc.classes import class_for
+
+
+def test_issue_42_mem_requested_of_ten_small_items():
+    # t/issue_42.t: ten items "key0".."key9" with 10-byte values; 1.4.x reports
+    # 1:mem_requested 800 on 64-bit and 640 on 32-bit (80 and 64 bytes per item)
+    for bits, expected in ((64, 800), (32, 640)):
+        s = configure(load_profile("1.4.24", bits=bits))
+        sizes = [place(s, len(f"key{i}"), 10).chunks[0] for i in range(10)]
+        assert sum(c.requested for c in sizes) == expected
+        assert {c.class_id for c in sizes} == {1}
+
+
+def test_evictions_t_values_go_to_class_31():
+    # t/evictions.t (1.4.2+): 66560-byte values are counted in items:31
+    for release in ("1.4.24", "1.6.18", "1.6.45"):
+        s = configure(load_profile(release), ["-m", "3"])
+        assert place(s, len("key1"), 66560).lru_class.id == 31
+
+
+def test_slabs_cas_t_values_go_to_class_31():
+    # t/slabs-cas.t (1.6.24+): 70000-byte values are counted in items:31
+    s = configure(load_profile("1.6.45"))
+    assert place(s, len("key1"), 70000).lru_class.id == 31
+
+
+def test_lru_t_values_fill_the_largest_class():
+    # t/lru.t (1.4.x): 1048326-byte values land in the 1 MiB largest class, one per page,
+    # and a value three times larger is too large for the cache
+    s = configure(load_profile("1.4.24"))
+    got = place(s, len("key100"), 1048326)
+    assert got.lru_class.id == 42 and got.lru_class.chunk_size == 1048576 and got.lru_class.perslab == 1
+    assert place(s, len("key100"), 3 * 1048326).status == "too_large"
+
+
+def test_issue_29_empty_value_goes_to_class_1():
+    # t/issue_29.t: a zero-length value is stored in class 1
+    for release in ("1.4.24", "1.6.45"):
+        assert place(configure(load_profile(release)), len("issue29"), 0).lru_class.id == 1
+
+
+CONFIGS = [
+    ("1.6.45", []), ("1.6.18", ["-C"]), ("1.6.45", ["-I", "4m", "-f", "1.1"]), ("1.6.18", ["-o", "slab_chunk_max=16384"]),
+    ("1.6.45", ["-o", "slab_sizes=96-200-1024-4096"]), ("1.4.24", []), ("1.4.24", ["-I", "2m", "-n", "5", "-f", "1.05"]),
+    ("1.6.45", ["-o", "no_modern"]), ("1.6.45", ["-f", "1.01"]),
+]
+SETTINGS = [(configure(load_profile(rel), args)) for rel, args in CONFIGS]
+
+
+@hsettings(max_examples=400, deadline=None)
+@given(st.sampled_from(range(len(SETTINGS))), st.integers(1, 250), st.integers(0, 4 << 20),
+       st.sampled_from([0, 1, 9, 10, 99, 65535, 2**31 - 1, 2**31, 2**32 - 1]))
+def test_placement_properties(which, key, value, flags):
+    s = SETTINGS[which]
+    classes = slab_classes(s)
+    got = place(s, key, value, flags, classes)
+    size = item_size(s, key, value, flags).total
+    assert got.item_size == size
+    if size > s.item_size_max:
+        assert got.status == "too_large" and not got.chunks
+        return
+    if got.status == "stored":
+        (chunk,) = got.chunks
+        assert chunk.chunk_size >= size
+        # the first class that fits: no earlier class holds it
+        assert all(c.chunk_size < size for c in classes[:chunk.class_id - 1])
+        assert got.waste == chunk.chunk_size - size >= 0
+        # one more spare byte would not fit the same chunk
+        assert item_size(s, key, value + got.spare_value_bytes, flags).total <= chunk.chunk_size
+        assert item_size(s, key, value + got.spare_value_bytes + 1, flags).total > chunk.chunk_size
+    else:
+        assert got.status == "chunked" and size > classes[-1].chunk_size
+        header = got.chunks[0]
+        body = got.chunks[1:]
+        # the value and its CRLF fit in the chunks' capacity (request size less the chunk header)
+        assert sum(c.requested - s.profile.chunk_header for c in body) == value + 2
+        assert all(c.requested <= c.chunk_size for c in got.chunks)
+        assert all(c.chunk_size == classes[-1].chunk_size for c in body[:-1])
+        assert class_for(classes, header.requested).id == header.class_id
+        assert got.waste == got.memory - size > 0
+
+
+@given(st.integers(1, 250), st.integers(0, 10**6))
+def test_cas_costs_eight_bytes(key, value):
+    on = configure(load_profile("1.6.45"))
+    off = configure(load_profile("1.6.45"), ["-C"])
+    assert item_size(on, key, value).total - item_size(off, key, value).total == 8
+
+
+def test_text_suffix_prints_flags_signed_in_1_4_24():
+    s = configure(load_profile("1.4.24"))
+    # " -1 5\r\n" for 4294967295 (printed as a signed int), " 10 5\r\n" for 10
+    assert item_size(s, 1, 5, 2**32 - 1).suffix == len(" -1 5\r\n")
+    assert item_size(s, 1, 5, 2**31).suffix == len(" -2147483648 5\r\n")
+    assert item_size(s, 1, 5, 10).suffix == len(" 10 5\r\n")

@@ -1,0 +1,71 @@
+"""Profiles: release resolution, in-line changes, user profiles and their validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from slabcalc.profile import ProfileError, bundled_lines, load_profile, release_key
+
+
+def test_release_resolution_and_inline_changes():
+    old, new = load_profile("1.6.18"), load_profile("1.6.45")
+    assert (old.line, new.line) == ("1.6", "1.6")
+    assert (old.slab_chunk_max_unit, new.slab_chunk_max_unit) == (1, 1024)   # 1.6.24
+    assert (old.chunk_size_refuse, new.chunk_size_refuse) == ("zero", "nonpositive")
+    assert load_profile("1.6.16").chunked == "lazy" and load_profile("1.6.17").chunked == "lazy_fallback"
+    assert load_profile("1.6.23").slab_chunk_max_unit == 1 and load_profile("1.6.24").slab_chunk_max_unit == 1024
+    assert load_profile("1.6").release == "1.6.45"
+    assert load_profile().release == "1.6.45"
+
+
+def test_bits_choose_the_header():
+    assert load_profile("1.4.24", bits=32).header == 32
+    assert load_profile("1.6.45", bits=32).chunk_header == 32
+    with pytest.raises(ProfileError, match="--bits must be 32 or 64"):
+        load_profile("1.6.45", bits=16)
+
+
+def test_unsupported_release_lists_what_is_supported():
+    with pytest.raises(ProfileError, match=r"unsupported memcached release 1\.5\.22; supported: 1\.4\.24, 1\.6\.0-1\.6\.45"):
+        load_profile("1.5.22")
+    with pytest.raises(ProfileError, match="not a release number"):
+        load_profile("latest")
+
+
+def test_bundled_lines_are_ordered():
+    assert [line for line, _, _ in bundled_lines()] == ["1.4.24", "1.6"]
+    assert release_key("1.6.9") < release_key("1.6.10")
+
+
+def test_user_profile_overrides_a_base(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text('schema: 1\nbase: "1.4.24"\nitem:\n  cas: appended\n  header: {64: 56}\nclasses:\n  align: 16\n')
+    p = load_profile(str(path))
+    assert (p.header, p.align, p.suffix, p.release) == (56, 16, "text_signed", "1.4.24")
+    assert p.source == str(path)
+
+
+@pytest.mark.parametrize("body,field", [
+    ('schema: 1\nbase: "1.6.45"\nitem:\n  suffix: hex\n', "item.suffix"),
+    ('schema: 1\nbase: "1.6.45"\nclasses:\n  max_regular: many\n', "classes.max_regular"),
+    ('schema: 1\nbase: "1.6.45"\ndefaults:\n  factor: 1\n', "defaults.factor"),
+    ('schema: 2\nbase: "1.6.45"\n', "schema"),
+    ('schema: 1\nbase: "1.6.45"\nitem:\n  header: {64: -1}\n', "item.header"),
+    ('schema: 1\nbase: "1.6.45"\noptions:\n  suboptions:\n    fast: {set: {hashpower: 1}}\n', "options.suboptions.fast.set.hashpower"),
+    ('schema: 1\nbase: "1.6.45"\noptions:\n  item_size_max:\n    checks: [{rule: maybe, message: x, exit: 1}]\n', "options.item_size_max.checks[0].rule"),
+    ('schema: 1\nreleases: {first: "1.0.0", last: "1.0.0"}\n', "line"),
+])
+def test_user_profile_errors_name_the_field(tmp_path, body, field):
+    path = tmp_path / "bad.yaml"
+    path.write_text(body)
+    with pytest.raises(ProfileError) as err:
+        load_profile(str(path))
+    assert f"field {field}:" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_user_profile_that_is_not_yaml(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("schema: [1\n")
+    with pytest.raises(ProfileError, match="not valid YAML"):
+        load_profile(str(path))
