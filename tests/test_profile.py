@@ -69,3 +69,17 @@ def test_user_profile_that_is_not_yaml(tmp_path):
     path.write_text("schema: [1\n")
     with pytest.raises(ProfileError, match="not valid YAML"):
         load_profile(str(path))
+
+
+def test_a_suboption_can_switch_the_flags_rule(tmp_path):
+    # 1.4.39 stores flags as text unless -o modern / no_inline_ascii_resp switch to binary:
+    # a profile expresses that as data, and item sizes follow.
+    from slabcalc import configure, item_size
+
+    path = tmp_path / "textual.yaml"
+    path.write_text('schema: 1\nbase: "1.6.45"\nitem:\n  suffix: text_unsigned\n'
+                    'options:\n  suboptions:\n    modern: {set: {suffix: binary}}\n')
+    p = load_profile(str(path))
+    text, binary = configure(p), configure(p, ["-o", "modern"])
+    assert item_size(text, 3, 10, 0).suffix == len(" 0 10\r\n")
+    assert item_size(binary, 3, 10, 0).suffix == 0 and item_size(binary, 3, 10, 5).suffix == 4

@@ -70,7 +70,7 @@ def item_size(settings: Settings, key_length: int, value_length: int, flags: int
         header=p.header,
         cas=cas,
         key=key_length + 1,
-        suffix=suffix_length(p.suffix, flags, value_length, p.flags_size),
+        suffix=suffix_length(settings.suffix_rule, flags, value_length, p.flags_size),
         value=value_length + 2,
     )
 
@@ -78,19 +78,14 @@ def item_size(settings: Settings, key_length: int, value_length: int, flags: int
 def max_value_length(settings: Settings, room: int, key_length: int = 1, flags: int = 0) -> int | None:
     """The longest value whose item fits in ``room`` bytes, or None when none does.
 
-    The text suffix grows with the value's digits, so this searches rather than
-    subtracts; ``item_size`` is non-decreasing in the value length.
+    ``item_size`` grows by at least one byte per value byte, so ``room`` less
+    the empty item's size is an upper bound; the text suffix can add a few
+    digits on top, which the short walk down takes back.
     """
-    def fits(v: int) -> bool:
-        return item_size(settings, key_length, v, flags).total <= room
-
-    if not fits(0):
+    empty = item_size(settings, key_length, 0, flags).total
+    if empty > room:
         return None
-    low, high = 0, max(room, 1)
-    while low < high:  # largest v with fits(v)
-        mid = (low + high + 1) // 2
-        if fits(mid):
-            low = mid
-        else:
-            high = mid - 1
-    return low
+    value = room - empty
+    while item_size(settings, key_length, value, flags).total > room:
+        value -= 1
+    return value

@@ -330,10 +330,13 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         if value_to is not None and value_to not in VALUE_TARGETS:
             raise r.fail(f"options.suboptions.{name}.value_to", f"can only be {', '.join(VALUE_TARGETS)}")
         for part in ("set", "set_if_chunk_max_default"):
-            for key in (spec.get(part) or {}):
+            for key, new in (spec.get(part) or {}).items():
                 if key not in SETTABLE:
                     raise r.fail(f"options.suboptions.{name}.{part}.{key}",
                                  f"can set only {', '.join(SETTABLE)}")
+                if key == "suffix" and new not in SUFFIX_RULES:
+                    raise r.fail(f"options.suboptions.{name}.{part}.suffix",
+                                 f"must be one of {', '.join(SUFFIX_RULES)}")
         suboptions[name] = SubOption(set=dict(spec.get("set") or {}),
                                      set_if_chunk_max_default=dict(spec.get("set_if_chunk_max_default") or {}),
                                      value_to=value_to)

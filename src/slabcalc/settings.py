@@ -48,7 +48,13 @@ class Settings:
     slab_page_size: int        # bytes per page perslab is computed from
     slab_reassign: bool
     slab_sizes: tuple[int, ...] | None = None
+    suffix: str | None = None  # the flags rule in force when an option changed the profile's
     warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def suffix_rule(self) -> str:
+        """How client flags are stored (``item.suffix`` of the profile, or as an option set it)."""
+        return self.suffix or self.profile.suffix
 
     @property
     def largest_chunk(self) -> int:
@@ -178,6 +184,7 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     chunk_max, chunk_max_given = p.default_slab_chunk_max, False
     slab_sizes_text: str | None = None
     printed: list[str] = []  # messages memcached prints without stopping
+    suffix: str | None = None
 
     for letter, value in _getopt(argv, p.getopt):
         if letter == "f":
@@ -224,6 +231,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
                             chunk_max = p.page_bytes if new == "page" else int(new)
                         elif key == "slab_reassign":
                             slab_reassign = bool(new)
+                        elif key == "suffix":
+                            suffix = str(new)
                     if effect.value_to == "slab_sizes" and has_value:
                         slab_sizes_text = subvalue
                 elif name not in p.ignored_suboptions:
@@ -248,7 +257,7 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
         slab_sizes = _parse_slab_sizes(slab_sizes_text, chunk_size, upper, p.align, p.max_regular)
     return Settings(profile=p, chunk_size=chunk_size, factor=factor, item_size_max=item_size_max,
                     maxbytes=maxbytes, use_cas=use_cas, slab_chunk_max=chunk_max, slab_page_size=page,
-                    slab_reassign=slab_reassign, slab_sizes=slab_sizes, warnings=tuple(printed))
+                    slab_reassign=slab_reassign, slab_sizes=slab_sizes, suffix=suffix, warnings=tuple(printed))
 
 
 def _parse_slab_chunk_max(p: Profile, text: str | None, printed: list[str]) -> int:
