@@ -317,6 +317,103 @@ def _place_lines(settings, record, other, other_name):
     return lines
 
 
+REPORT_COLUMNS = ("class", "chunk_size", "perslab", "items", "chunks", "pages", "requested_bytes", "used_bytes",
+                  "chunk_waste", "page_bytes", "free_bytes", "mem_requested", "memory_pct")
+
+
+@cli.command()
+@click.argument("file", default="-", metavar="[FILE]")
+@click.option("--key", "key_length", type=click.IntRange(1, 250), default=None, metavar="BYTES",
+              help="Key length for inputs without a key column (a column of value sizes).")
+@click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
+@click.option("--vs", "what_if", multiple=True, metavar="OPTIONS",
+              help='Compare with other memcached options, e.g. --vs "-f 1.08" --vs "-C" (repeatable).')
+@model_options
+@format_option()
+def report(file, key_length, strict, what_if, fmt, **model):
+    """Where the memory goes for a whole distribution of items.
+
+    FILE (or standard input, when FILE is - or omitted) holds item sizes: a CSV
+    with a header (key,value[,flags][,count] or item_size[,count]), a column of
+    value sizes (with --key), lru_crawler metadump lines, or stats sizes
+    output.  Per class: items, chunks, pages, requested and used bytes, waste
+    and free page bytes; then totals and a summary.  With -m, how many items
+    of this mix fit; without, the -m that holds them all.
+
+    \b
+    Python: build_report(settings, read_items(...)[0], memory_limit)
+    """
+    from .inputs import InputError, open_input, read_items
+    from .report import build_report
+
+    settings = _with_settings(lambda settings: settings)(**model)
+    limit = settings.maxbytes if model.get("memory_limit") is not None else None
+    if file == "-" and sys.stdin.isatty():
+        raise Refusal("reading item sizes from the terminal: give a FILE, or pipe one in (cat sizes.csv | slabcalc report -)")
+    progress = _progress_printer() if sys.stderr.isatty() else None
+    try:
+        stream, source = open_input(file)
+        with stream:
+            items, accounting = read_items(stream, source, key_length=key_length, strict=strict, progress=progress)
+            distribution: dict = {}
+            for item, count, rows in items:
+                seen = distribution.get(item)
+                distribution[item] = (seen[0] + count, seen[1] + rows) if seen else (count, rows)
+    except InputError as exc:
+        raise DataError(str(exc)) from None
+    finally:
+        if progress:
+            click.echo("", err=True)
+    triples = [(item, count, rows) for item, (count, rows) in distribution.items()]
+    try:
+        base = build_report(settings, triples, limit, size_key_length=key_length or 16)
+        others = [(text, build_report(_vs_settings(settings, model, text), triples,
+                                      limit, size_key_length=key_length or 16)) for text in what_if]
+    except ValueError as exc:
+        raise DataError(f"{source}: {exc}") from None
+    _print_report(base, accounting, others, fmt)
+
+
+def _vs_settings(settings, model, text):
+    """Settings for ``--vs OPTIONS``: the baseline's options followed by these."""
+    import shlex
+
+    from .settings import Refused, configure
+
+    base_args = _memcached_args(settings.profile, **{k: v for k, v in model.items() if k not in ("profile", "bits")})
+    try:
+        return configure(settings.profile, base_args + shlex.split(text))
+    except Refused as exc:
+        raise Refusal(f"--vs {text!r}: {settings.profile.label} refuses: {exc.message or exc.crash}") from None
+    except ValueError as exc:
+        raise Refusal(f"--vs {text!r}: {exc}") from None
+
+
+def _progress_printer():
+    def show(rows: int) -> None:
+        click.echo(f"\rread {rows:,} rows", err=True, nl=False)
+    return show
+
+
+def _print_report(base, accounting, others, fmt):
+    from .report import report_record
+
+    record = report_record(base, accounting, others)
+    if fmt == "json":
+        click.echo(output.render_json(record))
+        return
+    rows = record["classes"] + [{"class": "total", **{k: record["totals"].get(k) for k in REPORT_COLUMNS[3:]}}]
+    click.echo(output.render_rows(rows, REPORT_COLUMNS, fmt))
+    if fmt == "csv":
+        return
+    click.echo()
+    click.echo(output.render_pairs(list(record["summary"].items()), fmt))
+    if others:
+        click.echo()
+        click.echo(output.render_rows(record["what_if"], ("options", "page_bytes", "waste_pct", "capacity",
+                                                          "page_bytes_change", "page_bytes_change_pct"), fmt))
+
+
 def main() -> None:
     """Console entry point: run the CLI; a closed pipe (``| head``) ends quietly."""
     try:

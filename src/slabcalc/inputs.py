@@ -1,0 +1,683 @@
+"""Item-size distributions read from files: what ``slabcalc report`` sizes up.
+
+Five forms, told apart by the first non-blank line (a UTF-8 BOM, CRLF line
+ends and blank lines are accepted anywhere):
+
+``csv``
+    A header naming columns (any case; extra columns are ignored): the key
+    length (``key``, ``key_size``, ``key_len``, ``key_length``, ``keylen``,
+    ``klen``), the value length (``value``, ``value_size``, ``value_len``,
+    ``value_length``, ``vlen``, ``size``), ``flags`` (``flag``) and a ``count``
+    (``n``, ``items``, ``freq``, ``frequency``: the row stands for that many
+    identical items).  Comma-separated, or tab- or semicolon-separated when
+    the header has no comma.  Without a key column every row takes
+    ``key_length`` (``--key N``).
+``item_size``
+    The same CSV with a column of full item sizes (``item_size``, ``ntotal``,
+    ``total_size``): memcached's own ``ntotal``, which already holds the key,
+    the flags and the value, so those columns are not read.
+``values``
+    One bare number per line and no header: value lengths, all with the key
+    length ``key_length``.
+``metadump``
+    ``lru_crawler metadump`` output, ``key=user%3A1001 exp=-1 la=1763700000
+    cas=12 fetch=no cls=1 size=72`` (later 1.6 releases add ``flags=``), and
+    its ``END``: one item of ``ntotal`` ``size=`` per line.  The (URL-encoded)
+    keys are not kept; items are counted by size.
+``stats_sizes``
+    ``stats sizes`` output: ``STAT 96 1234`` is 1234 items in the bucket 96,
+    then ``END``.  memcached counts an item in the bucket of its ``ntotal``
+    rounded *up* to a multiple of 32 (``item_stats_sizes_add()``), so these
+    sizes are up to 31 bytes over the real ones and place items in a class
+    at or above their own.  1.6 keeps the histogram only when started with
+    ``-o track_sizes``; otherwise it answers ``STAT sizes_status disabled``.
+
+Numbers are plain non-negative decimal integers, spaces around them allowed.
+A row that cannot be used is *rejected* (counted, and the first few kept with
+their line numbers), never guessed at: every data row is accepted or
+rejected, blank lines and the header are not rows, and a row with count N
+is N items.  ``strict=True`` makes the first rejection an :class:`InputError`.
+
+Speed: lines are read in blocks of :data:`BLOCK_ROWS`.  Where every column
+is read (a CSV of just the columns above, or a column of values), one
+regular expression checks a whole block: when each line is numbers in the
+header's columns (spaces, leading zeros, CRLF and blank lines allowed), the
+block is counted by line text into a :class:`collections.Counter` at C
+speed, and the distinct lines are parsed together, also at C speed, when
+they are handed out (at the end, or once :data:`CACHE_MAX` distinct lines
+are pending).  Other blocks, and the other forms, go line by line: each
+distinct line is parsed once and remembered.  With few distinct lines this
+costs about what iterating ``csv.reader`` over the file costs; the cost
+grows with the number of distinct lines.  Memory is bounded by a block and
+:data:`CACHE_MAX` distinct lines, whatever the number of rows.  Lines are
+physical lines: no quoted field may span lines.
+"""
+
+from __future__ import annotations
+
+import csv
+import gc
+import io
+import re
+import sys
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from itertools import chain, compress, count, islice, repeat
+from operator import is_, not_
+from typing import Callable, Iterable, Iterator, TextIO
+
+from .item import FLAGS_MAX
+
+KEY_MAX = 250            # KEY_MAX in memcached.h: the longest key the protocol takes
+BLOCK_ROWS = 65536       # physical lines read at a time
+CACHE_MAX = 1 << 20      # distinct lines held before the items counted so far are handed out
+FIRST_REJECTIONS = 5     # rejections kept, with their lines, in Accounting.first_rejections
+TEXT_MAX = 80            # characters of a rejected line kept
+
+FORMATS = ("csv", "values", "item_size", "metadump", "stats_sizes")
+
+_ALIASES = {
+    "key": ("key", "key_size", "key_len", "key_length", "keylen", "klen"),
+    "value": ("value", "value_size", "value_len", "value_length", "vlen", "size"),
+    "flags": ("flags", "flag"),
+    "count": ("count", "n", "items", "freq", "frequency"),
+    "item_size": ("item_size", "ntotal", "total_size"),
+}
+_COLUMN = {alias: name for name, aliases in _ALIASES.items() for alias in aliases}
+
+# A number, whole or not: a first line that is one makes the "values" form.
+_NUMBERISH = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+class InputError(ValueError):
+    """Unusable input (one line, names the file, line and value)."""
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A row that was not used."""
+
+    line: int        # 1-based physical line number in the input
+    reason: str      # e.g. "value is not a number", "negative key", "missing column value"
+    text: str        # the offending line, truncated to 80 characters
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One kind of item: lengths in bytes, or a full item size."""
+
+    key: int | None        # key length (None when item_size given)
+    value: int | None      # value length
+    flags: int             # 0 if not given
+    item_size: int | None  # ntotal as memcached reports it (metadump size=, stats sizes bucket,
+                           # item_size column); then key and value are None
+
+
+@dataclass
+class Accounting:
+    """Where the rows of one input went; final once its items are all read."""
+
+    source: str            # file name or "<stdin>"
+    format: str            # one of FORMATS
+    rows: int = 0          # data rows read (blank lines and the header are not rows)
+    items: int = 0         # items accepted (a row with count 5 is 5 items)
+    rejected: int = 0      # rows rejected
+    first_rejections: list[Rejection] = field(default_factory=list)   # the first 5
+    keys_named: bool = False   # the input names its keys (metadump)
+
+
+def open_input(path: str) -> tuple[TextIO, str]:
+    """``path`` opened for :func:`read_items`, and the name to report it by; ``-`` is stdin."""
+    if path == "-":
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:          # stdin is already text without bytes below (a test harness)
+            return sys.stdin, "<stdin>"
+        return io.TextIOWrapper(buffer, encoding="utf-8-sig", newline=""), "<stdin>"
+    try:
+        return open(path, encoding="utf-8-sig", newline=""), path
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def read_items(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False,
+               progress: Callable[[int], None] | None = None
+               ) -> tuple[Iterator[tuple[Item, int, int]], Accounting]:
+    """The items of ``stream`` as ``(Item, count, rows)``, and their :class:`Accounting`.
+
+    The form is read from the first non-blank line at once (an unusable
+    header raises :class:`InputError` here); the rows are read as the
+    iterator is consumed.  A triple sums the rows of one Item over one or
+    more blocks: ``count`` items from ``rows`` rows (a histogram row of count
+    0 is a row of no items) -- and the same Item may come again later: the
+    caller sums.  The Accounting counts
+    rows; it is filled in block by block and final when the iterator is
+    exhausted.  The stream is not closed.
+
+    ``key_length`` is the key of rows that give only a value length;
+    ``progress(rows_so_far)`` is called after each block; ``strict`` raises
+    :class:`InputError` at the first rejected row.
+    """
+    reader = _Reader(stream, source, key_length, strict, progress)
+    return reader.items(), reader.acct
+
+
+# -- what a line is ---------------------------------------------------------
+
+class _Bad:
+    """Why a line was rejected, and the text a strict error quotes."""
+
+    __slots__ = ("reason", "value")
+
+    def __init__(self, reason: str, value: str):
+        self.reason, self.value = reason, value
+
+
+class _Rejected(Exception):
+    def __init__(self, reason: str, value: str):
+        super().__init__(reason)
+        self.reason, self.value = reason, value
+
+
+class _Marker:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+_BLANK = _Marker("blank")        # a blank line: not a row
+_IGNORED = _Marker("ignored")    # END, STAT sizes_status enabled: not a row either
+
+_KEYS = range(1, KEY_MAX + 1)
+_FLAGS = range(FLAGS_MAX + 1)
+_SIZES_DISABLED = "memcached's size tracking is disabled (start it with -o track_sizes)"
+
+
+def _at_most(limit: int, zero: bool = True) -> str:
+    """A regular expression for the decimal integers 0 (or 1) to ``limit``, without leading zeros.
+
+    Shorter numbers come first, as most cells are short (and a regular
+    expression tries the options in order).
+    """
+    digits = str(limit)
+    width = len(digits)
+    options = ["0"] if zero else []
+    if width > 1:
+        options.append(f"[1-9][0-9]{{0,{width - 2}}}")
+    for i, digit in enumerate(digits):
+        low = 1 if i == 0 else 0
+        if int(digit) > low:
+            options.append(f"{digits[:i]}[{low}-{int(digit) - 1}][0-9]{{{width - i - 1}}}")
+    options.append(digits)
+    return "(?:" + "|".join(options) + ")"
+
+
+_PLAIN = {                        # a plain cell of each column, as the fast path takes it
+    "key": _at_most(KEY_MAX, zero=False),
+    "value": "(?:0|[1-9][0-9]*+)",
+    "flags": _at_most(FLAGS_MAX),
+    "item_size": "(?:0|[1-9][0-9]*+)",
+}
+
+
+def _loose(column: str, pad: str) -> str:
+    """A cell of ``column`` as the fast path also takes it: spaces around, leading zeros."""
+    number = {"key": "0*+" + _at_most(KEY_MAX, zero=False),
+              "flags": "(?:0*+" + _at_most(FLAGS_MAX, zero=False) + "|0++)"}.get(column, "[0-9]++")
+    return f"{pad}*+{number}{pad}*+"
+
+
+_ITEM_FIELDS = tuple(Item.__dict__[name].__set__ for name in ("key", "value", "flags", "item_size"))
+
+
+def _new_items(n: int, keys: Iterable, values: Iterable, flags: Iterable, sizes: Iterable) -> list[Item]:
+    """``[Item(key, value, flags, item_size), ...]`` for the columns, built at C speed.
+
+    Item's own ``__init__`` sets each field with ``object.__setattr__`` (it is
+    frozen); this sets the same slots, column by column, at a quarter of the
+    cost of calling it: building Items is most of the work a new line costs.
+    The cyclic garbage collector is held off meanwhile -- these objects hold
+    only ints and None, yet would make it scan the young Items again every
+    700 of them.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        items = list(map(object.__new__, repeat(Item, n)))
+        for set_field, column in zip(_ITEM_FIELDS, (keys, values, flags, sizes)):
+            deque(map(set_field, items, column), maxlen=0)
+    finally:
+        if collecting:
+            gc.enable()
+    return items
+
+
+class _Cache(dict):
+    """Distinct line -> what it is; a line not seen before is parsed on its own."""
+
+    def __init__(self, parse: Callable[[str], object]):
+        super().__init__()
+        self.parse = parse
+
+    def __missing__(self, key: str) -> object:
+        value = self[key] = self.parse(key)
+        return value
+
+
+class _Reader:
+    """One input being read: its form, its columns, what was counted and the accounting.
+
+    Accepted rows are counted by line text in ``pending`` and handed out as
+    Items when ``pending`` or the cache grows past :data:`CACHE_MAX`, and at
+    the end; rows with a count are summed per block instead.
+
+    Where lines have a *layout* (CSV whose every column is read, a column of
+    values), a block is first checked whole by one regular expression: all
+    lines *plain* (``16,100``: digits, in range, the first line's line end)
+    or all *loose* (spaces, leading zeros, either line end, blank lines).
+    Such lines are counted as they are, and read together, with C-speed
+    list operations, when handed out; loose spellings of one item are
+    merged then.  Any other line goes to the cache, which maps a distinct
+    line (for metadump: its ``size=`` text) to what it is: an
+    :class:`Item`, an ``(Item, count)`` pair, a marker (blank, ignored), a
+    :class:`_Bad`, or the *canonical* (plain) spelling of the same item,
+    under which it is then counted.
+    """
+
+    def __init__(self, stream: TextIO, source: str, key_length: int | None, strict: bool,
+                 progress: Callable[[int], None] | None):
+        self.source, self.key_length, self.strict, self.progress = source, key_length, strict, progress
+        self.keyfunc: Callable[[str], str] | None = None   # line -> cache key (metadump)
+        self.weighted = False                              # rows carry a count
+        self.layout: tuple[str, ...] | None = None         # the columns of a plain line, in order
+        self.delimiter = ","
+        self.key: int | None = None                        # the key length of rows without one
+        self.cache = _Cache(self._parse_checked)
+        self.pending: Counter[str] = Counter()
+        self.lines: Iterable[str] = stream
+        self.base = 0                                      # physical lines before the next block
+
+        first = None
+        try:
+            for raw in stream:
+                self.base += 1
+                if self.base == 1:
+                    raw = raw.lstrip("\ufeff")
+                if raw.strip():
+                    first = raw
+                    break
+        except UnicodeDecodeError as exc:
+            raise self._not_utf8(exc) from None
+        if first is None:
+            raise InputError(f"{source}: empty input")
+        self.eol = "\r\n" if first.endswith("\r\n") else "\n"
+        text = first.strip()
+        if text.startswith("STAT "):
+            fmt = "stats_sizes"
+            self._check_stats(text)
+            self.parse, self.weighted = self._parse_stat, True
+        elif text.startswith("key=") or text == "END":
+            fmt = "metadump"
+            self.parse, self.keyfunc = self._parse_metadump, _metadump_key
+        elif _NUMBERISH.fullmatch(text):
+            fmt = "values"
+            self.key = self._given_key("a column of value sizes needs --key N")
+            self.parse, self.layout = self._parse_value, ("value",)
+        else:
+            fmt = self._read_header(first.rstrip("\r\n"))
+        if fmt in ("stats_sizes", "metadump", "values"):    # the first line is data
+            self.base -= 1
+            self.lines = chain([first], stream)
+        self.plain_lines = self.loose_line = self.loose_lines = None
+        self.loose = False               # pending may hold two spellings of one item
+        if self.layout is not None:
+            delimiter = re.escape(self.delimiter)
+            plain = delimiter.join(_PLAIN[name] for name in self.layout) + re.escape(self.eol)
+            pad = "[ ]" if self.delimiter == "\t" else "[ \t]"
+            loose = delimiter.join(_loose(name, pad) for name in self.layout) + "\r?\n"
+            self.plain_lines = re.compile(f"(?:{plain})*+").fullmatch
+            self.loose_line = re.compile(loose).fullmatch
+            self.loose_lines = re.compile(f"(?:{loose}|{pad}*+\r?\n)*+").fullmatch
+        self.acct = Accounting(source, fmt, keys_named=fmt == "metadump")
+
+    # -- the first line ----------------------------------------------------
+
+    def _read_header(self, text: str) -> str:
+        here = f"{self.source}:{self.base}"
+        self.delimiter = next((d for d in ",\t;" if d in text), ",")
+        names = _split(text, self.delimiter)
+        columns: dict[str, int] = {}
+        for i, name in enumerate(names):
+            column = _COLUMN.get(re.sub(r"[\s-]+", "_", name.strip().lower()))
+            if column is None:
+                continue
+            if column in columns:
+                raise InputError(f"{here}: two {column} columns: "
+                                 f"{names[columns[column]].strip()!r} and {name.strip()!r}")
+            columns[column] = i
+        if "value" not in columns and "item_size" not in columns:
+            if all(_NUMBERISH.fullmatch(name.strip()) for name in names):
+                raise InputError(f"{here}: no header: the first line must name the columns "
+                                 f"(key,value,count,...), not {text!r}")
+            raise InputError(f"{here}: no value or item_size column in the header {text!r}")
+        self.count_at = columns.get("count")
+        self.weighted = self.count_at is not None
+        if "item_size" in columns:
+            # ntotal already holds the key, the flags and the value: those columns are not read
+            read = {"item_size": columns["item_size"]}
+            self.size_at = columns["item_size"]
+            self.parse = self._parse_sized_row
+            fmt = "item_size"
+        else:
+            read = {name: columns[name] for name in ("key", "value", "flags") if name in columns}
+            self.key_at, self.value_at, self.flags_at = read.get("key"), read["value"], read.get("flags")
+            if self.key_at is None:
+                self.key = self._given_key("no key column; give --key N")
+            self.parse = self._parse_row
+            fmt = "csv"
+        if not self.weighted and len(read) == len(names):   # every column is read: lines can be plain
+            self.layout = tuple(sorted(read, key=read.__getitem__))
+        return fmt
+
+    def _given_key(self, missing: str) -> int:
+        if self.key_length is None:
+            raise InputError(f"{self.source}: {missing}")
+        if self.key_length not in _KEYS:
+            raise InputError(f"{self.source}: key length must be 1..{KEY_MAX}, not {self.key_length}")
+        return self.key_length
+
+    def _check_stats(self, text: str) -> None:
+        parts = text.split()
+        if parts[1:] == ["sizes_status", "disabled"]:
+            raise InputError(f"{self.source}: {_SIZES_DISABLED}")
+        if parts[1] != "sizes_status" and not _NUMBERISH.fullmatch(parts[1]):
+            raise InputError(f"{self.source}:{self.base}: not 'stats sizes' output "
+                             f"(STAT <size> <count>): {text!r}")
+
+    # -- one distinct line ----------------------------------------------------
+
+    def _parse_checked(self, key: str) -> object:
+        try:
+            result = self.parse(key)
+        except _Rejected as why:
+            return _Bad(why.reason, why.value)
+        if type(result) is Item:
+            canonical = self._canonical(result)
+            if canonical != key:       # another spelling: counted under the canonical one
+                self.cache.setdefault(canonical, result)
+                return canonical
+        return result
+
+    def _canonical(self, item: Item) -> str:
+        """The cache key of ``item``'s plainest spelling in this input."""
+        if self.layout is not None:
+            return self.delimiter.join(str(getattr(item, name)) for name in self.layout) + self.eol
+        if item.item_size is not None:
+            return f"\0{item.item_size}"
+        return f"\0{item.key},{item.value},{item.flags}"
+
+    def _cells(self, line: str) -> list[str]:
+        return _split(line.rstrip("\r\n"), self.delimiter)
+
+    def _parse_row(self, line: str) -> object:
+        if not line.strip():
+            return _BLANK
+        cells = self._cells(line)
+        key = self.key if self.key_at is None else _cell_number(cells, self.key_at, "key", line)
+        if key not in _KEYS:
+            raise _Rejected(f"key length must be 1..{KEY_MAX}", str(key))
+        value = _cell_number(cells, self.value_at, "value", line)
+        flags = 0 if self.flags_at is None else _cell_number(cells, self.flags_at, "flags", line)
+        if flags not in _FLAGS:
+            raise _Rejected(f"flags must be 0..{FLAGS_MAX}", str(flags))
+        return self._weigh(Item(key, value, flags, None), cells, line)
+
+    def _parse_sized_row(self, line: str) -> object:
+        if not line.strip():
+            return _BLANK
+        cells = self._cells(line)
+        item = Item(None, None, 0, _cell_number(cells, self.size_at, "item_size", line))
+        return self._weigh(item, cells, line)
+
+    def _weigh(self, item: Item, cells: list[str], line: str) -> object:
+        if self.count_at is None:
+            return item
+        return item, _cell_number(cells, self.count_at, "count", line)
+
+    def _parse_value(self, line: str) -> object:
+        text = line.strip()
+        if not text:
+            return _BLANK
+        return Item(self.key, _number(text, "value"), 0, None)
+
+    def _parse_metadump(self, key: str) -> object:
+        if key.startswith("\0"):
+            return Item(None, None, 0, _number(key[1:], "size"))
+        text = key.strip()
+        if not text:
+            return _BLANK
+        if text == "END":
+            return _IGNORED
+        if text.startswith("key="):
+            raise _Rejected("missing column size", text)
+        raise _Rejected("not a metadump line", text)
+
+    def _parse_stat(self, line: str) -> object:
+        parts = line.split()
+        if not parts:
+            return _BLANK
+        if parts == ["END"]:
+            return _IGNORED
+        if parts[0] != "STAT":
+            raise _Rejected("not a STAT line", line.strip())
+        if parts[1:2] == ["sizes_status"]:
+            if parts[2:] == ["disabled"]:
+                raise InputError(f"{self.source}: {_SIZES_DISABLED}")
+            return _IGNORED
+        size = _cell_number(parts, 1, "size", line)
+        return Item(None, None, 0, size), _cell_number(parts, 2, "count", line)
+
+    # -- many plain lines at once -------------------------------------------------
+
+    def _columns(self, lines: list[str]) -> dict[str, list[int]]:
+        """The numbers of plain (or loose) ``lines``, column by column, read at C speed."""
+        delimiter, width = self.delimiter, len(self.layout)
+        joined = "".join(lines)
+        cells = joined.replace("\n", delimiter).split(delimiter) if width > 1 else joined.split("\n")
+        cells.pop()                                   # after the last line end
+        numbers = list(map(int, cells))               # int() takes the spaces, zeros and \r
+        return {name: numbers[i::width] for i, name in enumerate(self.layout)}
+
+    def _items(self, columns: dict[str, list[int]], n: int) -> list[Item]:
+        if "item_size" in columns:
+            return _new_items(n, repeat(None), repeat(None), repeat(0), columns["item_size"])
+        return _new_items(n, columns.get("key") or repeat(self.key), columns["value"],
+                          columns.get("flags") or repeat(0), repeat(None))
+
+    # -- blocks -----------------------------------------------------------------
+
+    def items(self) -> Iterator[tuple[Item, int, int]]:
+        acct, pending = self.acct, self.pending
+        while True:
+            try:
+                lines = list(islice(self.lines, BLOCK_ROWS))
+            except UnicodeDecodeError as exc:
+                raise self._not_utf8(exc) from None
+            if not lines:
+                break
+            if not lines[-1].endswith(("\n", "\r")):
+                lines[-1] += self.eol                 # the last line of the input, without its end
+            joined = "".join(lines) if self.layout is not None else ""
+            if self.layout is not None and self.plain_lines(joined):
+                pending.update(lines)                 # every line an item: parsed when handed out
+                acct.rows += len(lines)
+                acct.items += len(lines)
+                totals = None
+            elif self.layout is not None and self.loose_lines(joined):
+                blank = list(map(str.isspace, lines))
+                blanks = blank.count(True)
+                pending.update(compress(lines, map(not_, blank)) if blanks else lines)
+                self.loose = True
+                acct.rows += len(lines) - blanks
+                acct.items += len(lines) - blanks
+                totals = None
+            else:
+                totals = self._sort(lines)
+            self.base += len(lines)
+            if self.progress is not None:
+                self.progress(acct.rows)
+            if totals:
+                yield from ((item, n, rows) for item, (n, rows) in totals.items())
+            if len(pending) > CACHE_MAX or len(self.cache) > CACHE_MAX:
+                yield from self._hand_out()
+        yield from self._hand_out()
+
+    def _sort(self, lines: list[str]) -> dict[Item, list[int]] | None:
+        """Count a block line by line: accepted, rejected or not a row; the totals of counted rows."""
+        acct, pending = self.acct, self.pending
+        keys = lines if self.keyfunc is None else list(map(self.keyfunc, lines))
+        if self.loose_line is not None:
+            loose = list(map(self.loose_line, keys))
+            taken = list(compress(keys, loose))
+            pending.update(taken)
+            self.loose = self.loose or not self.plain_lines("".join(taken))
+            accepted = len(taken)
+            keys_left = list(compress(keys, map(is_, loose, repeat(None))))
+        else:
+            accepted = 0
+            keys_left = keys
+        counts = Counter(keys_left)
+        totals: dict[Item, list[int]] | None = {} if self.weighted else None
+        skipped = rejected = items = 0
+        bad = []
+        for key, what in zip(counts, map(self.cache.__getitem__, counts)):
+            n = counts[key]
+            kind = type(what)
+            if kind is Item:
+                pending[key] += n
+            elif kind is str:
+                pending[what] += n
+            elif kind is tuple:
+                item, weight = what
+                entry = totals.setdefault(item, [0, 0])  # items, rows (a count-0 row is a row)
+                entry[0] += weight * n
+                entry[1] += n
+                items += weight * n
+            elif kind is _Bad:
+                rejected += n
+                bad.append(key)
+                continue
+            else:
+                skipped += n
+                continue
+            accepted += n
+        if bad:
+            self._reject(bad, keys, lines)
+        acct.rows += accepted + rejected
+        acct.rejected += rejected
+        acct.items += items if self.weighted else accepted
+        return totals
+
+    def _hand_out(self) -> Iterator[tuple[Item, int, int]]:
+        """The items counted in ``pending``; then forget them (and the cache, when full)."""
+        keys, counts = list(self.pending), list(self.pending.values())
+        self.pending.clear()
+        if self.layout is None:
+            items = list(map(self.cache.__getitem__, keys))
+        else:
+            columns = self._columns(keys)
+            if self.loose:                    # " 16, 100" and "16,100": one item, counted once
+                columns, counts = _merged(columns, counts)
+            items = self._items(columns, len(counts))
+        if len(self.cache) > CACHE_MAX:
+            self.cache.clear()
+        return zip(items, counts, counts)  # one row per item: rows == items
+
+    def _reject(self, bad: list[str], keys: list[str], lines: list[str]) -> None:
+        """Keep the first rejections with their line numbers; raise the first if strict."""
+        first = self.acct.first_rejections
+        wanted = 1 if self.strict else FIRST_REJECTIONS - len(first)
+        if wanted <= 0:
+            return
+        if len(bad) == 1:
+            positions = _positions(keys, bad[0], wanted)
+        else:
+            is_bad = frozenset(bad).__contains__
+            positions = list(islice(compress(count(), map(is_bad, keys)), wanted))
+        for at in positions:
+            what = self.cache[keys[at]]
+            line = self.base + at + 1
+            if self.strict:
+                raise InputError(f"{self.source}:{line}: {what.reason}: {what.value!r}")
+            first.append(Rejection(line, what.reason, lines[at].rstrip("\r\n")[:TEXT_MAX]))
+
+    def _not_utf8(self, exc: UnicodeDecodeError) -> InputError:
+        return InputError(f"{self.source}: not UTF-8 text (line {self.base + 1} or after: {exc.reason})")
+
+
+def _merged(columns: dict[str, list[int]], counts: list[int]) -> tuple[dict[str, list[int]], list[int]]:
+    """``columns`` with each row once, and the counts of equal rows summed."""
+    rows = list(zip(*columns.values()))
+    if len(set(rows)) == len(rows):
+        return columns, counts
+    totals: dict[tuple[int, ...], int] = {}
+    for row, n in zip(rows, counts):
+        totals[row] = totals.get(row, 0) + n
+    return dict(zip(columns, map(list, zip(*totals)))), list(totals.values())
+
+
+def _positions(keys: list[str], key: str, wanted: int) -> list[int]:
+    """The first ``wanted`` indexes of ``key`` in ``keys`` (``list.index``: C speed)."""
+    found: list[int] = []
+    at = -1
+    while len(found) < wanted:
+        try:
+            at = keys.index(key, at + 1)
+        except ValueError:
+            break
+        found.append(at)
+    return found
+
+
+def _split(text: str, delimiter: str) -> list[str]:
+    """A row's cells: a plain split, or the csv module's reading when there are quotes."""
+    if '"' not in text:
+        return text.split(delimiter)
+    try:
+        return next(csv.reader([text], delimiter=delimiter), [])
+    except csv.Error:
+        return text.split(delimiter)
+
+
+def _metadump_key(line: str) -> str:
+    """A metadump line's cache key: NUL and its ``size=`` text (the keys make every line unique)."""
+    if not line.startswith("key="):
+        return line
+    at = line.find(" size=")
+    if at < 0:
+        return line
+    end = line.find(" ", at + 6)
+    return "\0" + (line[at + 6:end] if end >= 0 else line[at + 6:].rstrip("\r\n"))
+
+
+def _cell_number(cells: list[str], at: int, name: str, line: str) -> int:
+    if at >= len(cells) or not cells[at].strip():
+        raise _Rejected(f"missing column {name}", line.rstrip("\r\n"))
+    return _number(cells[at], name)
+
+
+def _number(text: str, name: str) -> int:
+    """A plain non-negative decimal integer, or the reason it is not one."""
+    text = text.strip()
+    if text.isdigit() and text.isascii():
+        return int(text)
+    if not text:
+        raise _Rejected(f"missing column {name}", text)
+    if text.isascii() and text[0] in "+-" and text[1:].isdigit():
+        number = int(text)
+        if number < 0:
+            raise _Rejected(f"negative {name}", text)
+        return number
+    if _NUMBERISH.fullmatch(text):     # 1.5, 1e3, -2.0: a number, but not a plain integer
+        raise _Rejected(f"negative {name}" if text[0] == "-" else f"{name} is not a whole number", text)
+    raise _Rejected(f"{name} is not a number", text)

@@ -1,0 +1,346 @@
+"""Where a whole distribution of items goes: per-class chunks, pages, waste and capacity.
+
+The input is a distribution, ``{Item: count}``.  Each distinct item is placed
+once (:func:`slabcalc.placement.place`) and multiplied by its count, so the
+cost of a report grows with the number of distinct items, not of rows.
+
+Per class the report keeps what ``stats slabs`` / ``stats items`` would show
+after storing every item once on a fresh server with room for all of them:
+``chunks`` (used_chunks), ``items`` (items counted in the class's LRU; a
+chunked item counts in the largest class), ``pages`` (total_pages: chunks
+fill pages in order, so ``ceil(chunks / perslab)``) and ``mem_requested``
+(as the release reports it).  ``requested_bytes`` is the item bytes held in the
+class's chunks: for chunked items without the 48-byte ``item_chunk``
+headers, so that the total equals ``stats`` ``bytes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from .classes import SlabClass, slab_classes
+from .inputs import Item
+from .item import item_size
+from .placement import CHUNKED, TOO_LARGE, Placement, place
+from .settings import Settings
+
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class ClassUsage:
+    """One class's share of a distribution."""
+
+    slab_class: SlabClass
+    page_length: int
+    items: int = 0
+    chunks: int = 0
+    requested_bytes: int = 0
+    mem_requested: int = 0
+
+    @property
+    def pages(self) -> int:
+        return -(-self.chunks // self.slab_class.perslab) if self.chunks else 0
+
+    @property
+    def used_bytes(self) -> int:
+        return self.chunks * self.slab_class.chunk_size
+
+    @property
+    def chunk_waste(self) -> int:
+        return self.used_bytes - self.requested_bytes
+
+    @property
+    def page_bytes(self) -> int:
+        return self.pages * self.page_length
+
+    @property
+    def free_bytes(self) -> int:
+        """Page bytes no item uses: the unused chunks of the last page and every page tail."""
+        return self.page_bytes - self.used_bytes
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """How many items of the mix fit under ``-m``, and which class runs out first."""
+
+    memory_limit: int
+    items: int
+    limiting_class: int | None
+
+
+@dataclass(frozen=True)
+class Report:
+    settings: Settings
+    classes: tuple[ClassUsage, ...]  # every class that holds at least one chunk
+    items: int                       # items placed
+    too_large: int                   # items over -I (memcached refuses them)
+    approximated: int                # chunked items known only by total size (split assumed)
+    capacity: Capacity | None
+    placed_rows: int = 0             # input rows whose items were placed
+    too_large_rows: int = 0          # input rows whose items are too large
+
+    def total(self, field: str) -> int:
+        return sum(getattr(c, field) for c in self.classes)
+
+    @property
+    def waste_pct(self) -> float:
+        """Share of page bytes not holding item bytes (chunk waste plus free page bytes)."""
+        pages = self.total("page_bytes")
+        return 100.0 * (pages - self.total("requested_bytes")) / pages if pages else 0.0
+
+    @property
+    def worst_class(self) -> ClassUsage | None:
+        """The class that wastes most (chunk waste plus free page bytes)."""
+        return max(self.classes, key=lambda c: (c.page_bytes - c.requested_bytes, -c.slab_class.id),
+                   default=None)
+
+    @property
+    def memory_limit_needed(self) -> int:
+        """The ``-m`` (in MiB) under which the whole distribution is stored (see :func:`fits`)."""
+        pages = [(c.pages, c.page_length) for c in self.classes]
+        megabytes = max(1, -(-_needed_bytes(pages) // MIB))
+        for check in self.settings.profile.item_size_max_checks:  # e.g. -I at most half of -m
+            if check.rule == "max_fraction_of_maxbytes":
+                megabytes = max(megabytes, -(-self.settings.item_size_max * check.value // MIB))
+        return megabytes
+
+
+def _needed_bytes(pages: Iterable[tuple[int, int]]) -> int:
+    """Bytes of ``-m`` that grant ``pages`` (count, length) per class.
+
+    memcached grants a class's first page even past the limit; every further
+    page needs ``total_malloced + length <= limit``.  With every first page taken
+    early (a mixed workload touches each class soon), the limit must cover all
+    pages unless no class needs a second one.
+    """
+    pages = [(n, length) for n, length in pages if n]
+    if all(n <= 1 for n, _ in pages):
+        return 0
+    return sum(n * length for n, length in pages)
+
+
+def fits(pages: Iterable[tuple[int, int]], limit: int) -> bool:
+    """Whether ``-m`` of ``limit`` bytes grants ``pages`` (count, length per class)."""
+    return _needed_bytes(pages) <= limit
+
+
+def item_for_size(settings: Settings, ntotal: int, key_length: int) -> tuple[int, int]:
+    """``(key, value)`` lengths whose item (flags 0) is exactly ``ntotal`` bytes.
+
+    For sizes memcached reports without the key/value split (metadump ``size=``,
+    ``stats sizes``).  The split only matters for chunked items.
+    """
+    key = key_length
+    empty = item_size(settings, key, 0).total
+    while empty > ntotal and key > 1:
+        key -= 1
+        empty = item_size(settings, key, 0).total
+    value = max(0, ntotal - empty)
+    while value > 0 and item_size(settings, key, value).total > ntotal:
+        value -= 1
+    return key, value
+
+
+def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable[tuple],
+                 memory_limit: int | None = None, size_key_length: int = 16) -> Report:
+    """The report of ``distribution`` under ``settings``.
+
+    ``distribution`` is ``{Item: count}`` or an iterable of ``(item, count)`` or
+    ``(item, count, rows)`` (a histogram row is one row of ``count`` items).
+
+    ``memory_limit`` (bytes) adds the capacity of ``-m``; ``size_key_length``
+    is the key length assumed to split chunked items known only by total size.
+    """
+    classes = slab_classes(settings)
+    pairs = distribution.items() if isinstance(distribution, Mapping) else distribution
+    usage = {c.id: [0, 0, 0, 0] for c in classes}  # items, chunks, requested, mem_requested
+    placed = too_large = approximated = placed_rows = too_large_rows = 0
+    placements: dict[Item, Placement] = {}  # the same item may come once per input block
+    for item, count, *rows in pairs:
+        rows = rows[0] if rows else count
+        placement = placements.get(item)
+        if placement is None:
+            placement = placements[item] = _place(settings, classes, item, size_key_length)
+        if placement.status == TOO_LARGE:
+            too_large += count
+            too_large_rows += rows
+            continue
+        placed += count
+        placed_rows += rows
+        if not count:
+            continue
+        if placement.status == CHUNKED and item.item_size is not None:
+            approximated += count
+        _add(usage, settings, placement, count)
+    used = tuple(
+        ClassUsage(c, settings.page_length(c.chunk_size, c.perslab), *usage[c.id])
+        for c in classes if usage[c.id][1])
+    limit = capacity(used, placed, memory_limit) if memory_limit is not None else None
+    return Report(settings, used, placed, too_large, approximated, limit, placed_rows, too_large_rows)
+
+
+def _place(settings: Settings, classes: Sequence[SlabClass], item: Item, key_length: int) -> Placement:
+    if item.item_size is None:
+        return place(settings, item.key, item.value, item.flags, classes)
+    key, value = item_for_size(settings, item.item_size, key_length)
+    placement = place(settings, key, value, 0, classes)
+    if placement.status != TOO_LARGE and placement.item_size != item.item_size:
+        # smaller than any item memcached can make: it still takes the first class that fits
+        raise ValueError(f"item size {item.item_size} is smaller than the smallest possible item "
+                         f"({placement.item_size} bytes)")
+    return placement
+
+
+def _add(usage: dict[int, list[int]], settings: Settings, placement: Placement, count: int) -> None:
+    chunk_header = settings.profile.chunk_header or 0
+    chunked = placement.status == CHUNKED
+    for chunk in placement.chunks:
+        row = usage[chunk.class_id]
+        row[1] += count
+        row[2] += count * (chunk.requested - (chunk_header if chunked else 0))
+        if settings.profile.mem_requested_stat == "slabs":
+            row[3] += count * chunk.requested
+    home = usage[placement.lru_class.id]
+    home[0] += count
+    if settings.profile.mem_requested_stat == "items":
+        home[3] += count * placement.item_size
+
+
+def capacity(rows: Sequence[ClassUsage], items: int, memory_limit: int) -> Capacity:
+    """The most items of this mix (scaled proportionally) that ``-m`` holds before a
+    page is refused, and the class whose page is refused next."""
+    if not items or not rows:
+        return Capacity(memory_limit, 0, None)
+    per_item = [(r.chunks, r.slab_class.perslab, r.page_length, r.slab_class.id) for r in rows]
+
+    def pages_for(n: int) -> list[tuple[int, int]]:
+        # n items of the mix hold ceil(n * chunks / items) chunks of each class
+        return [(-(-(-(-n * chunks // items)) // perslab), length) for chunks, perslab, length, _ in per_item]
+
+    low, high = 0, 1
+    while fits(pages_for(high), memory_limit):
+        low, high = high, high * 2
+        if high > 1 << 62:
+            return Capacity(memory_limit, low, None)
+    while high - low > 1:
+        mid = (low + high) // 2
+        if fits(pages_for(mid), memory_limit):
+            low = mid
+        else:
+            high = mid
+    before, after = pages_for(low), pages_for(low + 1)
+    limiting = next((cls for (b, _), (a, _), (_, _, _, cls) in zip(before, after, per_item) if a > b), None)
+    return Capacity(memory_limit, low, limiting)
+
+
+def _class_record(c: ClassUsage, total_page_bytes: int) -> dict:
+    return {
+        "class": c.slab_class.id,
+        "chunk_size": c.slab_class.chunk_size,
+        "perslab": c.slab_class.perslab,
+        "items": c.items,
+        "chunks": c.chunks,
+        "pages": c.pages,
+        "requested_bytes": c.requested_bytes,
+        "used_bytes": c.used_bytes,
+        "chunk_waste": c.chunk_waste,
+        "page_bytes": c.page_bytes,
+        "free_bytes": c.free_bytes,
+        "mem_requested": c.mem_requested,
+        "memory_pct": round(100.0 * c.page_bytes / total_page_bytes, 2) if total_page_bytes else 0.0,
+    }
+
+
+def report_record(report: Report, accounting, what_if: Sequence[tuple[str, Report]] = ()) -> dict:
+    """The stable JSON contract of ``slabcalc report``.
+
+    ``accounting`` is the input's :class:`slabcalc.inputs.Accounting`;
+    ``what_if`` pairs option strings with the report under them.
+    """
+    from .settings import settings_record
+
+    page_bytes = report.total("page_bytes")
+    totals = {
+        "rows": accounting.rows,
+        "placed_rows": report.placed_rows,
+        "too_large_rows": report.too_large_rows,
+        "rejected": accounting.rejected,
+        "items": report.items,
+        "too_large": report.too_large,
+        "chunks": report.total("chunks"),
+        "pages": report.total("pages"),
+        "requested_bytes": report.total("requested_bytes"),
+        "used_bytes": report.total("used_bytes"),
+        "chunk_waste": report.total("chunk_waste"),
+        "page_bytes": page_bytes,
+        "free_bytes": report.total("free_bytes"),
+        "mem_requested": report.total("mem_requested"),
+        "memory_pct": 100.0 if page_bytes else 0.0,
+        "waste_pct": round(report.waste_pct, 2),
+    }
+    worst = report.worst_class
+    record = {
+        "settings": settings_record(report.settings),
+        "source": accounting.source,
+        "format": accounting.format,
+        "classes": [_class_record(c, page_bytes) for c in report.classes],
+        "totals": totals,
+        "capacity": report.capacity.items if report.capacity else None,
+        "limiting_class": report.capacity.limiting_class if report.capacity else None,
+        "memory_limit_needed_mb": report.memory_limit_needed if report.classes else None,
+        "worst_class": worst.slab_class.id if worst else None,
+        "approximated_items": report.approximated,
+        "rejections": [{"line": r.line, "reason": r.reason, "text": r.text} for r in accounting.first_rejections],
+    }
+    record["summary"] = _summary(report, accounting, record)
+    if what_if:
+        record["what_if"] = [_what_if_row("baseline", report, report)] + [
+            _what_if_row(text, other, report) for text, other in what_if]
+    return record
+
+
+def _what_if_row(text: str, other: Report, base: Report) -> dict:
+    change = other.total("page_bytes") - base.total("page_bytes")
+    base_bytes = base.total("page_bytes")
+    return {
+        "options": text,
+        "page_bytes": other.total("page_bytes"),
+        "waste_pct": round(other.waste_pct, 2),
+        "capacity": other.capacity.items if other.capacity else None,
+        "items": other.items,
+        "too_large": other.too_large,
+        "page_bytes_change": change,
+        "page_bytes_change_pct": round(100.0 * change / base_bytes, 2) if base_bytes else 0.0,
+    }
+
+
+def _summary(report: Report, accounting, record: dict) -> dict:
+    """Human lines of the summary (field -> text)."""
+    t = record["totals"]
+    lines = {
+        "input": f"{accounting.source} ({accounting.format})",
+        "rows": f"{t['rows']} read = {t['placed_rows']} placed + {t['too_large_rows']} too large "
+                f"+ {t['rejected']} rejected",
+        "items": f"{t['items']} placed, {t['too_large']} too large (over -I {report.settings.item_size_max})",
+        "memory": f"{t['page_bytes']} bytes in {t['pages']} pages ({t['page_bytes'] / MIB:.2f} MiB)",
+        "waste": f"{t['waste_pct']:.2f}% of page bytes hold no item data "
+                 f"({t['chunk_waste']} chunk waste + {t['free_bytes']} free)",
+    }
+    worst = report.worst_class
+    if worst:
+        lines["worst class"] = (f"class {worst.slab_class.id} (chunk {worst.slab_class.chunk_size}): "
+                                f"{worst.page_bytes - worst.requested_bytes} bytes not holding item data")
+    if report.capacity:
+        cap = report.capacity
+        lines["capacity"] = (f"-m {cap.memory_limit // MIB} holds {cap.items} items of this mix"
+                             + (f"; class {cap.limiting_class} runs out first" if cap.limiting_class else ""))
+    elif report.classes:
+        lines["-m needed"] = f"-m {report.memory_limit_needed} holds them all"
+    if report.approximated:
+        lines["note"] = (f"{report.approximated} chunked items were given only by total size; "
+                         f"their chunks assume a key of the --key length (default 16)")
+    for r in accounting.first_rejections:
+        lines[f"rejected line {r.line}"] = f"{r.reason}: {r.text}"
+    return lines

@@ -1,0 +1,113 @@
+"""report: per-class sums, row accounting, capacity rules, --vs, and the JSON contract.
+
+The per-class figures are checked against a real server in
+test_report_fidelity.py; here are the rules around them.
+"""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from slabcalc import configure, load_profile, place, slab_classes
+from slabcalc.cli import cli
+from slabcalc.inputs import Item
+from slabcalc.report import build_report, fits
+
+S16 = configure(load_profile("1.6.45"))
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, list(args), input=input, prog_name="slabcalc")
+
+
+def test_sums_follow_placement():
+    # 3 identical items and one chunked item: chunks, requested bytes and pages add up
+    small, big = Item(10, 100, 0, None), Item(16, 600_000, 0, None)
+    report = build_report(S16, {small: 3, big: 1})
+    classes = slab_classes(S16)
+    p_small, p_big = place(S16, 10, 100, 0, classes), place(S16, 16, 600_000, 0, classes)
+    assert report.total("requested_bytes") == 3 * p_small.item_size + p_big.item_size
+    assert report.total("used_bytes") == 3 * p_small.memory + p_big.memory
+    assert report.total("chunks") == 3 + len(p_big.chunks)
+    assert report.items == 4
+    by_class = {c.slab_class.id: c for c in report.classes}
+    assert by_class[p_small.lru_class.id].items == 3 and by_class[39].items == 1
+    assert all(c.pages == 1 and c.page_bytes == 1 << 20 for c in report.classes)
+    assert all(c.free_bytes == c.page_bytes - c.used_bytes for c in report.classes)
+
+
+def test_pages_are_ceil_of_chunks_per_page():
+    item = Item(10, 100, 0, None)
+    cls = place(S16, 10, 100).lru_class
+    for count, pages in ((1, 1), (cls.perslab, 1), (cls.perslab + 1, 2), (3 * cls.perslab, 3)):
+        assert build_report(S16, {item: count}).classes[0].pages == pages
+
+
+def test_page_length_of_1_4_24_is_chunks_times_perslab():
+    s = configure(load_profile("1.4.24"))
+    report = build_report(s, {Item(1, 10, 0, None): 1})
+    (c,) = report.classes
+    assert c.page_bytes == 96 * 10922 and c.free_bytes == 96 * 10921
+
+
+def test_capacity_first_page_is_free_and_then_pages_fit_the_limit():
+    # memcached grants a class's first page past -m, further pages while total + page <= -m
+    assert fits([(1, 1 << 20), (1, 1 << 20)], 0)
+    assert fits([(2, 1 << 20)], 2 << 20) and not fits([(3, 1 << 20)], 2 << 20)
+    item = Item(10, 100, 0, None)
+    perslab = place(S16, 10, 100).lru_class.perslab
+    report = build_report(S16, {item: 1}, memory_limit=8 << 20)
+    assert report.capacity.items == 8 * perslab
+    tiny = build_report(S16, {item: 1}, memory_limit=1)  # below one page: the first page still comes
+    assert tiny.capacity.items == perslab
+
+
+def test_item_size_input_places_by_total():
+    # memcached's own sizes (metadump size=) are placed without adding overhead again
+    report = build_report(S16, {Item(None, None, 0, 96): 2, Item(None, None, 0, 97): 1})
+    assert [(c.slab_class.id, c.chunks) for c in report.classes] == [(1, 2), (2, 1)]
+    assert report.total("requested_bytes") == 2 * 96 + 97
+
+
+def test_report_cli_accounts_for_every_row():
+    text = "key,value,count\n10,100,5\n10,2000000,2\nx,1,1\n12,100,0\n\n"
+    doc = json.loads(run("report", "--format", "json", input=text).output)
+    t = doc["totals"]
+    assert t["rows"] == 4 == t["placed_rows"] + t["too_large_rows"] + t["rejected"]
+    assert (t["placed_rows"], t["too_large_rows"], t["rejected"]) == (2, 1, 1)
+    assert (t["items"], t["too_large"]) == (5, 2)
+    assert {"rows", "items", "too_large", "rejected", "requested_bytes", "used_bytes", "chunk_waste",
+            "page_bytes"} <= set(t)
+    assert {"class", "chunk_size", "perslab", "items", "pages", "requested_bytes", "used_bytes", "chunk_waste",
+            "page_bytes", "free_bytes"} <= set(doc["classes"][0])
+    assert doc["rejections"][0]["line"] == 4
+
+
+def test_report_what_if():
+    text = "key,value\n" + "10,100\n" * 50 + "16,5000\n" * 10
+    doc = json.loads(run("report", "--format", "json", "--vs", "-C", "--vs", "-f 1.08", "-m", "64",
+                         input=text).output)
+    rows = {r["options"]: r for r in doc["what_if"]}
+    assert set(rows) == {"baseline", "-C", "-f 1.08"}
+    assert rows["baseline"]["page_bytes_change"] == 0
+    assert rows["-C"]["capacity"] >= rows["baseline"]["capacity"]
+    bad = run("report", "--vs", "-f 1", input=text)
+    assert bad.exit_code == 2 and "Factor must be greater than 1" in bad.output
+
+
+def test_report_capacity_and_needed_m():
+    text = "key,value\n10,100\n"
+    doc = json.loads(run("report", "--format", "json", "-m", "8", input=text).output)
+    assert doc["capacity"] == 8 * place(S16, 10, 100).lru_class.perslab
+    assert doc["limiting_class"] == place(S16, 10, 100).lru_class.id
+    doc = json.loads(run("report", "--format", "json", input=text).output)
+    assert doc["capacity"] is None and doc["memory_limit_needed_mb"] == 2  # -I 1m needs -m >= 2 in 1.6
+
+
+def test_report_strict_and_missing_file():
+    bad = run("report", "--strict", input="key,value\n10,abc\n")
+    assert bad.exit_code == 1 and "<stdin>:2" in bad.output and len(bad.output.strip().splitlines()) == 1
+    missing = run("report", "no-such-file.csv")
+    assert missing.exit_code == 1 and "no-such-file.csv" in missing.output
