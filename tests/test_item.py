@@ -104,3 +104,13 @@ def test_text_suffix_prints_flags_signed_in_1_4_24():
     assert item_size(s, 1, 5, 2**32 - 1).suffix == len(" -1 5\r\n")
     assert item_size(s, 1, 5, 2**31).suffix == len(" -2147483648 5\r\n")
     assert item_size(s, 1, 5, 10).suffix == len(" 10 5\r\n")
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(st.sampled_from(range(len(SETTINGS))), st.integers(1, 250), st.integers(0, 4 << 20),
+       st.sampled_from([0, 1, 10, 2**31, 2**32 - 1]))
+def test_fast_ntotal_equals_the_breakdown(which, key, value, flags):
+    from slabcalc.item import ntotal_function
+
+    s = SETTINGS[which]
+    assert ntotal_function(s)(key, value, flags) == item_size(s, key, value, flags).total

@@ -51,3 +51,30 @@ def test_readme_example(command, expected, monkeypatch):
     result = CliRunner().invoke(cli, words[1:], prog_name="slabcalc")
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.output.rstrip("\n") == expected.rstrip("\n")
+
+
+def shell_examples(text: str):
+    """Every ``slabcalc`` command line of ```sh blocks (comments dropped)."""
+    for block in re.findall(r"```sh\n(.*?)```", text, flags=re.S):
+        for line in block.splitlines():
+            line = line.split("  #")[0].strip()
+            if "slabcalc " in line and not line.startswith(("pip ", "bash ")):
+                yield line
+
+
+SHELL = list(shell_examples(README.read_text()))
+
+
+def test_readme_shell_examples_exist():
+    assert any("report -" in line for line in SHELL)
+
+
+@pytest.mark.parametrize("line", SHELL)
+def test_readme_shell_example_runs(line):
+    import subprocess
+    import sys
+
+    command = re.sub(r"(^|\| )slabcalc ", lambda m: f"{m.group(1)}{sys.executable} -m slabcalc ", line)
+    proc = subprocess.run(command, shell=True, cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() and "Traceback" not in proc.stderr

@@ -12,12 +12,15 @@ Without a server these tests skip locally and FAIL under CI.
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
+from click.testing import CliRunner
 
 from memcached_server import MemcachedServer, require_memcached, server_version
 from slabcalc import configure, load_profile
+from slabcalc.cli import cli
 from slabcalc.inputs import Item
 from slabcalc.report import build_report
 
@@ -96,6 +99,10 @@ def test_capacity_matches_first_eviction(memcached, profile, key, value, extra):
     report = build_report(settings, {item: 1}, memory_limit=8 << 20)
     expected = report.capacity.items
     assert report.capacity.limiting_class == report.classes[0].slab_class.id
+    # the CLI says the same: place -m 8m
+    cli_run = CliRunner().invoke(cli, ["place", "--profile", profile.release, "--key", str(key), "--value",
+                                       str(value), "-m", "8m", "--format", "json", *extra])
+    assert json.loads(cli_run.output)["capacity"] == expected
 
     stored = 0
     with MemcachedServer(args, memcached=memcached) as server:

@@ -267,6 +267,13 @@ def place(settings, key_length, value_length, flags, fmt):
     except (ValueError, Unplaceable) as exc:
         raise (DataError if isinstance(exc, Unplaceable) else Refusal)(str(exc)) from None
     other_name = "without_cas" if settings.use_cas else "with_cas"
+    if click.get_current_context().params.get("memory_limit") is not None and record["status"] != "too_large":
+        from .inputs import Item
+        from .report import build_report
+
+        limit = build_report(settings, {Item(key_length, value_length, flags, None): 1},
+                             memory_limit=settings.maxbytes).capacity
+        record["capacity"], record["limiting_class"] = limit.items, limit.limiting_class
     if fmt == "json":
         document = {"settings": settings_record(settings), **record, other_name: other}
         click.echo(output.render_json(document))
@@ -307,6 +314,8 @@ def _place_lines(settings, record, other, other_name):
             ("waste", f"{record['waste']} ({record['waste_pct']:.2f}%)"),
             ("spare_value_bytes", record["spare_value_bytes"]),
         ]
+    if record.get("capacity") is not None:
+        lines.append(("capacity", f"-m {settings.maxbytes >> 20} holds {record['capacity']} such items"))
     if other is not None:
         label = "with -C (no CAS)" if other_name == "without_cas" else "with CAS"
         if other["status"] == "too_large":

@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from .classes import SlabClass, slab_classes
+from .classes import SlabClass, class_for, slab_classes
 from .inputs import Item
-from .item import item_size
-from .placement import CHUNKED, TOO_LARGE, Placement, place
+from .item import item_size, ntotal_function
+from .placement import CHUNKED, TOO_LARGE, Placement, Unplaceable, place
 from .settings import Settings
 
 MIB = 1 << 20
@@ -156,10 +156,33 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
     classes = slab_classes(settings)
     pairs = distribution.items() if isinstance(distribution, Mapping) else distribution
     usage = {c.id: [0, 0, 0, 0] for c in classes}  # items, chunks, requested, mem_requested
+    if classes[-1].chunk_size > settings.slab_page_size:
+        raise Unplaceable(f"the largest class's chunk of {classes[-1].chunk_size} bytes is larger than a "
+                          f"{settings.slab_page_size}-byte page: memcached cannot store items here")
+    ntotal = ntotal_function(settings)
+    largest = min(classes[-1].chunk_size, settings.item_size_max)
+    smallest_item = item_size(settings, 1, 0).total
+    # An item that fits one chunk is placed by its ntotal alone: sum those by ntotal
+    # first (many lengths share one), and place each ntotal once.
+    by_size: dict[int, list[int]] = {}
+    placements: dict[Item, Placement] = {}  # the rest: chunked or too large
     placed = too_large = approximated = placed_rows = too_large_rows = 0
-    placements: dict[Item, Placement] = {}  # the same item may come once per input block
     for item, count, *rows in pairs:
         rows = rows[0] if rows else count
+        size = item.item_size
+        if size is None:
+            size = ntotal(item.key, item.value, item.flags)
+        elif size < smallest_item:
+            raise ValueError(f"item size {size} is smaller than the smallest possible item "
+                             f"({smallest_item} bytes)")
+        if size <= largest:
+            entry = by_size.get(size)
+            if entry is None:
+                by_size[size] = [count, rows]
+            else:
+                entry[0] += count
+                entry[1] += rows
+            continue
         placement = placements.get(item)
         if placement is None:
             placement = placements[item] = _place(settings, classes, item, size_key_length)
@@ -169,11 +192,18 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
             continue
         placed += count
         placed_rows += rows
-        if not count:
-            continue
         if placement.status == CHUNKED and item.item_size is not None:
             approximated += count
-        _add(usage, settings, placement, count)
+        if count:
+            _add(usage, settings, placement, count)
+    for size, (count, rows) in by_size.items():
+        row = usage[class_for(classes, size).id]
+        row[0] += count
+        row[1] += count
+        row[2] += count * size
+        row[3] += count * size
+        placed += count
+        placed_rows += rows
     used = tuple(
         ClassUsage(c, settings.page_length(c.chunk_size, c.perslab), *usage[c.id])
         for c in classes if usage[c.id][1])
@@ -183,7 +213,10 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
 
 def _place(settings: Settings, classes: Sequence[SlabClass], item: Item, key_length: int) -> Placement:
     if item.item_size is None:
-        return place(settings, item.key, item.value, item.flags, classes)
+        try:
+            return place(settings, item.key, item.value, item.flags, classes)
+        except ValueError:  # a value memcached's protocol cannot take (over 2 GiB) is too large too
+            return Placement(item_size(settings, item.key, 0, item.flags), TOO_LARGE, (), None, None)
     key, value = item_for_size(settings, item.item_size, key_length)
     placement = place(settings, key, value, 0, classes)
     if placement.status != TOO_LARGE and placement.item_size != item.item_size:

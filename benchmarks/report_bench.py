@@ -1,0 +1,72 @@
+"""Speed and memory of ``slabcalc report`` against merely reading the CSV.
+
+Generates 1 M- and 10 M-row ``key,value`` CSVs (key lengths 8-64, values
+log-normal around 300 bytes, as an application's item log looks), then prints
+for each: the time Python's csv module takes just to iterate the file, the
+time ``slabcalc report`` takes on it (a separate process, start-up included),
+their ratio, and the report's peak memory (max RSS).  Targets from issue 3:
+ratio <= 2.0 and peak memory independent of the row count.
+
+Run: python benchmarks/report_bench.py [--rows 1000000,10000000] [--dir /tmp]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import random
+import resource
+import subprocess
+import sys
+import time
+
+
+def generate(path: str, rows: int, seed: int = 1) -> None:
+    rng = random.Random(seed)
+    lognorm, randint = rng.lognormvariate, rng.randint
+    with open(path, "w", newline="") as f:
+        f.write("key,value\n")
+        chunk = 100_000
+        for start in range(0, rows, chunk):
+            f.write("".join(f"{randint(8, 64)},{int(lognorm(5.7, 0.8))}\n"
+                            for _ in range(min(chunk, rows - start))))
+
+
+def csv_iterate(path: str) -> float:
+    start = time.perf_counter()
+    with open(path, newline="") as f:
+        for _ in csv.reader(f):
+            pass
+    return time.perf_counter() - start
+
+
+def run_report(path: str) -> tuple[float, int]:
+    """Seconds and peak RSS (KiB) of one ``slabcalc report`` process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "slabcalc", "report", path, "--format", "json"],
+                            stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"slabcalc report failed on {path} (status {status})")
+    return elapsed, usage.ru_maxrss
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="1000000,10000000")
+    parser.add_argument("--dir", default="/tmp")
+    args = parser.parse_args()
+    print(f"{'rows':>10}  {'csv iterate':>11}  {'report':>8}  {'ratio':>5}  {'peak RSS':>9}")
+    for rows in (int(r) for r in args.rows.split(",")):
+        path = os.path.join(args.dir, f"slabcalc-bench-{rows}.csv")
+        if not os.path.exists(path):
+            generate(path, rows)
+        base = min(csv_iterate(path) for _ in range(2))
+        elapsed, rss = min(run_report(path) for _ in range(2))
+        print(f"{rows:>10,}  {base:>10.2f}s  {elapsed:>7.2f}s  {elapsed / base:>5.2f}  {rss / 1024:>7.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
