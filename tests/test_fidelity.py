@@ -20,22 +20,12 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from click.testing import CliRunner
 
-from memcached_server import MemcachedServer, require_memcached, run_vv, server_version
-from slabcalc import Refused, configure, load_profile, place, slab_classes
+from memcached_server import MemcachedServer, run_vv
+from slabcalc import Refused, configure, place, slab_classes
 from slabcalc.cli import cli
 from slabcalc.item import max_value_length
 
 KIB = 1024
-
-
-@pytest.fixture(scope="session")
-def memcached():
-    return require_memcached()
-
-
-@pytest.fixture(scope="session")
-def profile(memcached):
-    return load_profile(server_version(memcached))
 
 
 def _chunk_max(profile, size: int) -> str:

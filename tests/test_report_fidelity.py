@@ -18,21 +18,11 @@ import random
 import pytest
 from click.testing import CliRunner
 
-from memcached_server import MemcachedServer, require_memcached, server_version
-from slabcalc import configure, load_profile
+from memcached_server import MemcachedServer
+from slabcalc import configure
 from slabcalc.cli import cli
 from slabcalc.inputs import Item
 from slabcalc.report import build_report
-
-
-@pytest.fixture(scope="module")
-def memcached():
-    return require_memcached()
-
-
-@pytest.fixture(scope="module")
-def profile(memcached):
-    return load_profile(server_version(memcached))
 
 
 def mixed_items(n: int, seed: int = 7) -> list[tuple[int, int, int]]:

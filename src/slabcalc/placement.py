@@ -67,6 +67,14 @@ class Unplaceable(ValueError):
     """A configuration memcached accepts but under which it cannot store this item."""
 
 
+def check_placeable(settings: Settings, classes: Sequence[SlabClass]) -> None:
+    """Refuse class tables memcached starts with but cannot store items in."""
+    largest = classes[-1].chunk_size
+    if largest > settings.slab_page_size:  # a negative slab_chunk_max, read as unsigned
+        raise Unplaceable(f"the largest class's chunk of {largest} bytes is larger than a "
+                          f"{settings.slab_page_size}-byte page: memcached cannot store items here")
+
+
 def place(settings: Settings, key_length: int, value_length: int, flags: int = 0,
           classes: Sequence[SlabClass] | None = None) -> Placement:
     """Place one item (key and value lengths in bytes) under ``settings``."""
@@ -74,9 +82,7 @@ def place(settings: Settings, key_length: int, value_length: int, flags: int = 0
     item = item_size(settings, key_length, value_length, flags)
     ntotal = item.total
     largest = classes[-1]
-    if largest.chunk_size > settings.slab_page_size:
-        raise Unplaceable(f"the largest class's chunk of {largest.chunk_size} bytes is larger than a "
-                          f"{settings.slab_page_size}-byte page: memcached cannot store items here")
+    check_placeable(settings, classes)
     if ntotal > settings.item_size_max or (ntotal > largest.chunk_size and not settings.chunked_items):
         return Placement(item, TOO_LARGE, (), None, None)
     if ntotal <= largest.chunk_size:

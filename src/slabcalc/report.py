@@ -22,7 +22,7 @@ from typing import Iterable, Mapping, Sequence
 from .classes import SlabClass, class_for, slab_classes
 from .inputs import Item
 from .item import item_size, ntotal_function
-from .placement import CHUNKED, TOO_LARGE, Placement, Unplaceable, place
+from .placement import CHUNKED, TOO_LARGE, Placement, check_placeable, place
 from .settings import Settings
 
 MIB = 1 << 20
@@ -156,9 +156,7 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
     classes = slab_classes(settings)
     pairs = distribution.items() if isinstance(distribution, Mapping) else distribution
     usage = {c.id: [0, 0, 0, 0] for c in classes}  # items, chunks, requested, mem_requested
-    if classes[-1].chunk_size > settings.slab_page_size:
-        raise Unplaceable(f"the largest class's chunk of {classes[-1].chunk_size} bytes is larger than a "
-                          f"{settings.slab_page_size}-byte page: memcached cannot store items here")
+    check_placeable(settings, classes)
     ntotal = ntotal_function(settings)
     largest = min(classes[-1].chunk_size, settings.item_size_max)
     smallest_item = item_size(settings, 1, 0).total
