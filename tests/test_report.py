@@ -111,3 +111,21 @@ def test_report_strict_and_missing_file():
     assert bad.exit_code == 1 and "<stdin>:2" in bad.output and len(bad.output.strip().splitlines()) == 1
     missing = run("report", "no-such-file.csv")
     assert missing.exit_code == 1 and "no-such-file.csv" in missing.output
+
+
+def test_unplaceable_configuration_is_not_counted_as_too_large():
+    # 1.6.18 starts with slab_chunk_max=32 (bytes) but a chunk leaves no room for data
+    import pytest
+
+    from slabcalc.placement import Unplaceable
+
+    s = configure(load_profile("1.6.18"), ["-o", "slab_chunk_max=32"])
+    with pytest.raises(Unplaceable):
+        build_report(s, {Item(10, 100, 0, None): 1})
+    result = run("report", "--profile", "1.6.18", "--slab-chunk-max", "32", input="key,value\n10,100\n")
+    assert result.exit_code == 1 and "no room for data" in result.output
+
+
+def test_values_beyond_the_protocol_are_too_large():
+    report = build_report(S16, {Item(10, 3_000_000_000, 0, None): 2})
+    assert (report.items, report.too_large) == (0, 2)

@@ -17,6 +17,7 @@ from .settings import Settings
 from .units import wrap_int32
 
 FLAGS_MAX = 0xFFFFFFFF
+VALUE_MAX = (1 << 31) - 3  # the ASCII protocol refuses vlen > INT_MAX - 2 (proto_parser.c)
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,8 @@ def check_item(settings: Settings, key_length: int, value_length: int, flags: in
     key_max = settings.profile.key_max
     if not 1 <= key_length <= key_max:
         raise ValueError(f"key length must be 1..{key_max} bytes, not {key_length}")
-    if value_length < 0 or value_length > (1 << 31) - 3:
-        raise ValueError(f"value length must be 0..{(1 << 31) - 3} bytes, not {value_length}")
+    if value_length < 0 or value_length > VALUE_MAX:
+        raise ValueError(f"value length must be 0..{VALUE_MAX} bytes, not {value_length}")
     if not 0 <= flags <= FLAGS_MAX:
         raise ValueError(f"flags must be 0..{FLAGS_MAX} (32-bit unsigned), not {flags}")
 

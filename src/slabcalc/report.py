@@ -21,7 +21,7 @@ from typing import Iterable, Mapping, Sequence
 
 from .classes import SlabClass, class_for, slab_classes
 from .inputs import Item
-from .item import item_size, ntotal_function
+from .item import VALUE_MAX, item_size, ntotal_function
 from .placement import CHUNKED, TOO_LARGE, Placement, check_placeable, place
 from .settings import Settings
 
@@ -211,16 +211,15 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
 
 def _place(settings: Settings, classes: Sequence[SlabClass], item: Item, key_length: int) -> Placement:
     if item.item_size is None:
-        try:
-            return place(settings, item.key, item.value, item.flags, classes)
-        except ValueError:  # a value memcached's protocol cannot take (over 2 GiB) is too large too
+        if item.value > VALUE_MAX:  # more than memcached's protocol takes: too large as well
             return Placement(item_size(settings, item.key, 0, item.flags), TOO_LARGE, (), None, None)
+        return place(settings, item.key, item.value, item.flags, classes)
     key, value = item_for_size(settings, item.item_size, key_length)
     placement = place(settings, key, value, 0, classes)
     if placement.status != TOO_LARGE and placement.item_size != item.item_size:
-        # smaller than any item memcached can make: it still takes the first class that fits
-        raise ValueError(f"item size {item.item_size} is smaller than the smallest possible item "
-                         f"({placement.item_size} bytes)")
+        # a text flags suffix grows by whole digits, so some sizes no item has
+        raise ValueError(f"item size {item.item_size}: memcached {settings.profile.release} makes no "
+                         f"item of exactly this size (nearest below: {placement.item_size} bytes)")
     return placement
 
 
