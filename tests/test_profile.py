@@ -83,3 +83,17 @@ def test_a_suboption_can_switch_the_flags_rule(tmp_path):
     text, binary = configure(p), configure(p, ["-o", "modern"])
     assert item_size(text, 3, 10, 0).suffix == len(" 0 10\r\n")
     assert item_size(binary, 3, 10, 0).suffix == 0 and item_size(binary, 3, 10, 5).suffix == 4
+
+
+def test_cas_inside_the_header_cannot_offer_dash_c(tmp_path):
+    # 1.2.x keeps CAS in the header and has no -C: a profile cannot claim both
+    path = tmp_path / "inside.yaml"
+    path.write_text('schema: 1\nbase: "1.6.45"\nitem:\n  cas: inside\n')
+    with pytest.raises(ProfileError, match="field options.getopt: offers -C"):
+        load_profile(str(path))
+    path.write_text('schema: 1\nbase: "1.6.45"\nitem:\n  cas: inside\noptions:\n  getopt: "f:n:I:m:o:"\n')
+    from slabcalc import Refused, configure
+
+    with pytest.raises(Refused) as refused:
+        configure(load_profile(str(path)), ["-C"])
+    assert refused.value.message.endswith('Illegal argument "?"')

@@ -142,40 +142,41 @@ def _chunk_max_in_release_unit(profile, text: str) -> str:
     return str(size // unit)
 
 
-def _settings(profile_spec, bits, **options):
+def _settings(profile, bits, **options):
     """Profile and settings from the shared options, or a one-line refusal (exit 2)."""
     from .profile import ProfileError, load_profile
     from .settings import Refused, configure
 
     try:
-        profile = load_profile(profile_spec, bits=int(bits))
+        release = load_profile(profile, bits=int(bits))
     except ProfileError as exc:
         raise Refusal(str(exc)) from None
-    args = _memcached_args(profile, **options)
+    args = _memcached_args(release, **options)
     try:
-        settings = configure(profile, args)
+        settings = configure(release, args)
     except Refused as exc:
         said = " / ".join(exc.message.splitlines())
         if exc.crash:
-            raise Refusal(f"{profile.label} crashes at start-up with {' '.join(args)} ({exc.crash})"
+            raise Refusal(f"{release.label} crashes at start-up with {' '.join(args)} ({exc.crash})"
                           + (f" after printing: {said}" if said else "")) from None
-        raise Refusal(f"{profile.label} refuses to start with {' '.join(args)}: "
+        raise Refusal(f"{release.label} refuses to start with {' '.join(args)}: "
                       f"{said or '(it exits without a message)'}") from None
     for warning in settings.warnings:
-        click.echo(f"note: {profile.label} warns: " + " ".join(warning.split()), err=True)
+        click.echo(f"note: {release.label} warns: " + " ".join(warning.split()), err=True)
     return settings
+
+
+# The parameters model_options adds to a command, in the order _settings takes them.
+MODEL_PARAMS = ("profile", "bits", "slab_min_size", "factor", "max_item_size", "memory_limit", "cas",
+                "slab_chunk_max", "slab_sizes", "extra_options")
 
 
 def _with_settings(func: Callable) -> Callable:
     """Turn the shared model options into a ``settings`` argument."""
     @functools.wraps(func)
-    def wrapper(profile, bits, slab_min_size, factor, max_item_size, memory_limit, cas, slab_chunk_max,
-                slab_sizes, extra_options, **kwargs):
-        settings = _settings(profile, bits, slab_min_size=slab_min_size, factor=factor,
-                             max_item_size=max_item_size, memory_limit=memory_limit, cas=cas,
-                             slab_chunk_max=slab_chunk_max, slab_sizes=slab_sizes,
-                             extra_options=extra_options)
-        return func(settings=settings, **kwargs)
+    def wrapper(**kwargs):
+        model = {name: kwargs.pop(name) for name in MODEL_PARAMS}
+        return func(settings=_settings(**model), **kwargs)
     return wrapper
 
 
@@ -264,8 +265,10 @@ def place(settings, key_length, value_length, flags, fmt):
         if settings.profile.has_cas_option:
             flipped = with_overrides(settings, use_cas=not settings.use_cas)
             other = placement_record(place_item(flipped, key_length, value_length, flags))
-    except (ValueError, Unplaceable) as exc:
-        raise (DataError if isinstance(exc, Unplaceable) else Refusal)(str(exc)) from None
+    except Unplaceable as exc:
+        raise DataError(str(exc)) from None
+    except ValueError as exc:  # a key, value or flags memcached's protocol would not take
+        raise Refusal(str(exc)) from None
     other_name = "without_cas" if settings.use_cas else "with_cas"
     if click.get_current_context().params.get("memory_limit") is not None and record["status"] != "too_large":
         from .inputs import Item
@@ -355,7 +358,7 @@ def report(file, key_length, strict, what_if, fmt, **model):
     from .inputs import InputError, open_input, read_items
     from .report import build_report
 
-    settings = _with_settings(lambda settings: settings)(**model)
+    settings = _settings(**model)
     limit = settings.maxbytes if model.get("memory_limit") is not None else None
     if file == "-" and sys.stdin.isatty():
         raise Refusal("reading item sizes from the terminal: give a FILE, or pipe one in (cat sizes.csv | slabcalc report -)")

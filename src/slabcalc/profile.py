@@ -416,6 +416,8 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         raise r.fail("classes.align", "alignment and page bytes must be positive")
     if profile.largest == "slab_chunk_max" and not profile.has_slab_chunk_max:
         raise r.fail("classes.largest", "slab_chunk_max needs options.slab_chunk_max")
+    if "C" in profile.getopt and not profile.has_cas_option:
+        raise r.fail("options.getopt", "offers -C (no CAS) but item.cas is inside the header")
     if profile.chunked != "none" and profile.chunk_header is None:
         raise r.fail("item.chunk_header", "chunked items need sizeof(item_chunk)")
     return profile

@@ -200,9 +200,7 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
                 raise Refused(p.chunk_size_message, 1)
         elif letter == "m":
             maxbytes = (c_atoi(value) % (1 << 64)) * 1024 * 1024 % (1 << 64)
-        elif letter == "C":
-            if not p.has_cas_option:
-                raise Refused("memcached: invalid option -- 'C'\nIllegal argument \"?\"", 1)
+        elif letter == "C":  # only in the getopt string of releases with optional CAS
             use_cas = False
         elif letter == "I":
             item_size_max = _parse_item_size_max(value, p.item_size_max_units)
