@@ -38,19 +38,17 @@ their line numbers), never guessed at: every data row is accepted or
 rejected, blank lines and the header are not rows, and a row with count N
 is N items.  ``strict=True`` makes the first rejection an :class:`InputError`.
 
-Speed: lines are read in blocks of :data:`BLOCK_ROWS`.  Where every column
-is read (a CSV of just the columns above, or a column of values), one
-regular expression checks a whole block: when each line is numbers in the
-header's columns (spaces, leading zeros, CRLF and blank lines allowed), the
-block is counted by line text into a :class:`collections.Counter` at C
-speed, and the distinct lines are parsed together, also at C speed, when
-they are handed out (at the end, or once :data:`CACHE_MAX` distinct lines
-are pending).  Other blocks, and the other forms, go line by line: each
-distinct line is parsed once and remembered.  With few distinct lines this
-costs about what iterating ``csv.reader`` over the file costs; the cost
-grows with the number of distinct lines.  Memory is bounded by a block and
-:data:`CACHE_MAX` distinct lines, whatever the number of rows.  Lines are
-physical lines: no quoted field may span lines.
+Speed: the input is read in blocks of about :data:`BLOCK_SIZE` characters,
+cut at line ends.  Where every column is read (a CSV of just the key,
+value and flags columns, or of item sizes, or a column of values), a block
+whose every line is plain numbers is checked, parsed and counted in C by
+:class:`slabcalc.columns.ColumnCounter` (numpy), at about the cost of
+splitting it with the ``csv`` module.  Other blocks, and the other forms,
+go line by line: lines are counted by their text, and each distinct line
+is parsed once and remembered.  Memory is bounded by a block, the distinct
+items and :data:`CACHE_MAX` distinct lines, whatever the number of rows.
+Lines are physical lines (``\n``, ``\r\n`` or ``\r`` ends one): no quoted
+field may span lines.
 """
 
 from __future__ import annotations
@@ -62,14 +60,14 @@ import re
 import sys
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from itertools import chain, compress, count, islice, repeat
-from operator import is_, not_
+from itertools import compress, count, islice, repeat
 from typing import Callable, Iterable, Iterator, TextIO
 
 from .item import FLAGS_MAX
 
 KEY_MAX = 250            # KEY_MAX in memcached.h: the longest key the protocol takes
-BLOCK_ROWS = 65536       # physical lines read at a time
+BLOCK_SIZE = 1 << 20     # characters read at a time (then to the end of that line)
+FAST = True              # offer blocks to the column counter (numpy); tests turn it off
 CACHE_MAX = 1 << 20      # distinct lines held before the items counted so far are handed out
 FIRST_REJECTIONS = 5     # rejections kept, with their lines, in Accounting.first_rejections
 TEXT_MAX = 80            # characters of a rejected line kept
@@ -193,40 +191,6 @@ _FLAGS = range(FLAGS_MAX + 1)
 _SIZES_DISABLED = "memcached's size tracking is disabled (start it with -o track_sizes)"
 
 
-def _at_most(limit: int, zero: bool = True) -> str:
-    """A regular expression for the decimal integers 0 (or 1) to ``limit``, without leading zeros.
-
-    Shorter numbers come first, as most cells are short (and a regular
-    expression tries the options in order).
-    """
-    digits = str(limit)
-    width = len(digits)
-    options = ["0"] if zero else []
-    if width > 1:
-        options.append(f"[1-9][0-9]{{0,{width - 2}}}")
-    for i, digit in enumerate(digits):
-        low = 1 if i == 0 else 0
-        if int(digit) > low:
-            options.append(f"{digits[:i]}[{low}-{int(digit) - 1}][0-9]{{{width - i - 1}}}")
-    options.append(digits)
-    return "(?:" + "|".join(options) + ")"
-
-
-_PLAIN = {                        # a plain cell of each column, as the fast path takes it
-    "key": _at_most(KEY_MAX, zero=False),
-    "value": "(?:0|[1-9][0-9]*+)",
-    "flags": _at_most(FLAGS_MAX),
-    "item_size": "(?:0|[1-9][0-9]*+)",
-}
-
-
-def _loose(column: str, pad: str) -> str:
-    """A cell of ``column`` as the fast path also takes it: spaces around, leading zeros."""
-    number = {"key": "0*+" + _at_most(KEY_MAX, zero=False),
-              "flags": "(?:0*+" + _at_most(FLAGS_MAX, zero=False) + "|0++)"}.get(column, "[0-9]++")
-    return f"{pad}*+{number}{pad}*+"
-
-
 _ITEM_FIELDS = tuple(Item.__dict__[name].__set__ for name in ("key", "value", "flags", "item_size"))
 
 
@@ -271,17 +235,14 @@ class _Reader:
     Items when ``pending`` or the cache grows past :data:`CACHE_MAX`, and at
     the end; rows with a count are summed per block instead.
 
-    Where lines have a *layout* (CSV whose every column is read, a column of
-    values), a block is first checked whole by one regular expression: all
-    lines *plain* (``16,100``: digits, in range, the first line's line end)
-    or all *loose* (spaces, leading zeros, either line end, blank lines).
-    Such lines are counted as they are, and read together, with C-speed
-    list operations, when handed out; loose spellings of one item are
-    merged then.  Any other line goes to the cache, which maps a distinct
-    line (for metadump: its ``size=`` text) to what it is: an
-    :class:`Item`, an ``(Item, count)`` pair, a marker (blank, ignored), a
-    :class:`_Bad`, or the *canonical* (plain) spelling of the same item,
-    under which it is then counted.
+    Where lines have a *layout* (CSV whose every column is read and no
+    count, or a column of values), each block is first offered whole to a
+    :class:`~slabcalc.columns.ColumnCounter`, which takes it when every line
+    is plain numbers and counts it in C.  Any other block is read line by
+    line through the cache, which maps a distinct line (for metadump: its
+    ``size=`` text) to what it is: an :class:`Item`, an ``(Item, count)``
+    pair, a marker (blank, ignored), a :class:`_Bad`, or the *canonical*
+    spelling of the same item, under which it is then counted.
     """
 
     def __init__(self, stream: TextIO, source: str, key_length: int | None, strict: bool,
@@ -294,7 +255,7 @@ class _Reader:
         self.key: int | None = None                        # the key length of rows without one
         self.cache = _Cache(self._parse_checked)
         self.pending: Counter[str] = Counter()
-        self.lines: Iterable[str] = stream
+        self.stream = stream
         self.base = 0                                      # physical lines before the next block
 
         first = None
@@ -325,19 +286,18 @@ class _Reader:
             self.parse, self.layout = self._parse_value, ("value",)
         else:
             fmt = self._read_header(first.rstrip("\r\n"))
-        if fmt in ("stats_sizes", "metadump", "values"):    # the first line is data
+        self.first = first
+        self.first_is_data = fmt in ("stats_sizes", "metadump", "values")
+        if self.first_is_data:
             self.base -= 1
-            self.lines = chain([first], stream)
-        self.plain_lines = self.loose_line = self.loose_lines = None
-        self.loose = False               # pending may hold two spellings of one item
-        if self.layout is not None:
-            delimiter = re.escape(self.delimiter)
-            plain = delimiter.join(_PLAIN[name] for name in self.layout) + re.escape(self.eol)
-            pad = "[ ]" if self.delimiter == "\t" else "[ \t]"
-            loose = delimiter.join(_loose(name, pad) for name in self.layout) + "\r?\n"
-            self.plain_lines = re.compile(f"(?:{plain})*+").fullmatch
-            self.loose_line = re.compile(loose).fullmatch
-            self.loose_lines = re.compile(f"(?:{loose}|{pad}*+\r?\n)*+").fullmatch
+        self.columns = None               # the column counter of plain blocks
+        if self.layout is not None and FAST:
+            try:
+                from .columns import ColumnCounter
+            except ImportError:           # without numpy every block is read line by line
+                pass
+            else:
+                self.columns = ColumnCounter(self.layout, self.delimiter, self.key, KEY_MAX, FLAGS_MAX)
         self.acct = Accounting(source, fmt, keys_named=fmt == "metadump")
 
     # -- the first line ----------------------------------------------------
@@ -410,8 +370,6 @@ class _Reader:
 
     def _canonical(self, item: Item) -> str:
         """The cache key of ``item``'s plainest spelling in this input."""
-        if self.layout is not None:
-            return self.delimiter.join(str(getattr(item, name)) for name in self.layout) + self.eol
         if item.item_size is not None:
             return f"\0{item.item_size}"
         return f"\0{item.key},{item.value},{item.flags}"
@@ -477,78 +435,60 @@ class _Reader:
         size = _cell_number(parts, 1, "size", line)
         return Item(None, None, 0, size), _cell_number(parts, 2, "count", line)
 
-    # -- many plain lines at once -------------------------------------------------
-
-    def _columns(self, lines: list[str]) -> dict[str, list[int]]:
-        """The numbers of plain (or loose) ``lines``, column by column, read at C speed."""
-        delimiter, width = self.delimiter, len(self.layout)
-        joined = "".join(lines)
-        cells = joined.replace("\n", delimiter).split(delimiter) if width > 1 else joined.split("\n")
-        cells.pop()                                   # after the last line end
-        numbers = list(map(int, cells))               # int() takes the spaces, zeros and \r
-        return {name: numbers[i::width] for i, name in enumerate(self.layout)}
-
-    def _items(self, columns: dict[str, list[int]], n: int) -> list[Item]:
-        if "item_size" in columns:
-            return _new_items(n, repeat(None), repeat(None), repeat(0), columns["item_size"])
-        return _new_items(n, columns.get("key") or repeat(self.key), columns["value"],
-                          columns.get("flags") or repeat(0), repeat(None))
-
     # -- blocks -----------------------------------------------------------------
 
+    def _blocks(self) -> Iterator[str]:
+        """The rest of the input in blocks of whole lines, about :data:`BLOCK_SIZE` characters each."""
+        stream = self.stream
+        try:
+            if self.first_is_data:
+                yield self.first
+            while True:
+                block = stream.read(BLOCK_SIZE)
+                if not block:
+                    return
+                yield block + stream.readline()        # up to the end of the line read into
+        except UnicodeDecodeError as exc:
+            raise self._not_utf8(exc) from None
+
     def items(self) -> Iterator[tuple[Item, int, int]]:
-        acct, pending = self.acct, self.pending
-        while True:
-            try:
-                lines = list(islice(self.lines, BLOCK_ROWS))
-            except UnicodeDecodeError as exc:
-                raise self._not_utf8(exc) from None
-            if not lines:
-                break
-            if not lines[-1].endswith(("\n", "\r")):
-                lines[-1] += self.eol                 # the last line of the input, without its end
-            joined = "".join(lines) if self.layout is not None else ""
-            if self.layout is not None and self.plain_lines(joined):
-                pending.update(lines)                 # every line an item: parsed when handed out
-                acct.rows += len(lines)
-                acct.items += len(lines)
-                totals = None
-            elif self.layout is not None and self.loose_lines(joined):
-                blank = list(map(str.isspace, lines))
-                blanks = blank.count(True)
-                pending.update(compress(lines, map(not_, blank)) if blanks else lines)
-                self.loose = True
-                acct.rows += len(lines) - blanks
-                acct.items += len(lines) - blanks
+        acct = self.acct
+        for block in self._blocks():
+            if not block.endswith(("\n", "\r")):
+                block += self.eol                      # the last line of the input, without its end
+            taken = self._take(block)
+            if taken is not None:
+                self.base += taken
+                acct.rows += taken
+                acct.items += taken
                 totals = None
             else:
+                lines = list(io.StringIO(block, newline=""))
                 totals = self._sort(lines)
-            self.base += len(lines)
+                self.base += len(lines)
             if self.progress is not None:
                 self.progress(acct.rows)
             if totals:
                 yield from ((item, n, rows) for item, (n, rows) in totals.items())
-            if len(pending) > CACHE_MAX or len(self.cache) > CACHE_MAX:
+            if len(self.pending) > CACHE_MAX or len(self.cache) > CACHE_MAX:
                 yield from self._hand_out()
-        yield from self._hand_out()
+        yield from self._hand_out(last=True)
+
+    def _take(self, block: str) -> int | None:
+        """The rows of ``block`` if the column counter took it whole; None if it is read line by line."""
+        if self.columns is None:
+            return None
+        if "\r" in block:
+            block = block.replace("\r\n", "\n")     # a lone \r is not plain: the counter refuses it
+        return self.columns.take(block)
 
     def _sort(self, lines: list[str]) -> dict[Item, list[int]] | None:
         """Count a block line by line: accepted, rejected or not a row; the totals of counted rows."""
         acct, pending = self.acct, self.pending
         keys = lines if self.keyfunc is None else list(map(self.keyfunc, lines))
-        if self.loose_line is not None:
-            loose = list(map(self.loose_line, keys))
-            taken = list(compress(keys, loose))
-            pending.update(taken)
-            self.loose = self.loose or not self.plain_lines("".join(taken))
-            accepted = len(taken)
-            keys_left = list(compress(keys, map(is_, loose, repeat(None))))
-        else:
-            accepted = 0
-            keys_left = keys
-        counts = Counter(keys_left)
+        counts = Counter(keys)
         totals: dict[Item, list[int]] | None = {} if self.weighted else None
-        skipped = rejected = items = 0
+        accepted = skipped = rejected = items = 0
         bad = []
         for key, what in zip(counts, map(self.cache.__getitem__, counts)):
             n = counts[key]
@@ -578,19 +518,26 @@ class _Reader:
         acct.items += items if self.weighted else accepted
         return totals
 
-    def _hand_out(self) -> Iterator[tuple[Item, int, int]]:
-        """The items counted in ``pending``; then forget them (and the cache, when full)."""
+    def _hand_out(self, last: bool = False) -> Iterator[tuple[Item, int, int]]:
+        """The items counted line by line (and, at the end, by the column counter), each once;
+        then forget them (and the cache, when full)."""
         keys, counts = list(self.pending), list(self.pending.values())
         self.pending.clear()
-        if self.layout is None:
-            items = list(map(self.cache.__getitem__, keys))
-        else:
-            columns = self._columns(keys)
-            if self.loose:                    # " 16, 100" and "16,100": one item, counted once
-                columns, counts = _merged(columns, counts)
-            items = self._items(columns, len(counts))
+        items = list(map(self.cache.__getitem__, keys))
         if len(self.cache) > CACHE_MAX:
             self.cache.clear()
+        if last and self.columns is not None:
+            columns, column_counts = self.columns.distinct()
+            fast = _new_items(len(column_counts), columns.get("key") or repeat(None),
+                              columns.get("value") or repeat(None), columns.get("flags") or repeat(0),
+                              columns.get("item_size") or repeat(None))
+            if items:                                 # some blocks were read line by line: merge
+                totals = dict(zip(fast, column_counts))
+                for item, n in zip(items, counts):
+                    totals[item] = totals.get(item, 0) + n
+                items, counts = list(totals), list(totals.values())
+            else:
+                items, counts = fast, column_counts
         return zip(items, counts, counts)  # one row per item: rows == items
 
     def _reject(self, bad: list[str], keys: list[str], lines: list[str]) -> None:
@@ -613,17 +560,6 @@ class _Reader:
 
     def _not_utf8(self, exc: UnicodeDecodeError) -> InputError:
         return InputError(f"{self.source}: not UTF-8 text (line {self.base + 1} or after: {exc.reason})")
-
-
-def _merged(columns: dict[str, list[int]], counts: list[int]) -> tuple[dict[str, list[int]], list[int]]:
-    """``columns`` with each row once, and the counts of equal rows summed."""
-    rows = list(zip(*columns.values()))
-    if len(set(rows)) == len(rows):
-        return columns, counts
-    totals: dict[tuple[int, ...], int] = {}
-    for row, n in zip(rows, counts):
-        totals[row] = totals.get(row, 0) + n
-    return dict(zip(columns, map(list, zip(*totals)))), list(totals.values())
 
 
 def _positions(keys: list[str], key: str, wanted: int) -> list[int]:
