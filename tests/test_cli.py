@@ -102,7 +102,7 @@ def test_slab_sizes_commas_and_dashes_agree():
     (["classes", "-I", "64m"], "Cannot set item size limit higher than 1/2 of memory max."),
     (["classes", "-o", "nonsense"], 'Illegal suboption "nonsense"'),
     (["classes", "--profile", "1.4.24", "--slab-sizes", "96-200"], 'Illegal suboption "slab_sizes=96-200"'),
-    (["classes", "--profile", "9.9.9"], "unsupported memcached release 9.9.9; supported: 1.4.24, 1.6.0-1.6.45"),
+    (["classes", "--profile", "9.9.9"], "unsupported memcached release 9.9.9; supported: 1.2.4-1.2.8, 1.4.3-1.4.26, 1.4.27-1.4.28, 1.4.29-1.4.39, 1.5.0-1.5.22, 1.6.0-1.6.45"),
     (["classes", "--profile", "nope.yaml"], "cannot read profile"),
     (["classes", "-m", "1.5g"], "-m/--memory-limit"),
     (["classes", "-m", "1000k"], "whole megabytes"),

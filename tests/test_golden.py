@@ -19,13 +19,15 @@ from slabcalc import Refused, configure, load_profile, place, slab_classes, vv_l
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
 
-# build folder -> (profile release, bits)
-BUILDS = {
-    "1.4.24": ("1.4.24", 64),
-    "1.4.24-i386": ("1.4.24", 32),
-    "1.6.18-debian": ("1.6.18", 64),
-    "1.6.45": ("1.6.45", 64),
-}
+def _build(folder: str) -> tuple[str, int]:
+    """A capture folder's (release, bits): ``1.4.24-i386`` is 1.4.24 built 32-bit."""
+    release, _, variant = folder.partition("-")
+    return release, 32 if variant == "i386" else 64
+
+
+# Every capture folder is walked: adding a capture adds its tests.
+BUILDS = {d.name: _build(d.name) for d in sorted(GOLDEN.iterdir()) if (d / "classes").is_dir()}
+
 
 # Lines a started server prints that are not about its configuration.
 NOISE = ("server listening", "Signal handled", "Exiting normally")
@@ -66,7 +68,8 @@ def test_class_table_and_refusals(build, row, captured):
         if refused.value.exit_status > 0:  # a crash (SIGFPE) prints nothing to compare
             stream = captured[refused.value.stream if refused.value.stream == "stdout"
                               else "stderr_without_slab_class_lines"]
-            assert stream.strip().split("\n")[-1] == refused.value.message
+            message = refused.value.message.split("\n")
+            assert stream.strip().split("\n")[-len(message):] == message
 
 
 def _placement_cases():
@@ -85,7 +88,9 @@ def _placement_cases():
 
 def test_golden_covers_every_placement_file():
     cases = list(_placement_cases())
-    assert len(cases) >= 8 * 250  # 4 builds x 2 variants x 275 grid points (the grid has 275)
+    files = list(GOLDEN.glob("*/placement_*.csv"))
+    assert len(BUILDS) >= 7 and len(files) >= 13
+    assert len(cases) == 275 * len(files)  # the grid has 275 points
 
 
 @pytest.mark.parametrize("build,variant,key_len,value_len,flags,rows", list(_placement_cases()))

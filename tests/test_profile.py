@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from slabcalc.profile import ProfileError, bundled_lines, load_profile, release_key
@@ -26,14 +28,16 @@ def test_bits_choose_the_header():
 
 
 def test_unsupported_release_lists_what_is_supported():
-    with pytest.raises(ProfileError, match=r"unsupported memcached release 1\.5\.22; supported: 1\.4\.24, 1\.6\.0-1\.6\.45"):
-        load_profile("1.5.22")
+    supported = r"supported: 1\.2\.4-1\.2\.8, 1\.4\.3-1\.4\.26, 1\.4\.27-1\.4\.28, 1\.4\.29-1\.4\.39, 1\.5\.0-1\.5\.22, 1\.6\.0-1\.6\.45$"
+    for release in ("1.2.3", "1.3.3", "1.4.2", "1.4.40", "1.5.23", "1.6.46", "2.0"):
+        with pytest.raises(ProfileError, match=rf"^unsupported memcached release {re.escape(release)}; " + supported):
+            load_profile(release)
     with pytest.raises(ProfileError, match="not a release number"):
         load_profile("latest")
 
 
 def test_bundled_lines_are_ordered():
-    assert [line for line, _, _ in bundled_lines()] == ["1.4.24", "1.6"]
+    assert [line for line, _, _ in bundled_lines()] == ["1.2", "1.4.3", "1.4.27", "1.4.29", "1.5", "1.6"]
     assert release_key("1.6.9") < release_key("1.6.10")
 
 

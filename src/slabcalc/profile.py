@@ -27,11 +27,12 @@ CAS_RULES = ("appended", "inside")
 LOOP_RULES = ("chunk_max_exclusive", "item_size_max_inclusive", "half_page_inclusive")
 LARGEST_RULES = ("slab_chunk_max", "item_size_max", "page")
 PAGE_SIZE_RULES = ("fixed", "item_size_max")
-PAGE_LENGTH_RULES = ("size_x_perslab", "page_if_reassign", "page_if_reassign_or_chunked")
+PAGE_LENGTH_RULES = ("size_x_perslab", "page_if_reassign", "item_size_max_if_reassign",
+                     "page_if_reassign_or_chunked")
 CHUNKED_RULES = ("none", "eager", "lazy", "lazy_fallback")
 CHECK_RULES = ("min", "max", "max_fraction_of_maxbytes",
                "not_above_item_size_max", "divides_item_size_max", "divides_page")
-SETTABLE = ("slab_chunk_max", "slab_reassign", "suffix")
+SETTABLE = ("slab_chunk_max", "slab_reassign", "suffix", "factor")
 VALUE_TARGETS = ("slab_sizes",)
 CRASH_POINTS = ("slab_chunk_max_zero", "slab_chunk_max_without_value", "slab_sizes_without_value")
 
@@ -119,11 +120,12 @@ class Profile:
     item_size_max_warn_above: int | None
     item_size_max_warning: str | None
     big_item_chunk_max: int | None
+    big_item_at: str                # when a big -I lowers an unset chunk max: at_option or after_options
     slab_chunk_max_unit: int | None
     slab_chunk_max_max_value: int | None
     slab_chunk_max_parse_errors_fatal: bool
     slab_chunk_max_checks: tuple[Check, ...]
-    slab_sizes: bool
+    slab_sizes: bool | str          # True, False, or "broken": every value is read as 0 (1.4.39)
     illegal_suboption_stream: str
     illegal_suboption_exit: int
     illegal_suboption_shows: str
@@ -340,12 +342,15 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
                 if key not in SETTABLE:
                     raise r.fail(f"options.suboptions.{name}.{part}.{key}",
                                  f"can set only {', '.join(SETTABLE)}")
-                if key == "suffix" and new not in SUFFIX_RULES:
+                if key == "suffix" and new is not None and new not in SUFFIX_RULES:
                     raise r.fail(f"options.suboptions.{name}.{part}.suffix",
                                  f"must be one of {', '.join(SUFFIX_RULES)}")
-        suboptions[name] = SubOption(set=dict(spec.get("set") or {}),
-                                     set_if_chunk_max_default=dict(spec.get("set_if_chunk_max_default") or {}),
-                                     value_to=value_to)
+        # a null value in a later release's change removes what an earlier one set
+        suboptions[name] = SubOption(
+            set={k: v for k, v in (spec.get("set") or {}).items() if v is not None},
+            set_if_chunk_max_default={k: v for k, v in (spec.get("set_if_chunk_max_default") or {}).items()
+                                      if v is not None},
+            value_to=value_to)
     ignored = (r.get("options.suboptions.ignored", list, optional=True) or []) + ignored_extra
     crashes = {}
     for point, spec in (r.get("options.crashes", dict, optional=True) or {}).items():
@@ -358,6 +363,7 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         crashes[point] = Crash(signal=spec["signal"], why=spec["why"])
     warn = r.get("options.item_size_max.warn_above", dict, optional=True) or {}
     has_chunk_max = r.get("options.slab_chunk_max", dict, optional=True) is not None
+    has_item_size_max = r.get("options.item_size_max", dict, optional=True) is not None
     profile = Profile(
         release=str(raw.get("release", last)),
         line=str(r.get("line", (str, int, float))),
@@ -384,7 +390,7 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         page_length=r.get("pages.length", str, choices=PAGE_LENGTH_RULES),
         chunked=r.get("chunked", str, choices=CHUNKED_RULES),
         too_large=r.get("too_large", str),
-        mem_requested_stat=r.get("stats.mem_requested", str, choices=("slabs", "items")),
+        mem_requested_stat=r.get("stats.mem_requested", str, choices=("slabs", "items", "none")),
         default_chunk_size=r.get("defaults.chunk_size", int),
         default_factor=r.get("defaults.factor", float),
         default_item_size_max=r.get("defaults.item_size_max", int),
@@ -396,19 +402,21 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         chunk_size_refuse=r.get("options.chunk_size_refuse", str, choices=("zero", "nonpositive")),
         chunk_size_message=r.get("options.chunk_size_message", str),
         factor_message=r.get("options.factor_message", str),
-        item_size_max_units=r.get("options.item_size_max.units", str),
-        item_size_max_checked=r.get("options.item_size_max.checked", str,
-                                    choices=("at_option", "after_options")),
-        item_size_max_checks=r.checks("options.item_size_max.checks"),
+        item_size_max_units=r.get("options.item_size_max.units", str) if has_item_size_max else "",
+        item_size_max_checked=r.get("options.item_size_max.checked", str, choices=("at_option", "after_options"))
+        if has_item_size_max else "at_option",
+        item_size_max_checks=r.checks("options.item_size_max.checks") if has_item_size_max else (),
         item_size_max_warn_above=warn.get("value"),
         item_size_max_warning=warn.get("message"),
         big_item_chunk_max=r.get("options.item_size_max.big_item_chunk_max", int, optional=True),
+        big_item_at=r.get("options.item_size_max.big_item_at", str, optional=True,
+                          choices=("at_option", "after_options")) or "after_options",
         slab_chunk_max_unit=r.get("options.slab_chunk_max.unit", int) if has_chunk_max else None,
         slab_chunk_max_max_value=r.get("options.slab_chunk_max.max_value", int, optional=True),
         slab_chunk_max_parse_errors_fatal=bool(r.get("options.slab_chunk_max.parse_errors_fatal", bool,
                                                      optional=True)),
         slab_chunk_max_checks=r.checks("options.slab_chunk_max.checks"),
-        slab_sizes=r.get("options.slab_sizes", bool),
+        slab_sizes=r.get("options.slab_sizes", (bool, str), choices=(True, False, "broken")),
         illegal_suboption_stream=r.get("options.illegal_suboption.stream", str, choices=("stdout", "stderr")),
         illegal_suboption_exit=r.get("options.illegal_suboption.exit", int),
         illegal_suboption_shows=r.get("options.illegal_suboption.shows", str, choices=("token", "rest")),
@@ -422,6 +430,8 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         raise r.fail("classes.align", "alignment and page bytes must be positive")
     if profile.largest == "slab_chunk_max" and not profile.has_slab_chunk_max:
         raise r.fail("classes.largest", "slab_chunk_max needs options.slab_chunk_max")
+    if ("I" in profile.getopt) != has_item_size_max:
+        raise r.fail("options.item_size_max", "must be given exactly when the getopt string offers -I")
     if "C" in profile.getopt and not profile.has_cas_option:
         raise r.fail("options.getopt", "offers -C (no CAS) but item.cas is inside the header")
     if profile.chunked != "none" and profile.chunk_header is None:

@@ -74,6 +74,8 @@ class Settings:
     def page_length(self, chunk_size: int, perslab: int) -> int:
         """Bytes one new page of this class takes from ``-m`` (``do_slabs_newslab``)."""
         rule = self.profile.page_length
+        if rule == "item_size_max_if_reassign":   # 1.4.29: -I bytes, though pages are 1 MiB
+            return self.item_size_max if self.slab_reassign else chunk_size * perslab
         full_page = (self.slab_reassign
                      or (rule == "page_if_reassign_or_chunked" and self.slab_chunk_max != self.slab_page_size))
         if rule != "size_x_perslab" and full_page:
@@ -208,6 +210,9 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
                 _run_checks(p.item_size_max_checks, value=item_size_max, maxbytes=maxbytes)
                 if p.item_size_max_warn_above is not None and item_size_max > p.item_size_max_warn_above:
                     printed.append(p.item_size_max_warning)
+            if (p.big_item_at == "at_option" and p.big_item_chunk_max is not None
+                    and item_size_max > p.page_bytes and not chunk_max_given):
+                chunk_max = p.big_item_chunk_max
         elif letter == "o":
             subopts = value.split(",")
             for index, sub in enumerate(subopts):
@@ -231,6 +236,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
                             slab_reassign = bool(new)
                         elif key == "suffix":
                             suffix = str(new)
+                        elif key == "factor":
+                            factor = float(new)
                     if effect.value_to == "slab_sizes" and has_value:
                         slab_sizes_text = subvalue
                 elif name not in p.ignored_suboptions:
@@ -243,13 +250,17 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
         _run_checks(p.item_size_max_checks, value=item_size_max, maxbytes=maxbytes)
     page = item_size_max if p.page_size_rule == "item_size_max" else p.page_bytes
     if p.has_slab_chunk_max:
-        if p.big_item_chunk_max is not None and item_size_max > page and not chunk_max_given:
+        if (p.big_item_at == "after_options" and p.big_item_chunk_max is not None
+                and item_size_max > page and not chunk_max_given):
             chunk_max = p.big_item_chunk_max
         if chunk_max == 0 and "slab_chunk_max_zero" in p.crashes:
             raise Refused.crashed(p.crashes["slab_chunk_max_zero"], printed)
         _run_checks(p.slab_chunk_max_checks, value=chunk_max, item_size_max=item_size_max,
                     chunk_max=chunk_max, page=page)
     slab_sizes = None
+    if slab_sizes_text is not None and p.slab_sizes == "broken":
+        # 1.4.39 reads the sizes from a getsubopt buffer it has already freed
+        raise Refused("slab size 0 is out of valid range", 64)
     if slab_sizes_text is not None:
         upper = chunk_max if chunk_max is not None else item_size_max
         slab_sizes = _parse_slab_sizes(slab_sizes_text, chunk_size, upper, p.align, p.max_regular)
