@@ -214,6 +214,59 @@ def _raw_for_release(release: str) -> tuple[str, dict]:
     raise ProfileError(f"unsupported memcached release {release}; supported: {supported_text()}")
 
 
+def _leaf_paths(mapping: Mapping, prefix: str = "") -> list[str]:
+    paths = []
+    for key, value in mapping.items():
+        path = f"{prefix}{key}"
+        paths += _leaf_paths(value, path + ".") if isinstance(value, Mapping) and value else [path]
+    return paths
+
+
+def _previous(release: str) -> str:
+    """The release before ``release`` in its minor line (``1.4.30`` -> ``1.4.29``)."""
+    parts = release_key(release)
+    return ".".join(map(str, (*parts[:-1], parts[-1] - 1)))
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of releases that share every rule: one bundled profile up to its next change."""
+
+    profile: str                 # the bundled file, e.g. "memcached-1.4.29"
+    line: str                    # the profile's line name
+    first: str                   # first release of the run
+    last: str                    # last release of the run
+    changed: tuple[str, ...]     # rule fields (three levels deep) that change at ``first``
+
+
+def bundled_segments() -> list[Segment]:
+    """Every bundled release run with constant rules, oldest first (``slabcalc profiles``)."""
+    segments = []
+    for name, data in sorted(_bundled(), key=lambda nd: release_key(nd[1]["releases"]["first"])):
+        starts = [(str(data["releases"]["first"]), ())]
+        for change in data.get("changes") or ():
+            rest = {k: v for k, v in change.items() if k != "from"}
+            fields = [".".join(path.split(".")[:3]) for path in _leaf_paths(rest)]
+            starts.append((str(change["from"]), tuple(dict.fromkeys(fields))))
+        ends = [_previous(first) for first, _ in starts[1:]] + [str(data["releases"]["last"])]
+        for (first, changed), last in zip(starts, ends):
+            segments.append(Segment(name.removesuffix(".yaml"), str(data["line"]), first, last, changed))
+    return segments
+
+
+def resolved_rules(spec: str | None = None) -> dict:
+    """The rules ``load_profile(spec)`` reads, as one mapping: a line merged with its changes
+    up to the release, or a user file merged onto its base (``slabcalc profiles show``)."""
+    spec = spec or DEFAULT_RELEASE
+    if spec.endswith((".yaml", ".yml")) or "/" in spec or os.path.isfile(spec):
+        source, raw = _raw_from_file(spec)
+    else:
+        source, raw = _raw_for_release(spec)
+    _validate(raw, 64, source)   # only what would load is shown
+    return {"release": raw.get("release"), "source": source,
+            **{k: v for k, v in raw.items() if k not in ("release", "changes")}}
+
+
 def load_profile(spec: str | None = None, bits: int = 64) -> Profile:
     """Resolve ``spec`` (a release such as ``"1.4.24"``, or a YAML file path) to a Profile.
 
@@ -261,11 +314,18 @@ class _Reader:
 
     def __init__(self, raw: Mapping, source: str):
         self.raw, self.source = raw, source
+        self.read: set[tuple[str, ...]] = {("release",), ("source",), ("base",), ("changes",)}
+
+    def unknown_fields(self) -> list[str]:
+        """Fields of the raw mapping no rule reads (a misspelt field must not pass silently)."""
+        return [path for path in _leaf_paths(self.raw)
+                if not any(tuple(path.split("."))[:len(read)] == read for read in self.read)]
 
     def fail(self, path: str, why: str) -> ProfileError:
         return ProfileError(f"profile {self.source}: field {path}: {why}")
 
     def get(self, path: str, kind: type | tuple, *, optional: bool = False, choices=None):
+        self.read.add(tuple(path.split(".")))
         node: Any = self.raw
         for part in path.split("."):
             if not isinstance(node, Mapping) or part not in node:
@@ -436,4 +496,7 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         raise r.fail("options.getopt", "offers -C (no CAS) but item.cas is inside the header")
     if profile.chunked != "none" and profile.chunk_header is None:
         raise r.fail("item.chunk_header", "chunked items need sizeof(item_chunk)")
+    unknown = r.unknown_fields()
+    if unknown:
+        raise r.fail(unknown[0], "unknown field (see the Profiles section of README.md)")
     return profile
