@@ -125,7 +125,7 @@ class Profile:
     slab_chunk_max_max_value: int | None
     slab_chunk_max_parse_errors_fatal: bool
     slab_chunk_max_checks: tuple[Check, ...]
-    slab_sizes: bool | str          # True, False, or "broken": every value is read as 0 (1.4.39)
+    slab_sizes: bool | str          # True, False, or "freed_buffer" (1.4.31-1.5.16, see settings.py)
     illegal_suboption_stream: str
     illegal_suboption_exit: int
     illegal_suboption_shows: str
@@ -195,6 +195,11 @@ def _deep_merge(base: dict, over: Mapping) -> dict:
     return merged
 
 
+def _changes(data: Mapping) -> list[dict]:
+    """A line's ``changes``, oldest first."""
+    return sorted(data.get("changes") or (), key=lambda change: release_key(change["from"]))
+
+
 def _raw_for_release(release: str) -> tuple[str, dict]:
     """The merged raw rules of a bundled release: its line plus the changes up to it."""
     wanted = release_key(release)
@@ -207,7 +212,7 @@ def _raw_for_release(release: str) -> tuple[str, dict]:
         first, last = release_key(data["releases"]["first"]), release_key(data["releases"]["last"])
         if first <= wanted <= last:
             merged = {k: v for k, v in data.items() if k != "changes"}
-            for change in data.get("changes") or ():
+            for change in _changes(data):
                 if release_key(change["from"]) <= wanted:
                     merged = _deep_merge(merged, {k: v for k, v in change.items() if k != "from"})
             return f"bundled:{name}", {**merged, "release": release}
@@ -244,7 +249,7 @@ def bundled_segments() -> list[Segment]:
     segments = []
     for name, data in sorted(_bundled(), key=lambda nd: release_key(nd[1]["releases"]["first"])):
         starts = [(str(data["releases"]["first"]), ())]
-        for change in data.get("changes") or ():
+        for change in _changes(data):
             rest = {k: v for k, v in change.items() if k != "from"}
             fields = [".".join(path.split(".")[:3]) for path in _leaf_paths(rest)]
             starts.append((str(change["from"]), tuple(dict.fromkeys(fields))))
@@ -476,7 +481,7 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         slab_chunk_max_parse_errors_fatal=bool(r.get("options.slab_chunk_max.parse_errors_fatal", bool,
                                                      optional=True)),
         slab_chunk_max_checks=r.checks("options.slab_chunk_max.checks"),
-        slab_sizes=r.get("options.slab_sizes", (bool, str), choices=(True, False, "broken")),
+        slab_sizes=r.get("options.slab_sizes", (bool, str), choices=(True, False, "freed_buffer")),
         illegal_suboption_stream=r.get("options.illegal_suboption.stream", str, choices=("stdout", "stderr")),
         illegal_suboption_exit=r.get("options.illegal_suboption.exit", int),
         illegal_suboption_shows=r.get("options.illegal_suboption.shows", str, choices=("token", "rest")),

@@ -102,6 +102,14 @@ class Settings:
         return argv
 
 
+FREED_BYTES = 16   # bytes glibc's free() overwrites at the start of a small chunk (tcache next, key)
+
+
+def _value_offset(subopts: list[str], index: int) -> int:
+    """Where the value of suboption ``index`` starts in its ``-o`` argument."""
+    return sum(len(sub) + 1 for sub in subopts[:index]) + len(subopts[index].partition("=")[0]) + 1
+
+
 def _getopt(argv: Sequence[str], optstring: str) -> list[tuple[str, str | None]]:
     """POSIX getopt over ``argv`` with memcached's option string."""
     takes_arg = {c: optstring[i + 1:i + 2] == ":" for i, c in enumerate(optstring) if c != ":"}
@@ -185,6 +193,7 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     use_cas, slab_reassign = p.default_use_cas, p.default_slab_reassign
     chunk_max, chunk_max_given = p.default_slab_chunk_max, False
     slab_sizes_text: str | None = None
+    slab_sizes_at = 0  # where its value starts in its -o argument
     printed: list[str] = []  # messages memcached prints without stopping
     suffix: str | None = None
 
@@ -215,6 +224,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
                 chunk_max = p.big_item_chunk_max
         elif letter == "o":
             subopts = value.split(",")
+            if len(subopts) > 1 and subopts[-1] == "":
+                subopts.pop()          # getsubopt() stops at the end: a trailing comma is nothing
             for index, sub in enumerate(subopts):
                 name, has_value, subvalue = sub.partition("=")
                 effect = p.suboptions.get(name)
@@ -224,7 +235,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
                 elif name == "slab_sizes" and p.slab_sizes:
                     if not has_value and "slab_sizes_without_value" in p.crashes:
                         raise Refused.crashed(p.crashes["slab_sizes_without_value"], printed)
-                    slab_sizes_text = subvalue if has_value else slab_sizes_text
+                    if has_value:
+                        slab_sizes_text, slab_sizes_at = subvalue, _value_offset(subopts, index)
                 elif effect is not None:
                     changes = dict(effect.set)
                     if not chunk_max_given:
@@ -239,7 +251,7 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
                         elif key == "factor":
                             factor = float(new)
                     if effect.value_to == "slab_sizes" and has_value:
-                        slab_sizes_text = subvalue
+                        slab_sizes_text, slab_sizes_at = subvalue, _value_offset(subopts, index)
                 elif name not in p.ignored_suboptions:
                     shown = sub if p.illegal_suboption_shows == "token" else ",".join(subopts[index:])
                     raise Refused(f'Illegal suboption "{shown}"', p.illegal_suboption_exit,
@@ -258,8 +270,10 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
         _run_checks(p.slab_chunk_max_checks, value=chunk_max, item_size_max=item_size_max,
                     chunk_max=chunk_max, page=page)
     slab_sizes = None
-    if slab_sizes_text is not None and p.slab_sizes == "broken":
-        # 1.4.39 reads the sizes from a getsubopt buffer it has already freed
+    if slab_sizes_text is not None and p.slab_sizes == "freed_buffer" and slab_sizes_at < FREED_BYTES:
+        # 1.4.31-1.5.16 parse the sizes from their copy of the -o argument after freeing it;
+        # glibc (2.29+, as on the Debian 12 the captures come from) then overwrites the first
+        # 16 bytes with its free-list pointers, and the number read there is 0
         raise Refused("slab size 0 is out of valid range", 64)
     if slab_sizes_text is not None:
         upper = chunk_max if chunk_max is not None else item_size_max
