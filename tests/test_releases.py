@@ -281,3 +281,16 @@ def test_ten_thousand_configurations_keep_the_invariants():
                 assert chunk.requested <= chunk.chunk_size, (where, key, value, flags)
                 assert classes[chunk.class_id - 1].chunk_size == chunk.chunk_size
     assert accepted == 10_000 and refused > 0
+
+
+def test_example_user_profiles():
+    aligned = slab_classes(configure(load_profile("examples/align4-build.yaml"), ["-n", "2", "-f", "2"]))
+    stock = slab_classes(configure(load_profile("1.4.24"), ["-n", "2", "-f", "2"]))
+    assert (aligned[0].chunk_size, stock[0].chunk_size) == (52, 56)
+    managed = load_profile("examples/managed-service.yaml")
+    settings = configure(managed)
+    assert (settings.use_cas, settings.chunk_size, settings.factor, settings.item_size_max,
+            settings.maxbytes) == (False, 72, 1.07, 2 << 20, 1 << 30)
+    assert settings.slab_chunk_max == 524288            # -I above a page halves the chunk max
+    assert configure(managed, ["-n", "48"]).chunk_size == 48
+    assert managed.line == "managed-1.6.18" and managed.release == "1.6.18"
