@@ -238,7 +238,6 @@ class Segment:
     """A run of releases that share every rule: one bundled profile up to its next change."""
 
     profile: str                 # the bundled file, e.g. "memcached-1.4.29"
-    line: str                    # the profile's line name
     first: str                   # first release of the run
     last: str                    # last release of the run
     changed: tuple[str, ...]     # rule fields (three levels deep) that change at ``first``
@@ -255,18 +254,14 @@ def bundled_segments() -> list[Segment]:
             starts.append((str(change["from"]), tuple(dict.fromkeys(fields))))
         ends = [_previous(first) for first, _ in starts[1:]] + [str(data["releases"]["last"])]
         for (first, changed), last in zip(starts, ends):
-            segments.append(Segment(name.removesuffix(".yaml"), str(data["line"]), first, last, changed))
+            segments.append(Segment(name.removesuffix(".yaml"), first, last, changed))
     return segments
 
 
 def resolved_rules(spec: str | None = None) -> dict:
     """The rules ``load_profile(spec)`` reads, as one mapping: a line merged with its changes
     up to the release, or a user file merged onto its base (``slabcalc profiles show``)."""
-    spec = spec or DEFAULT_RELEASE
-    if spec.endswith((".yaml", ".yml")) or "/" in spec or os.path.isfile(spec):
-        source, raw = _raw_from_file(spec)
-    else:
-        source, raw = _raw_for_release(spec)
+    source, raw = _raw(spec or DEFAULT_RELEASE)
     _validate(raw, 64, source)   # only what would load is shown
     return {"release": raw.get("release"), "source": source,
             **{k: v for k, v in raw.items() if k not in ("release", "changes")}}
@@ -281,11 +276,15 @@ def load_profile(spec: str | None = None, bits: int = 64) -> Profile:
     spec = spec or DEFAULT_RELEASE
     if bits not in (32, 64):
         raise ProfileError(f"--bits must be 32 or 64, not {bits}")
-    if spec.endswith((".yaml", ".yml")) or "/" in spec or os.path.isfile(spec):
-        source, raw = _raw_from_file(spec)
-    else:
-        source, raw = _raw_for_release(spec)
+    source, raw = _raw(spec)
     return _validate(raw, bits, source)
+
+
+def _raw(spec: str) -> tuple[str, dict]:
+    """``(source, raw rules)`` of a YAML file path or a bundled release."""
+    if spec.endswith((".yaml", ".yml")) or "/" in spec or os.path.isfile(spec):
+        return _raw_from_file(spec)
+    return _raw_for_release(spec)
 
 
 def _raw_from_file(path: str) -> tuple[str, dict]:
@@ -302,15 +301,16 @@ def _raw_from_file(path: str) -> tuple[str, dict]:
         raise ProfileError(f"{path}:{where} not valid YAML") from None
     if not isinstance(data, dict):
         raise ProfileError(f"{path}: a profile is a YAML mapping")
+    stem = os.path.splitext(os.path.basename(path))[0]
     if "base" in data:
         base = str(data.pop("base"))
         _, raw = _raw_for_release(base)
         raw = _deep_merge(raw, data)
         raw.setdefault("release", base)
-        raw["line"] = str(data.get("line", f"{base}+{os.path.splitext(os.path.basename(path))[0]}"))
+        raw["line"] = str(data.get("line", f"{base}+{stem}"))
     else:
         raw = data
-        raw.setdefault("release", raw.get("releases", {}).get("last", os.path.splitext(os.path.basename(path))[0]))
+        raw.setdefault("release", raw.get("releases", {}).get("last", stem))
     return str(path), raw
 
 

@@ -278,7 +278,7 @@ def _class_record(c: ClassUsage, total_page_bytes: int, has_mem_requested: bool 
         "chunk_waste": c.chunk_waste,
         "page_bytes": c.page_bytes,
         "free_bytes": c.free_bytes,
-        "mem_requested": c.mem_requested if has_mem_requested else None,   # 1.2 has no such stat
+        "mem_requested": c.mem_requested if has_mem_requested else None,
         "memory_pct": round(100.0 * c.page_bytes / total_page_bytes, 2) if total_page_bytes else 0.0,
     }
 
@@ -292,6 +292,7 @@ def report_record(report: Report, accounting, what_if: Sequence[tuple[str, Repor
     from .settings import settings_record
 
     page_bytes = report.total("page_bytes")
+    has_mem_requested = report.settings.profile.mem_requested_stat != "none"   # 1.2 has no such stat
     totals = {
         "rows": accounting.rows,
         "placed_rows": report.placed_rows,
@@ -306,8 +307,7 @@ def report_record(report: Report, accounting, what_if: Sequence[tuple[str, Repor
         "chunk_waste": report.total("chunk_waste"),
         "page_bytes": page_bytes,
         "free_bytes": report.total("free_bytes"),
-        "mem_requested": report.total("mem_requested")
-        if report.settings.profile.mem_requested_stat != "none" else None,
+        "mem_requested": report.total("mem_requested") if has_mem_requested else None,
         "memory_pct": 100.0 if page_bytes else 0.0,
         "waste_pct": round(report.waste_pct, 2),
     }
@@ -316,8 +316,7 @@ def report_record(report: Report, accounting, what_if: Sequence[tuple[str, Repor
         "settings": settings_record(report.settings),
         "source": accounting.source,
         "format": accounting.format,
-        "classes": [_class_record(c, page_bytes, report.settings.profile.mem_requested_stat != "none")
-                    for c in report.classes],
+        "classes": [_class_record(c, page_bytes, has_mem_requested) for c in report.classes],
         "totals": totals,
         "capacity": report.capacity.items if report.capacity else None,
         "limiting_class": report.capacity.limiting_class if report.capacity else None,

@@ -219,9 +219,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
                 _run_checks(p.item_size_max_checks, value=item_size_max, maxbytes=maxbytes)
                 if p.item_size_max_warn_above is not None and item_size_max > p.item_size_max_warn_above:
                     printed.append(p.item_size_max_warning)
-            if (p.big_item_at == "at_option" and p.big_item_chunk_max is not None
-                    and item_size_max > p.page_bytes and not chunk_max_given):
-                chunk_max = p.big_item_chunk_max
+            if p.big_item_at == "at_option":
+                chunk_max = _big_item_chunk_max(p, item_size_max, chunk_max, chunk_max_given)
         elif letter == "o":
             subopts = value.split(",")
             if len(subopts) > 1 and subopts[-1] == "":
@@ -262,9 +261,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
         _run_checks(p.item_size_max_checks, value=item_size_max, maxbytes=maxbytes)
     page = item_size_max if p.page_size_rule == "item_size_max" else p.page_bytes
     if p.has_slab_chunk_max:
-        if (p.big_item_at == "after_options" and p.big_item_chunk_max is not None
-                and item_size_max > page and not chunk_max_given):
-            chunk_max = p.big_item_chunk_max
+        if p.big_item_at == "after_options":
+            chunk_max = _big_item_chunk_max(p, item_size_max, chunk_max, chunk_max_given)
         if chunk_max == 0 and "slab_chunk_max_zero" in p.crashes:
             raise Refused.crashed(p.crashes["slab_chunk_max_zero"], printed)
         _run_checks(p.slab_chunk_max_checks, value=chunk_max, item_size_max=item_size_max,
@@ -281,6 +279,14 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     return Settings(profile=p, chunk_size=chunk_size, factor=factor, item_size_max=item_size_max,
                     maxbytes=maxbytes, use_cas=use_cas, slab_chunk_max=chunk_max, slab_page_size=page,
                     slab_reassign=slab_reassign, slab_sizes=slab_sizes, suffix=suffix, warnings=tuple(printed))
+
+
+def _big_item_chunk_max(p: Profile, item_size_max: int, chunk_max: int | None, given: bool) -> int | None:
+    """The chunk max once ``-I`` is known: a ``-I`` above a page lowers a chunk max not given."""
+    page = item_size_max if p.page_size_rule == "item_size_max" else p.page_bytes
+    if p.big_item_chunk_max is not None and item_size_max > page and not given:
+        return p.big_item_chunk_max
+    return chunk_max
 
 
 def _parse_slab_chunk_max(p: Profile, text: str | None, printed: list[str]) -> int:
