@@ -1,0 +1,212 @@
+"""``slabcalc optimize``: the DP against brute force, the scores against ``report``.
+
+The brute force here shares nothing with the DP: it enumerates every list of
+chunk sizes on the aligned grid, keeps those memcached's ``_parse_slab_sizes``
+rule admits (stated again below, and checked against :func:`configure`), and
+counts pages per class from the requests with numpy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+
+from slabcalc import configure, load_profile, slab_classes
+from slabcalc.inputs import Item
+from slabcalc.optimize import (best_slab_sizes, chunk_requests, listed_sizes, optimize, page_bytes,
+                               search_n_f, settings_for, split)
+from slabcalc.report import build_report
+from slabcalc.settings import Refused
+
+MODERN = configure(load_profile("1.6.18"), [])                 # one page length for every class
+PER_CLASS = configure(load_profile("1.4.27"), ["-I", "1024"])   # pages of chunk_size * perslab, 1 KiB
+
+
+def admissible(lists: np.ndarray, chunk_size: int, align: int) -> np.ndarray:
+    """Rows of effective class sizes some listed numbers make: each number rounds up to its
+    class, is >= -n and more than ``align`` above the previous (smallest numbers, greedily)."""
+    raw = np.maximum(lists[:, 0] - align + 1, chunk_size)
+    ok = raw <= lists[:, 0]
+    for j in range(1, lists.shape[1]):
+        raw = np.maximum(lists[:, j] - align + 1, raw + align + 1)
+        ok &= raw <= lists[:, j]
+    return ok
+
+
+def brute_force(settings, requests, max_classes: int, top: int) -> int:
+    """Fewest page bytes over every admissible list of up to max_classes aligned sizes below top."""
+    align, page, chunk_max = settings.profile.align, settings.slab_page_size, settings.largest_chunk
+    low = -(-settings.chunk_size // align) * align
+    grid = list(range(low, min(top, chunk_max), align))
+    sizes = np.asarray(requests.sizes)
+    prefix = np.concatenate(([0], np.cumsum(requests.counts)))
+    length = {c: settings.page_length(c, page // c) for c in grid + [chunk_max]}
+    best = None
+    for k in range(1, max_classes + 1):
+        lists = np.array(list(itertools.combinations(grid, k)), dtype=np.int64).reshape(-1, k)
+        if not len(lists):
+            continue
+        lists = lists[admissible(lists, settings.chunk_size, align)]
+        table = np.concatenate((lists, np.full((len(lists), 1), chunk_max)), axis=1)
+        reached = prefix[np.searchsorted(sizes, table, side="right")]
+        held = np.diff(np.concatenate((np.zeros((len(table), 1), dtype=np.int64), reached), axis=1), axis=1)
+        perslab = page // table
+        lengths = np.vectorize(length.get)(table)
+        total = (-(-held // perslab) * lengths).sum(axis=1)
+        if len(total):
+            best = int(total.min()) if best is None else min(best, int(total.min()))
+    return best
+
+
+def distribution(draw_sizes, counts):
+    return {Item(10, v, 0, None): n for v, n in zip(draw_sizes, counts)}
+
+
+@hsettings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(values=st.lists(st.integers(0, 200), min_size=1, max_size=30, unique=True),
+       data=st.data(), max_classes=st.integers(1, 4))
+def test_dp_equals_brute_force_with_whole_pages(values, data, max_classes):
+    counts = data.draw(st.lists(st.integers(1, 40_000), min_size=len(values), max_size=len(values)))
+    requests = chunk_requests(MODERN, distribution(values, counts))
+    answer = best_slab_sizes(MODERN, requests, max_classes)
+    assert len(answer.chunk_sizes) <= max_classes
+    assert answer.page_bytes == page_bytes(settings_for(MODERN, answer.listed), requests)
+    # larger chunks only cost more here (proved in optimize.py); the grid still goes past the items
+    assert answer.page_bytes == brute_force(MODERN, requests, max_classes, max(requests.sizes) + 80)
+
+
+@hsettings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(values=st.lists(st.integers(0, 900), min_size=1, max_size=30, unique=True),
+       data=st.data(), max_classes=st.integers(1, 3))
+def test_dp_equals_brute_force_with_pages_of_chunk_times_perslab(values, data, max_classes):
+    values = [v for v in values if 10 + 1 + v + 2 + 48 + 8 + 7 <= 1024] or [0]
+    counts = data.draw(st.lists(st.integers(1, 60), min_size=len(values), max_size=len(values)))
+    requests = chunk_requests(PER_CLASS, distribution(values, counts))
+    answer = best_slab_sizes(PER_CLASS, requests, max_classes)
+    assert answer.page_bytes == page_bytes(settings_for(PER_CLASS, answer.listed), requests)
+    assert answer.page_bytes == brute_force(PER_CLASS, requests, max_classes, 1 << 20)  # the whole grid
+
+
+def test_classes_one_align_apart_come_from_unaligned_numbers():
+    # 96- and 104-byte items, many of each: 96 and 104 must both be classes
+    requests = chunk_requests(MODERN, {Item(10, 27, 0, None): 54_610, Item(10, 35, 0, None): 50_410})
+    assert requests.sizes == (96, 104)
+    answer = best_slab_sizes(MODERN, requests, 2)
+    assert answer.chunk_sizes == (96, 104)
+    assert answer.listed == (95, 104)
+    made = configure(MODERN.profile, ["-o", "slab_sizes=95-104"])
+    assert [c.chunk_size for c in slab_classes(made)][:2] == [96, 104]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_listed_sizes_are_what_memcached_accepts(seed):
+    """listed_sizes finds numbers exactly when some numbers in the classes' windows are accepted."""
+    rng = random.Random(seed)
+    profile, align = MODERN.profile, 8
+    for _ in range(40):
+        k = rng.randint(1, 3)
+        classes = sorted(rng.sample(range(48, 200, 8), k))
+        windows = [range(c - align + 1, c + 1) for c in classes]
+        accepted = []
+        for numbers in itertools.product(*windows):
+            try:
+                made = configure(profile, ["-o", "slab_sizes=" + "-".join(map(str, numbers))])
+            except Refused:
+                continue
+            assert [c.chunk_size for c in slab_classes(made)][:k] == classes
+            accepted.append(numbers)
+        listed = listed_sizes(classes, 48, align)
+        assert (listed is not None) == bool(accepted)
+        if listed is not None:
+            assert listed in accepted
+
+
+def mixed(seed: int, n: int = 400, large: bool = True):
+    rng = random.Random(seed)
+    dist = {}
+    for _ in range(n):
+        if large and rng.random() < 0.1:
+            value = rng.randint(20_000, 900_000)
+        else:
+            value = int(rng.lognormvariate(5, 1.2))
+        item = Item(rng.randint(4, 60), value, rng.choice((0, 0, 5)), None)
+        dist[item] = dist.get(item, 0) + rng.randint(1, 3000)
+    return dist
+
+
+CONFIGS = [
+    ("1.6.18", []), ("1.6.18", ["-f", "1.08", "-n", "30"]), ("1.6.18", ["-o", "slab_chunk_max=16384"]),
+    ("1.6.18", ["-o", "slab_sizes=100-300-1000-5000"]), ("1.6.45", ["-C", "-I", "2m", "-f", "1.5"]),
+    ("1.4.24", []), ("1.4.39", ["-o", "slab_chunk_max=65536"]), ("1.5.22", ["-o", "no_modern"]),
+    ("1.2.8", []),
+]
+
+
+@pytest.mark.parametrize("release,args", CONFIGS)
+def test_scores_are_the_reports(release, args):
+    settings = configure(load_profile(release), args)
+    for seed in range(3):
+        dist = mixed(seed)
+        requests = chunk_requests(settings, dist)
+        report = build_report(settings, dist, memory_limit=512 << 20)
+        assert page_bytes(settings, requests) == report.total("page_bytes")
+        from slabcalc.optimize import items_that_fit
+        assert items_that_fit(settings, requests, 512 << 20) == report.capacity.items
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_dp_never_worse_than_n_f(seed):
+    dist = mixed(seed, large=seed % 2 == 0)
+    requests = chunk_requests(MODERN, dist)
+    answer = best_slab_sizes(MODERN, requests)
+    best = search_n_f(MODERN, requests)[0]
+    assert answer.page_bytes <= best.page_bytes
+    # and every -n/-f list slab_sizes can express (a sample)
+    rng = random.Random(seed)
+    for _ in range(200):
+        s = replace(MODERN, chunk_size=rng.randint(1, 1024), factor=round(rng.uniform(1.01, 2.5), 3))
+        regular = sorted({c.chunk_size for c in slab_classes(s)[:-1]})
+        if listed_sizes(regular, MODERN.chunk_size, 8) is not None:
+            assert answer.page_bytes <= page_bytes(s, requests)
+
+
+def test_capacity_objective_is_exact_on_small_inputs():
+    dist = {Item(10, v, 0, None): n for v, n in [(30, 9000), (45, 12000), (100, 7000), (150, 3000)]}
+    requests = chunk_requests(MODERN, dist)
+    limit = 4 << 20
+    answer = best_slab_sizes(MODERN, requests, 3, memory_limit=limit)
+    from slabcalc.optimize import items_that_fit
+    best = 0
+    grid = range(56, 256, 8)
+    for k in range(1, 4):
+        for combo in itertools.combinations(grid, k):
+            listed = listed_sizes(combo, 48, 8)
+            if listed is not None:
+                best = max(best, items_that_fit(settings_for(MODERN, listed), requests, limit))
+    assert answer.items_that_fit == best
+
+
+def test_split_keeps_every_item():
+    dist = [(Item(1, v, 0, None), n) for v, n in [(1, 1000), (2, 7), (3, 1)]]
+    kept, held = split(dist, 0.25, seed=4)
+    total = {}
+    for item, n in kept + held:
+        total[item] = total.get(item, 0) + n
+    assert total == dict(dist)
+    assert split(dist, 0.25, seed=4) == (kept, held)
+    with pytest.raises(ValueError):
+        split(dist, 1.5, seed=1)
+
+
+def test_optimize_agrees_with_report_and_beats_defaults():
+    opt = optimize(MODERN, list(mixed(1).items()))
+    spaces = [c.space for c in opt.candidates]
+    assert spaces[0] == "n_f" and "slab_sizes" in spaces and "slab_chunk_max" in spaces
+    sizes = opt.first_of("slab_sizes")
+    assert sizes.page_bytes <= opt.first_of("n_f").page_bytes <= opt.baseline.page_bytes
+    assert not opt.defaults_fine
