@@ -210,3 +210,56 @@ def test_optimize_agrees_with_report_and_beats_defaults():
     sizes = opt.first_of("slab_sizes")
     assert sizes.page_bytes <= opt.first_of("n_f").page_bytes <= opt.baseline.page_bytes
     assert not opt.defaults_fine
+
+
+# -- the command ---------------------------------------------------------------
+
+def run(*args):
+    from click.testing import CliRunner
+
+    from slabcalc.cli import cli
+
+    return CliRunner().invoke(cli, list(args), prog_name="slabcalc")
+
+
+def test_cli_json_contract():
+    import json
+
+    result = run("optimize", "examples/bimodal.csv", "--format", "json")
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.output)
+    assert {"baseline", "candidates", "best", "defaults_fine"} <= set(record)
+    assert record["baseline"]["page_bytes"] > 0
+    spaces = [c["space"] for c in record["candidates"]]
+    assert spaces == sorted(spaces, key=["n_f", "slab_sizes", "slab_chunk_max"].index)
+    for c in record["candidates"]:
+        assert {"space", "flags", "page_bytes"} <= set(c)
+    per_space = {}
+    for c in record["candidates"]:
+        per_space.setdefault(c["space"], []).append(c["page_bytes"])
+    assert all(v == sorted(v) for v in per_space.values())
+    # the flags are what report then counts
+    sizes = next(c for c in record["candidates"] if c["space"] == "slab_sizes")
+    listed = sizes["flags"].split("=")[1]
+    again = json.loads(run("report", "examples/bimodal.csv", "--slab-sizes", listed, "--format", "json").output)
+    assert again["totals"]["page_bytes"] == sizes["page_bytes"]
+
+
+def test_cli_defaults_are_fine_and_errors(tmp_path):
+    one = tmp_path / "one.csv"
+    one.write_text("key,value,count\n10,26,10\n")   # one 96-byte item size: the first class already fits it
+    result = run("optimize", str(one))
+    assert result.exit_code == 0, result.output
+    assert "defaults are fine" in result.output.splitlines()[-1]
+    bad = run("optimize", str(one), "--max-classes", "63")
+    assert bad.exit_code == 2 and "at most 62" in bad.output
+    missing = run("optimize", str(tmp_path / "nope.csv"))
+    assert missing.exit_code == 1 and "cannot read" in missing.output
+    assert run("optimize", str(one), "--validate", "1.5").exit_code == 2
+
+
+def test_cli_validate_reports_both_parts():
+    result = run("optimize", "examples/bimodal.csv", "--validate", "0.25", "--seed", "3", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    header = result.output.splitlines()[0].split(",")
+    assert "held_out_page_bytes" in header and "held_out_gain_pct" in header

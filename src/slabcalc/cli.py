@@ -487,6 +487,90 @@ def _print_report(base, accounting, others, fmt):
                                                           "page_bytes_change", "page_bytes_change_pct"), fmt))
 
 
+# -- slabcalc optimize ---------------------------------------------------------
+
+OPTIMIZE_COLUMNS = ("space", "page_bytes", "pages", "waste_pct", "capacity", "classes_used", "gain_pct")
+
+
+@cli.command()
+@click.argument("file", default="-", metavar="[FILE]")
+@click.option("--key", "key_length", type=click.IntRange(1, 250), default=None, metavar="BYTES",
+              help="Key length for inputs without a key column (a column of value sizes).")
+@click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
+@click.option("--max-classes", "max_classes", type=click.IntRange(1, 199), default=None, metavar="K",
+              help="At most K sizes in -o slab_sizes (default: the release's limit, 62).")
+@click.option("--validate", "validate", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+              metavar="FRACTION", help="Hold back this random part of the items, optimise on the rest, "
+                                       "and report both.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of --validate.")
+@model_options
+@format_option()
+def optimize(file, key_length, strict, max_classes, validate, seed, fmt, **model):
+    """The flags that hold a distribution in the fewest pages.
+
+    Reads FILE as `report` does.  Three searches, each reported separately:
+    -n/-f (a fine grid), -o slab_sizes (the exact optimum, by dynamic
+    programming) and -o slab_chunk_max (when there are large items).  With -m
+    the objective is the items of this mix that fit instead.  Every winner is
+    scored again by `report`.
+
+    \b
+    Python: optimize(settings, read_items(...)[0], memory_limit=..., max_classes=...)
+    """
+    from .inputs import InputError, open_input, read_items
+    from .optimize import optimize as run, optimum_record
+
+    settings = _settings(**model)
+    limit = settings.maxbytes if model.get("memory_limit") is not None else None
+    if max_classes is not None and max_classes > settings.profile.max_regular:
+        raise Refusal(f"--max-classes: memcached {settings.profile.release} takes at most "
+                      f"{settings.profile.max_regular} slab sizes")
+    if file == "-" and sys.stdin.isatty():
+        raise Refusal("reading item sizes from the terminal: give a FILE, or pipe one in (cat sizes.csv | slabcalc optimize -)")
+    try:
+        stream, source = open_input(file)
+        with stream:
+            items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
+            triples = list(items)
+    except InputError as exc:
+        raise DataError(str(exc)) from None
+    try:
+        found = run(settings, triples, memory_limit=limit, max_classes=max_classes, validate=validate, seed=seed,
+                    size_key_length=key_length or 16)
+    except ValueError as exc:
+        raise DataError(f"{source}: {exc}") from None
+    record = optimum_record(found)
+    if fmt == "json":
+        click.echo(output.render_json(record))
+        return
+    validated = record["validate"] is not None
+    held = ("held_out_page_bytes", "held_out_gain_pct") if validated else ()
+    columns = [c for c in OPTIMIZE_COLUMNS if c != "capacity" or limit is not None] + list(held)
+    for row in [record["baseline"]] + record["candidates"]:
+        if validated:
+            row["held_out_page_bytes"] = row["held_out"]["page_bytes"]
+            row["held_out_gain_pct"] = row["held_out"]["gain_pct"]
+    if fmt == "csv":
+        click.echo(output.render_rows([record["baseline"]] + record["candidates"], ["flags"] + columns, "csv"))
+        return
+    firsts = sorted((c for c in record["candidates"] if c is next(
+        d for d in record["candidates"] if d["space"] == c["space"])), key=lambda c: -c["gain_pct"])
+    click.echo(output.render_rows([record["baseline"]] + firsts, columns, fmt))
+    click.echo()
+    click.echo(output.render_rows(firsts, ("space", "flags"), fmt))
+    click.echo()
+    click.echo(_verdict(record, limit))
+
+
+def _verdict(record, limit) -> str:
+    best = record["best"]
+    what = "more items fit" if limit is not None else "fewer page bytes"
+    if record["defaults_fine"]:
+        gain = f"{best['gain_pct']:.2f}%" if best else "nothing"
+        return f"defaults are fine: the best change ({best['space'] if best else 'none'}) gains {gain} {what} (under 1%)"
+    return f"best: {best['space']} ({best['flags']}) gains {best['gain_pct']:.2f}% {what}"
+
+
 def main() -> None:
     """Console entry point: run the CLI; a closed pipe (``| head``) ends quietly."""
     try:
