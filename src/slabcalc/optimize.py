@@ -491,6 +491,7 @@ class Scored:
         return (fit, self.page_bytes)
 
 
+CHUNK_MAX_SMALLEST = 16 << 10
 FACTORS = tuple(round(1 + i / 100, 2) for i in range(1, 101))   # 1.01 .. 2.00
 N_RANGE = range(1, 1025)                                         # memcached takes any -n > 0; 1-1024 searched
 
@@ -557,13 +558,17 @@ def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, or
 
 def search_chunk_max(settings: Settings, distribution, memory_limit: int | None = None,
                      size_key_length: int = 16) -> list[Scored]:
-    """Every ``-o slab_chunk_max`` (a power of two memcached accepts), best first."""
+    """Every ``-o slab_chunk_max`` memcached accepts from 16 KiB to a page, powers of two, best first.
+
+    (16 KiB is the smallest memcached's own tests run chunked items with; a smaller
+    chunk max splits a large item into hundreds of chunks.)
+    """
     p = settings.profile
     if not p.has_slab_chunk_max:
         return []
     unit = p.slab_chunk_max_unit
     out = []
-    size = 1 << 10
+    size = CHUNK_MAX_SMALLEST
     while size <= settings.slab_page_size:
         if size % unit == 0 and size != settings.slab_chunk_max:
             flags = f"-o slab_chunk_max={size // unit}"
@@ -681,7 +686,7 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit:
         chosen = settings_for(replace(settings, slab_sizes=None), answer.listed)
         _check_accepted(settings, answer.listed)
         found.append(candidate("slab_sizes", flags, chosen, answer.page_bytes))
-    if requests.sizes and requests.sizes[-1] > 16 << 10:   # large items: try other chunk maxima
+    if requests.sizes and requests.sizes[-1] > CHUNK_MAX_SMALLEST:   # large items: try other chunk maxima
         for scored in search_chunk_max(settings, distribution, memory_limit, size_key_length)[:keep]:
             found.append(candidate("slab_chunk_max", scored.flags, scored.settings, scored.page_bytes))
     return Optimum(baseline, tuple(found), memory_limit, validate, seed if validate is not None else None)
