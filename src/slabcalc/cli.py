@@ -431,7 +431,8 @@ def report(file, key_length, strict, what_if, fmt, **model):
     try:
         stream, source = open_input(file)
         with stream:
-            items, accounting = read_items(stream, source, key_length=key_length, strict=strict, progress=progress)
+            items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
+                                           progress=progress, columns=True)
             triples = list(items)           # build_report sums an item that comes more than once
     except InputError as exc:
         raise DataError(str(exc)) from None
@@ -489,11 +490,14 @@ def _print_report(base, accounting, others, fmt):
 
 def main() -> None:
     """Console entry point: run the CLI; a closed pipe (``| head``) ends quietly."""
+    import os
+
+    # numpy (read lazily for large inputs) would start OpenBLAS's thread pool on import;
+    # slabcalc does no linear algebra, and those threads cost start-up and CPU time
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         cli(prog_name="slabcalc")
     except BrokenPipeError:
-        import os
-
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(0)
