@@ -588,7 +588,7 @@ def stats(files, servers, timeout, sample_items, plot, fmt):
     for name, error in failed:
         click.echo(f"Error: {name}: {error}", err=True)
     if nodes:
-        _print_stats(nodes, failed, samples, fmt)
+        _print_stats(nodes, failed, samples, fmt, pool=bool(files) + len(servers) > 1)
         if plot:
             from .stats import class_records
 
@@ -596,7 +596,7 @@ def stats(files, servers, timeout, sample_items, plot, fmt):
     return 1 if failed else 0
 
 
-def _print_stats(nodes, failed, samples, fmt):
+def _print_stats(nodes, failed, samples, fmt, pool):
     from .stats import class_records, node_totals, pool_totals, stats_record
 
     sampled = {name: _sample_report(node, *samples[node.node]) for node in nodes
@@ -608,7 +608,6 @@ def _print_stats(nodes, failed, samples, fmt):
                 entry["sample"] = sampled[entry["node"]][0]
         click.echo(output.render_json(record))
         return
-    pool = len(nodes) > 1
     columns = (("node",) if pool or fmt == "csv" else ()) + STATS_COLUMNS + (("memory",) if fmt != "csv" else ())
     rows = []
     for node in nodes:
@@ -652,9 +651,15 @@ def _sample_report(node, reason, lines):
         return {"error": "no model settings"}, "sample: not modelled (the release or settings are unknown)"
     if not lines:
         return {"error": "no items"}, "sample: no items"
+    from collections import Counter
+    from urllib.parse import unquote
+
+    # metadump gives sizes, not the key/value split a chunked item's chunks depend on:
+    # split them with the sample's most common key length
+    keys = Counter(len(unquote(line.split(" ", 1)[0][4:]).encode()) for line in lines)
     try:
         items, accounting = read_items(io.StringIO("\n".join(lines) + "\nEND\n"), f"{node.node} metadump")
-        report = build_report(node.settings, list(items))
+        report = build_report(node.settings, list(items), size_key_length=keys.most_common(1)[0][0])
     except (InputError, ValueError) as exc:
         return {"error": str(exc)}, f"sample: {exc}"
     record = report_record(report, accounting)
