@@ -108,6 +108,29 @@ def format_option(*extra: str) -> Callable:
     return decorate
 
 
+def _plot_path(ctx, param, value):
+    """``--plot FILE``: a .png or .svg path (checked before any work is done)."""
+    if value is not None and not value.lower().endswith((".png", ".svg")):
+        raise click.BadParameter(f"{value}: the plot is written as .png or .svg, by the file's suffix")
+    return value
+
+
+plot_option = click.option("--plot", "plot", metavar="FILE", default=None, callback=_plot_path,
+                           help="Also draw memory per class (requested, chunk waste, free) to FILE.png or "
+                                "FILE.svg (needs: pip install 'slabcalc[plot]').")
+
+
+def _draw(kind: str, data, path: str) -> None:
+    from . import plot as plotting
+
+    try:
+        getattr(plotting, kind)(data, path)
+    except plotting.PlotUnavailable as exc:
+        raise DataError(str(exc)) from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot write the plot: {exc.strerror or exc}") from None
+
+
 def _memcached_args(profile, slab_min_size, factor, max_item_size, memory_limit, cas, slab_chunk_max,
                     slab_sizes, extra_options) -> list[str]:
     """The command-line flags a real memcached would be started with."""
@@ -405,9 +428,10 @@ REPORT_COLUMNS = ("class", "chunk_size", "perslab", "items", "chunks", "pages", 
 @click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
 @click.option("--vs", "what_if", multiple=True, metavar="OPTIONS",
               help='Compare with other memcached options, e.g. --vs "-f 1.08" --vs "-C" (repeatable).')
+@plot_option
 @model_options
 @format_option()
-def report(file, key_length, strict, what_if, fmt, **model):
+def report(file, key_length, strict, what_if, plot, fmt, **model):
     """Where the memory goes for a whole distribution of items.
 
     FILE (or standard input, when FILE is - or omitted) holds item sizes: a CSV
@@ -445,6 +469,10 @@ def report(file, key_length, strict, what_if, fmt, **model):
     except ValueError as exc:
         raise DataError(f"{source}: {exc}") from None
     _print_report(base, accounting, others, fmt)
+    if plot:
+        from .report import report_record
+
+        _draw("plot_classes", report_record(base, accounting)["classes"], plot)
 
 
 def _vs_settings(settings, model, text):
@@ -493,29 +521,6 @@ STATS_COLUMNS = ("class", "chunk_size", "pages", "used_chunks", "used_bytes", "r
                  "free_chunks", "free_bytes", "evicted", "outofmemory", "memory_pct", "evicted_pct")
 STATS_TOTAL_COLUMNS = ("node", "pages", "page_bytes", "used_bytes", "requested_bytes", "chunk_waste",
                        "free_bytes", "items", "evicted", "outofmemory")
-
-
-def _plot_path(ctx, param, value):
-    """``--plot FILE``: a .png or .svg path (checked before any work is done)."""
-    if value is not None and not value.lower().endswith((".png", ".svg")):
-        raise click.BadParameter(f"{value}: the plot is written as .png or .svg, by the file's suffix")
-    return value
-
-
-plot_option = click.option("--plot", "plot", metavar="FILE", default=None, callback=_plot_path,
-                           help="Also draw memory per class (requested, chunk waste, free) to FILE.png or "
-                                "FILE.svg (needs: pip install 'slabcalc[plot]').")
-
-
-def _draw(kind: str, data, path: str) -> None:
-    from . import plot as plotting
-
-    try:
-        getattr(plotting, kind)(data, path)
-    except plotting.PlotUnavailable as exc:
-        raise DataError(str(exc)) from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot write the plot: {exc.strerror or exc}") from None
 
 
 @cli.command()
