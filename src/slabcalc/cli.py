@@ -108,6 +108,29 @@ def format_option(*extra: str) -> Callable:
     return decorate
 
 
+def _plot_path(ctx, param, value):
+    """``--plot FILE``: a .png or .svg path (checked before any work is done)."""
+    if value is not None and not value.lower().endswith((".png", ".svg")):
+        raise click.BadParameter(f"{value}: the plot is written as .png or .svg, by the file's suffix")
+    return value
+
+
+plot_option = click.option("--plot", "plot", metavar="FILE", default=None, callback=_plot_path,
+                           help="Also draw memory per class (requested, chunk waste, free) to FILE.png or "
+                                "FILE.svg (needs: pip install 'slabcalc[plot]').")
+
+
+def _draw(kind: str, data, path: str) -> None:
+    from . import plot as plotting
+
+    try:
+        getattr(plotting, kind)(data, path)
+    except plotting.PlotUnavailable as exc:
+        raise DataError(str(exc)) from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot write the plot: {exc.strerror or exc}") from None
+
+
 def _memcached_args(profile, slab_min_size, factor, max_item_size, memory_limit, cas, slab_chunk_max,
                     slab_sizes, extra_options) -> list[str]:
     """The command-line flags a real memcached would be started with."""
@@ -405,9 +428,10 @@ REPORT_COLUMNS = ("class", "chunk_size", "perslab", "items", "chunks", "pages", 
 @click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
 @click.option("--vs", "what_if", multiple=True, metavar="OPTIONS",
               help='Compare with other memcached options, e.g. --vs "-f 1.08" --vs "-C" (repeatable).')
+@plot_option
 @model_options
 @format_option()
-def report(file, key_length, strict, what_if, fmt, **model):
+def report(file, key_length, strict, what_if, plot, fmt, **model):
     """Where the memory goes for a whole distribution of items.
 
     FILE (or standard input, when FILE is - or omitted) holds item sizes: a CSV
@@ -446,6 +470,10 @@ def report(file, key_length, strict, what_if, fmt, **model):
     except ValueError as exc:
         raise DataError(f"{source}: {exc}") from None
     _print_report(base, accounting, others, fmt)
+    if plot:
+        from .report import report_record
+
+        _draw("plot_classes", report_record(base, accounting)["classes"], plot)
 
 
 def _vs_settings(settings, model, text):
@@ -486,6 +514,165 @@ def _print_report(base, accounting, others, fmt):
         click.echo()
         click.echo(output.render_rows(record["what_if"], ("options", "page_bytes", "waste_pct", "capacity",
                                                           "page_bytes_change", "page_bytes_change_pct"), fmt))
+
+
+# -- slabcalc stats --------------------------------------------------------------------------
+
+STATS_COLUMNS = ("class", "chunk_size", "pages", "used_chunks", "used_bytes", "requested_bytes", "chunk_waste",
+                 "free_chunks", "free_bytes", "evicted", "outofmemory", "memory_pct", "evicted_pct")
+STATS_TOTAL_COLUMNS = ("node", "pages", "page_bytes", "used_bytes", "requested_bytes", "chunk_waste",
+                       "free_bytes", "items", "evicted", "outofmemory")
+
+
+@cli.command()
+@click.argument("files", nargs=-1, metavar="[FILE]...")
+@click.option("--server", "servers", multiple=True, metavar="HOST:PORT|SOCKET",
+              help="A live memcached (repeat for a pool): host:port, host (port 11211), [v6]:port "
+                   "or a unix socket path.")
+@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=2.0, show_default=True,
+              help="Seconds to connect to a node and for each of its replies.")
+@click.option("--sample-items", type=click.IntRange(1), default=None, metavar="N",
+              help="Also read up to N item sizes (lru_crawler metadump) and model them under the "
+                   "server's own settings.")
+@plot_option
+@format_option()
+def stats(files, servers, timeout, sample_items, plot, fmt):
+    """Where a real memcached's memory goes, from its own stats.
+
+    Reads `version`, `stats`, `stats slabs`, `stats items` and `stats
+    settings` of each --server (never a write), or the same replies saved in
+    FILEs (one node: one file per command or all in one; - is standard
+    input).  Per class: pages, used chunks and bytes, requested bytes, chunk
+    waste, free chunks and bytes, evictions, and its share of memory against
+    its share of evictions; totals per node and for the pool.  Findings:
+    calcification (a class evicts while others hold free pages), drift (the
+    server's class table against the model of its release and settings), and
+    what the dump lacks.  A node that cannot be read is one line on stderr;
+    the others are still reported, and the exit status is 1.
+
+    \b
+    Python: analyse(parse_dump([(name, text)])) / analyse(dump_from_replies(node, read_node(...)))
+    """
+    from .client import NodeError, parse_address, read_nodes
+    from .stats import DumpError, analyse, dump_from_replies, parse_dump
+
+    if not files and not servers:
+        raise click.UsageError("give saved stats FILEs, or --server HOST:PORT (repeatable)")
+    try:
+        addresses = [parse_address(text) for text in servers]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--server'") from None
+    nodes, failed, samples = [], [], {}
+    if files:
+        texts = []
+        for name in files:
+            if name == "-" and sys.stdin.isatty():
+                raise Refusal("reading stats from the terminal: give a FILE, or pipe one in")
+            try:
+                if name == "-":
+                    texts.append(("<stdin>", sys.stdin.read()))
+                else:
+                    with open(name, encoding="utf-8", errors="replace", newline="") as f:
+                        texts.append((name, f.read()))
+            except OSError as exc:
+                raise DataError(f"{name}: cannot read: {exc.strerror or exc}") from None
+        try:
+            nodes.append(analyse(parse_dump(texts)))
+        except DumpError as exc:
+            raise DataError(str(exc)) from None
+    for address, replies in zip(addresses, read_nodes(addresses, timeout, sample_items or 0)):
+        try:
+            if isinstance(replies, NodeError):
+                raise replies
+            node = analyse(dump_from_replies(str(address), replies))
+        except (NodeError, DumpError) as exc:
+            failed.append((str(address), str(exc).removeprefix(f"{address}: ")))
+            continue
+        nodes.append(node)
+        if sample_items:
+            samples[node.node] = replies.get("metadump_error", [None])[0], replies.get("metadump", [])
+    for name, error in failed:
+        click.echo(f"Error: {name}: {error}", err=True)
+    if nodes:
+        _print_stats(nodes, failed, samples, fmt, pool=bool(files) + len(servers) > 1)
+        if plot:
+            from .stats import class_records
+
+            _draw("plot_classes", [r for n in nodes for r in class_records(n)], plot)
+    return 1 if failed else 0
+
+
+def _print_stats(nodes, failed, samples, fmt, pool):
+    from .stats import class_records, node_totals, pool_totals, stats_record
+
+    sampled = {name: _sample_report(node, *samples[node.node]) for node in nodes
+               for name in [node.node] if name in samples}
+    if fmt == "json":
+        record = stats_record(nodes, failed)
+        for entry in record["nodes"]:
+            if entry["node"] in sampled:
+                entry["sample"] = sampled[entry["node"]][0]
+        click.echo(output.render_json(record))
+        return
+    columns = (("node",) if pool or fmt == "csv" else ()) + STATS_COLUMNS + (("memory",) if fmt != "csv" else ())
+    rows = []
+    for node in nodes:
+        for row in class_records(node):
+            rows.append({**row, "memory": _bar(row["memory_pct"])})
+    totals = [{"node": node.node, **node_totals(node)} for node in nodes]
+    if not pool and fmt != "csv":
+        rows.append({"class": "total", **{k: totals[0].get(k) for k in STATS_COLUMNS[2:]},
+                     "memory_pct": 100.0 if totals[0]["page_bytes"] else 0.0})
+    click.echo(output.render_rows(rows, columns, fmt))
+    if fmt == "csv":
+        return
+    if pool:
+        click.echo()
+        totals.append({"node": "pool", **pool_totals([{k: t[k] for k in t if k != "node"} for t in totals])})
+        click.echo(output.render_rows(totals, STATS_TOTAL_COLUMNS, fmt))
+    record = stats_record(nodes, failed)
+    lines = record["findings"] + [f"{name}: {text}" for name, (_, text) in sampled.items()]
+    if lines:
+        click.echo()
+        click.echo("\n".join(lines))
+
+
+def _bar(pct: float, width: int = 10) -> str:
+    """A share of 0-100 as a bar of ``width`` characters, in eighths of a character."""
+    eighths = round(pct * width * 8 / 100)
+    return "\u2588" * (eighths // 8) + ("", "\u258f", "\u258e", "\u258d", "\u258c", "\u258b", "\u258a",
+                                      "\u2589")[eighths % 8]
+
+
+def _sample_report(node, reason, lines):
+    """``--sample-items``: the sampled sizes modelled under the node's settings (record, summary line)."""
+    import io
+
+    from .inputs import InputError, read_items
+    from .report import build_report, report_record
+
+    if reason is not None:
+        return {"error": reason}, f"sample: none (the server said {reason!r})"
+    if node.settings is None:
+        return {"error": "no model settings"}, "sample: not modelled (the release or settings are unknown)"
+    if not lines:
+        return {"error": "no items"}, "sample: no items"
+    from collections import Counter
+    from urllib.parse import unquote
+
+    # metadump gives sizes, not the key/value split a chunked item's chunks depend on:
+    # split them with the sample's most common key length
+    keys = Counter(len(unquote(line.split(" ", 1)[0][4:]).encode()) for line in lines)
+    try:
+        items, accounting = read_items(io.StringIO("\n".join(lines) + "\nEND\n"), f"{node.node} metadump")
+        report = build_report(node.settings, list(items), size_key_length=keys.most_common(1)[0][0])
+    except (InputError, ValueError) as exc:
+        return {"error": str(exc)}, f"sample: {exc}"
+    record = report_record(report, accounting)
+    t = record["totals"]
+    return record, (f"sample of {t['items']} items: modelled alone they would take {t['pages']} pages, "
+                    f"{t['waste_pct']:.2f}% of page bytes holding no item data "
+                    f"({t['chunk_waste']} chunk waste + {t['free_bytes']} free)")
 
 
 def main() -> None:
