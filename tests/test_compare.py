@@ -177,3 +177,9 @@ def test_hash_table_bytes_real_server(memcached):
         while _hash(srv)[0] == 13 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert _hash(srv) == (14, hash_table_bytes(12289, hashpower=13))
+
+
+def test_compare_empty_input():
+    document = json.loads(run("compare", "--format", "json", "-", input="key,value\n").output)
+    assert document["items"] == 0
+    assert all(r["total_bytes"] == 0 for r in document["stores"][1:])

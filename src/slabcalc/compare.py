@@ -142,9 +142,8 @@ def compare(settings: Settings, distribution: Mapping[Item, int] | Iterable[tupl
             outside[seg] += n * count
         for request in redis.string_key(key, value, options.redis_ttl):
             redis_requests[request] += count
-    redis_requests[redis.bucket_array(items)] += 1
-    if options.redis_ttl:
-        redis_requests[redis.bucket_array(items)] += 1
+    if items:   # an empty dict allocates no bucket array
+        redis_requests[redis.bucket_array(items)] += 1 + options.redis_ttl
 
     stores = [memcached]
     for name, allocator in (("jemalloc 3.6", JEMALLOC_3_6), ("jemalloc 5", JEMALLOC_5), ("glibc", GLIBC)):
