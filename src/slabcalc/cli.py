@@ -299,10 +299,12 @@ CLASS_COLUMNS = ("class", "chunk_size", "perslab", "max_data", "min_data", "page
 
 
 @cli.command()
+@click.option("--allocator", type=click.Choice(("jemalloc-3.6", "jemalloc-5", "jemalloc-5-redis", "glibc")),
+              default=None, help="Print this allocator's size classes instead, up to the one that holds -I.")
 @model_options
 @format_option("vv")
 @_with_settings
-def classes(settings, fmt):
+def classes(settings, fmt, allocator):
     """Print the slab classes memcached creates at start-up.
 
     One row per class: chunk size, chunks per page, the key+value bytes it
@@ -316,6 +318,8 @@ def classes(settings, fmt):
     from .classes import class_record, describe_classes, vv_lines
     from .settings import settings_record
 
+    if allocator is not None:
+        return _allocator_classes(settings, allocator, fmt)
     if fmt == "vv":
         click.echo("\n".join(vv_lines(settings)))
         return
@@ -673,6 +677,94 @@ def _sample_report(node, reason, lines):
     return record, (f"sample of {t['items']} items: modelled alone they would take {t['pages']} pages, "
                     f"{t['waste_pct']:.2f}% of page bytes holding no item data "
                     f"({t['chunk_waste']} chunk waste + {t['free_bytes']} free)")
+
+
+# -- allocators and compare ------------------------------------------------------------------
+
+ALLOCATOR_CLASS_COLUMNS = ("class", "size", "category", "min_request", "max_request", "perslab",
+                           "page_length", "page_unused")
+
+
+def _allocator_classes(settings, name, fmt):
+    """``classes --allocator NAME``: the allocator's classes up to the one that holds -I."""
+    from .allocators import ALLOCATORS
+
+    if fmt == "vv":
+        raise Refusal("--format vv prints memcached's own lines; it has none for --allocator")
+    classes = ALLOCATORS[name].size_classes(settings.item_size_max)
+    records = [{"class": c.id, "size": c.size, "category": c.category, "min_request": c.min_request,
+                "max_request": c.max_request, "perslab": c.perslab, "page_length": c.page_length,
+                "page_unused": c.page_unused} for c in classes]
+    if fmt == "json":
+        click.echo(output.render_json({"allocator": name, "up_to": settings.item_size_max, "classes": records}))
+    else:
+        click.echo(output.render_rows(records, ALLOCATOR_CLASS_COLUMNS, fmt))
+
+
+COMPARE_COLUMNS = ("store", "requested_bytes", "allocated_bytes", "overhead_bytes", "total_bytes", "waste_pct",
+                   "vs_memcached")
+
+
+@cli.command()
+@click.option("--varnish-headers", "varnish_headers", type=click.IntRange(0), default=400, show_default=True,
+              metavar="BYTES", help="Varnish: header workspace of each object (headers kept, +1 per line).")
+@click.option("--varnish-chunked", is_flag=True,
+              help="Varnish: bodies come without Content-Length, in fetch_chunksize segments.")
+@click.option("--fetch-chunksize", "fetch_chunksize", type=SIZE, default="16k", show_default=True,
+              help="Varnish's fetch_chunksize parameter (segment size of chunked bodies; min 4k).")
+@click.option("--varnish-allocator", type=click.Choice(("jemalloc-5", "jemalloc-3.6", "glibc")),
+              default="jemalloc-5", show_default=True, help="The malloc Varnish is linked with.")
+@click.option("--redis", "redis_release", type=click.Choice(("7.2", "7.0")), default="7.2", show_default=True,
+              help="Redis release line: 7.2+ builds jemalloc without the 4 KiB large pad, 3.2-7.0 with it.")
+@click.option("--redis-ttl", is_flag=True, help="Redis: every key has a TTL (an expires dict entry).")
+@model_options
+@format_option()
+def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator, redis_release, redis_ttl,
+            fmt, file, key_length, strict, **model):
+    """The same items under memcached, jemalloc 3.6 / 5, glibc, Varnish -s malloc and Redis.
+
+    FILE is read as `report` reads it.  Per store: the bytes requested, the
+    bytes the allocator hands out (memcached: slab pages), the overhead beyond
+    them (hash table, headers, pad pages, slab tails, Varnish's per-object
+    structures outside -s) and the waste; then what -m, -s malloc and a
+    Varnish host need.
+
+    \b
+    Python: compare(settings, read_items(...)[0], CompareOptions(...))
+    """
+    from .allocators.varnish import VarnishObject
+    from .compare import CompareOptions, compare as compare_stores, comparison_record
+    from .inputs import InputError, open_input, read_items
+
+    settings = _settings(**model)
+    if fetch_chunksize < 4096:
+        raise Refusal(f"--fetch-chunksize: Varnish's minimum is 4k, not {fetch_chunksize}")
+    if file == "-" and sys.stdin.isatty():
+        raise Refusal("reading item sizes from the terminal: give a FILE, or pipe one in "
+                      "(cat sizes.csv | slabcalc compare -)")
+    options = CompareOptions(VarnishObject(varnish_headers, varnish_chunked, fetch_chunksize), varnish_allocator,
+                             redis_release, redis_ttl, key_length or 16)
+    try:
+        stream, source = open_input(file)
+        with stream:
+            items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
+            result = compare_stores(settings, items, options)
+    except InputError as exc:
+        raise DataError(str(exc)) from None
+    except ValueError as exc:
+        raise DataError(f"{source}: {exc}") from None
+    record = comparison_record(result, accounting, options)
+    if fmt == "json":
+        click.echo(output.render_json(record))
+        return
+    click.echo(output.render_rows(record["stores"], COMPARE_COLUMNS, fmt))
+    if fmt != "csv":
+        click.echo()
+        click.echo(output.render_pairs(list(record["summary"].items()), fmt))
+
+
+# compare reads its input with report's own FILE argument, --key and --strict.
+compare.params[:0] = [p for p in report.params if p.name in ("file", "key_length", "strict")]
 
 
 def main() -> None:
