@@ -175,3 +175,24 @@ def test_columns_refuse_item_sizes_below_the_smallest_item():
 
     with pytest.raises(ValueError, match="item size 3 is smaller than the smallest possible item"):
         _report_of("item_size\n100\n3\n", S16, columns=True)
+
+
+def test_tables_show_each_class_share_as_a_bar_and_csv_does_not():
+    table = run("report", "--format", "github", "examples/items.csv").output.split("\n\n")[0].splitlines()
+    assert table[0].split("|")[-2].strip() == "memory"
+    shares = {}
+    for line in table[2:-1]:                       # class rows; the total row has no bar
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        shares[float(cells[-2])] = cells[-1]
+    from slabcalc.output import bar
+
+    assert shares and all(shown == bar(pct) for pct, shown in shares.items())
+    csv_header = run("report", "--format", "csv", "examples/items.csv").output.splitlines()[0]
+    assert "memory_pct" in csv_header and not csv_header.endswith(",memory")
+
+
+def test_bar_is_the_share_in_eighths_of_ten_characters():
+    from slabcalc.output import bar
+
+    assert bar(100) == "\u2588" * 10 and bar(0) == "" and bar(50) == "\u2588" * 5
+    assert bar(1.25) == "\u258f" and bar(13.75) == "\u2588\u258d"

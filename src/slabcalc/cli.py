@@ -509,9 +509,12 @@ def _print_report(base, accounting, others, fmt):
         click.echo(output.render_json(record))
         return
     rows = record["classes"] + [{"class": "total", **{k: record["totals"].get(k) for k in REPORT_COLUMNS[3:]}}]
-    click.echo(output.render_rows(rows, REPORT_COLUMNS, fmt))
     if fmt == "csv":
+        click.echo(output.render_rows(rows, REPORT_COLUMNS, fmt))
         return
+    for row in record["classes"]:           # tables show each class's share of memory as a bar
+        row["memory"] = output.bar(row["memory_pct"])
+    click.echo(output.render_rows(rows, REPORT_COLUMNS + ("memory",), fmt))
     click.echo()
     click.echo(output.render_pairs(list(record["summary"].items()), fmt))
     if others:
@@ -622,7 +625,7 @@ def _print_stats(nodes, failed, samples, fmt, pool):
     rows = []
     for node in nodes:
         for row in class_records(node):
-            rows.append({**row, "memory": _bar(row["memory_pct"])})
+            rows.append({**row, "memory": output.bar(row["memory_pct"])})
     totals = [{"node": node.node, **node_totals(node)} for node in nodes]
     if not pool and fmt != "csv":
         rows.append({"class": "total", **{k: totals[0].get(k) for k in STATS_COLUMNS[2:]},
@@ -639,13 +642,6 @@ def _print_stats(nodes, failed, samples, fmt, pool):
     if lines:
         click.echo()
         click.echo("\n".join(lines))
-
-
-def _bar(pct: float, width: int = 10) -> str:
-    """A share of 0-100 as a bar of ``width`` characters, in eighths of a character."""
-    eighths = round(pct * width * 8 / 100)
-    return "\u2588" * (eighths // 8) + ("", "\u258f", "\u258e", "\u258d", "\u258c", "\u258b", "\u258a",
-                                      "\u2589")[eighths % 8]
 
 
 def _sample_report(node, reason, lines):
