@@ -211,13 +211,28 @@ class _LineCollector:
         self._thread.join(timeout)
 
 
+_PORT_TAKEN = "Address already in use"
+_PORT_SERVED = "is served by pid"
+_PORT_ATTEMPTS = 5
+
+
 def run_vv(
     args: Sequence[str] = (), timeout: float = 5.0, memcached: str | None = None
 ) -> VVResult:
     """Run ``memcached -vv <args>`` until it listens or exits, then stop it.
 
-    Raises RuntimeError if neither happens within ``timeout`` seconds.
+    Raises RuntimeError if neither happens within ``timeout`` seconds.  A port
+    taken between :func:`free_port` and memcached's bind (another test run on
+    the machine) is retried on a new port.
     """
+    for _ in range(_PORT_ATTEMPTS):
+        result = _run_vv_once(args, timeout, memcached)
+        if result.started or _PORT_TAKEN not in result.stderr:
+            return result
+    return result
+
+
+def _run_vv_once(args: Sequence[str], timeout: float, memcached: str | None) -> VVResult:
     cmd = _base_command(memcached, free_port())
     cmd[1:1] = ["-vv"]
     cmd += list(args)
@@ -327,7 +342,21 @@ class MemcachedServer:
         return self._stderr.read().decode("utf-8", errors="replace")
 
     def start(self) -> None:
-        """Start memcached and connect to it; RuntimeError if it fails."""
+        """Start memcached and connect to it; RuntimeError if it fails.
+
+        A port taken between :func:`free_port` and memcached's bind (another
+        test run on the machine) is retried on a new port.
+        """
+        for attempt in range(_PORT_ATTEMPTS):
+            try:
+                return self._start_once()
+            except RuntimeError as exc:
+                taken = _PORT_TAKEN in str(exc) or _PORT_SERVED in str(exc)
+                if not taken or attempt == _PORT_ATTEMPTS - 1:
+                    raise
+                self._proc = None
+
+    def _start_once(self) -> None:
         if self._proc is not None:
             raise RuntimeError("server already started")
         self._port = free_port()
@@ -345,7 +374,7 @@ class MemcachedServer:
             pid = self.stats().get("pid")
             if pid != str(self._proc.pid):
                 raise RuntimeError(
-                    f"port {self._port} is served by pid {pid}, not ours "
+                    f"port {self._port} {_PORT_SERVED} {pid}, not ours "
                     f"({self._proc.pid})"
                 )
         except BaseException:

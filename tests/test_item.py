@@ -114,3 +114,30 @@ def test_fast_ntotal_equals_the_breakdown(which, key, value, flags):
 
     s = SETTINGS[which]
     assert ntotal_function(s)(key, value, flags) == item_size(s, key, value, flags).total
+
+
+SUFFIX_CASES = [("1.2.8", []), ("1.4.24", []), ("1.4.27", []), ("1.4.39", []), ("1.6.18", []),
+                ("1.6.18", ["-C"]), ("1.4.35", ["-o", "modern"])]
+
+
+def test_suffix_cases_cover_every_rule():
+    rules = {configure(load_profile(release), args).suffix_rule for release, args in SUFFIX_CASES}
+    assert rules == {"text_signed", "text_unsigned", "binary", "binary_always"}
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 250),
+                          st.one_of(st.integers(0, (1 << 31) - 3), st.sampled_from([0, 9, 10, 99, 100, 999999, 10 ** 9])),
+                          st.one_of(st.integers(0, 0xFFFFFFFF),
+                                    st.sampled_from([0, 1, 9, 10, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF]))),
+                min_size=1, max_size=40))
+def test_ntotal_array_equals_item_size(rows):
+    import numpy as np
+
+    from slabcalc.item import ntotal_array
+
+    key, value, flags = (np.array(column, dtype=np.int64) for column in zip(*rows))
+    for release, args in SUFFIX_CASES:
+        s = configure(load_profile(release), args)
+        expected = [item_size(s, k, v, f).total for k, v, f in rows]
+        assert ntotal_array(s, key, value, flags).tolist() == expected, (release, args)

@@ -174,3 +174,25 @@ def test_invalid_key_is_rejected_client_side(memcached: str) -> None:
         with pytest.raises(ValueError):
             srv.set("k" * 251, b"v")
         assert srv.set("k" * 250, b"v") == "STORED"
+
+
+def _taken_then_free(monkeypatch: pytest.MonkeyPatch, squatter: ms.MemcachedServer) -> None:
+    """free_port() first returns the port another memcached serves (a concurrent test run)."""
+    ports = [squatter.port]
+    real = ms.free_port
+    monkeypatch.setattr(ms, "free_port", lambda: ports.pop() if ports else real())
+
+
+def test_a_taken_port_is_retried_by_the_server(memcached: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with ms.MemcachedServer(memcached=memcached) as squatter:
+        _taken_then_free(monkeypatch, squatter)
+        with ms.MemcachedServer(memcached=memcached) as server:
+            assert server.port != squatter.port
+            assert server.stats()["pid"] == str(server.pid)
+
+
+def test_a_taken_port_is_retried_by_run_vv(memcached: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with ms.MemcachedServer(memcached=memcached) as squatter:
+        _taken_then_free(monkeypatch, squatter)
+        result = ms.run_vv([], memcached=memcached)
+    assert result.started and result.class_lines

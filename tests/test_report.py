@@ -11,6 +11,7 @@ import json
 from click.testing import CliRunner
 
 from slabcalc import configure, load_profile, place, slab_classes
+from slabcalc.item import max_value_length
 from slabcalc.cli import cli
 from slabcalc.inputs import Item
 from slabcalc.report import build_report, fits
@@ -129,3 +130,69 @@ def test_unplaceable_configuration_is_not_counted_as_too_large():
 def test_values_beyond_the_protocol_are_too_large():
     report = build_report(S16, {Item(10, 3_000_000_000, 0, None): 2})
     assert (report.items, report.too_large) == (0, 2)
+
+
+def _report_of(text: str, settings, columns: bool, key_length=None):
+    import io
+
+    from slabcalc.inputs import read_items
+
+    elements, _ = read_items(io.StringIO(text), "data.csv", key_length=key_length, columns=columns)
+    elements = list(elements)
+    report = build_report(settings, elements, memory_limit=64 << 20)
+    return elements, report
+
+
+def test_columns_are_placed_as_their_items():
+    # read_items(columns=True) hands the column counter's rows out as numpy columns, sized and
+    # summed in bulk by build_report; every figure must equal placing the same items one by one
+    import random
+
+    from slabcalc.inputs import ItemColumns
+
+    rng = random.Random(7)
+    rows = [(rng.randint(1, 250), rng.choice([rng.randint(0, 2000), rng.randint(0, 3 << 20)]),
+             rng.choice([0, 1, 2 ** 31, 2 ** 32 - 1])) for _ in range(3000)]
+    csv = "key,value,flags\n" + "".join(f"{k},{v},{f}\n" for k, v, f in rows)
+    sizes = "item_size\n" + "".join(f"{rng.randint(60, 900_000)}\n" for _ in range(2000))
+    for release, args in (("1.2.8", []), ("1.4.24", []), ("1.4.27", []), ("1.4.39", []),
+                          ("1.5.22", []), ("1.6.18", ["-C"]), ("1.6.45", ["-I", "2m"])):
+        s = configure(load_profile(release), args)
+        largest = min(slab_classes(s)[-1].chunk_size, s.item_size_max)
+        edge = max_value_length(s, largest, 10)   # the biggest item of one chunk, and one byte more
+        for text in (csv + f"10,{edge},0\n10,{edge + 1},0\n", sizes + f"{largest}\n{largest + 1}\n"):
+            if text is sizes and release == "1.2.8":
+                continue            # a text suffix makes some item sizes impossible
+            bulk, fast = _report_of(text, s, columns=True)
+            assert any(isinstance(e, ItemColumns) for e in bulk)
+            _, slow = _report_of(text, s, columns=False)
+            assert fast == slow, (release, args)
+            assert fast.too_large or release != "1.2.8"
+
+
+def test_columns_refuse_item_sizes_below_the_smallest_item():
+    import pytest
+
+    with pytest.raises(ValueError, match="item size 3 is smaller than the smallest possible item"):
+        _report_of("item_size\n100\n3\n", S16, columns=True)
+
+
+def test_tables_show_each_class_share_as_a_bar_and_csv_does_not():
+    table = run("report", "--format", "github", "examples/items.csv").output.split("\n\n")[0].splitlines()
+    assert table[0].split("|")[-2].strip() == "memory"
+    shares = {}
+    for line in table[2:-1]:                       # class rows; the total row has no bar
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        shares[float(cells[-2])] = cells[-1]
+    from slabcalc.output import bar
+
+    assert shares and all(shown == bar(pct) for pct, shown in shares.items())
+    csv_header = run("report", "--format", "csv", "examples/items.csv").output.splitlines()[0]
+    assert "memory_pct" in csv_header and not csv_header.endswith(",memory")
+
+
+def test_bar_is_the_share_in_eighths_of_ten_characters():
+    from slabcalc.output import bar
+
+    assert bar(100) == "\u2588" * 10 and bar(0) == "" and bar(50) == "\u2588" * 5
+    assert bar(1.25) == "\u258f" and bar(13.75) == "\u2588\u258d"

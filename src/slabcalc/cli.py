@@ -108,6 +108,29 @@ def format_option(*extra: str) -> Callable:
     return decorate
 
 
+def _plot_path(ctx, param, value):
+    """``--plot FILE``: a .png or .svg path (checked before any work is done)."""
+    if value is not None and not value.lower().endswith((".png", ".svg")):
+        raise click.BadParameter(f"{value}: the plot is written as .png or .svg, by the file's suffix")
+    return value
+
+
+plot_option = click.option("--plot", "plot", metavar="FILE", default=None, callback=_plot_path,
+                           help="Also draw memory per class (requested, chunk waste, free) to FILE.png or "
+                                "FILE.svg (needs: pip install 'slabcalc[plot]').")
+
+
+def _draw(kind: str, data, path: str) -> None:
+    from . import plot as plotting
+
+    try:
+        getattr(plotting, kind)(data, path)
+    except plotting.PlotUnavailable as exc:
+        raise DataError(str(exc)) from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot write the plot: {exc.strerror or exc}") from None
+
+
 def _memcached_args(profile, slab_min_size, factor, max_item_size, memory_limit, cas, slab_chunk_max,
                     slab_sizes, extra_options) -> list[str]:
     """The command-line flags a real memcached would be started with."""
@@ -276,10 +299,12 @@ CLASS_COLUMNS = ("class", "chunk_size", "perslab", "max_data", "min_data", "page
 
 
 @cli.command()
+@click.option("--allocator", type=click.Choice(("jemalloc-3.6", "jemalloc-5", "jemalloc-5-redis", "glibc")),
+              default=None, help="Print this allocator's size classes instead, up to the one that holds -I.")
 @model_options
 @format_option("vv")
 @_with_settings
-def classes(settings, fmt):
+def classes(settings, fmt, allocator):
     """Print the slab classes memcached creates at start-up.
 
     One row per class: chunk size, chunks per page, the key+value bytes it
@@ -293,6 +318,8 @@ def classes(settings, fmt):
     from .classes import class_record, describe_classes, vv_lines
     from .settings import settings_record
 
+    if allocator is not None:
+        return _allocator_classes(settings, allocator, fmt)
     if fmt == "vv":
         click.echo("\n".join(vv_lines(settings)))
         return
@@ -405,9 +432,10 @@ REPORT_COLUMNS = ("class", "chunk_size", "perslab", "items", "chunks", "pages", 
 @click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
 @click.option("--vs", "what_if", multiple=True, metavar="OPTIONS",
               help='Compare with other memcached options, e.g. --vs "-f 1.08" --vs "-C" (repeatable).')
+@plot_option
 @model_options
 @format_option()
-def report(file, key_length, strict, what_if, fmt, **model):
+def report(file, key_length, strict, what_if, plot, fmt, **model):
     """Where the memory goes for a whole distribution of items.
 
     FILE (or standard input, when FILE is - or omitted) holds item sizes: a CSV
@@ -431,7 +459,8 @@ def report(file, key_length, strict, what_if, fmt, **model):
     try:
         stream, source = open_input(file)
         with stream:
-            items, accounting = read_items(stream, source, key_length=key_length, strict=strict, progress=progress)
+            items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
+                                           progress=progress, columns=True)
             triples = list(items)           # build_report sums an item that comes more than once
     except InputError as exc:
         raise DataError(str(exc)) from None
@@ -445,6 +474,10 @@ def report(file, key_length, strict, what_if, fmt, **model):
     except ValueError as exc:
         raise DataError(f"{source}: {exc}") from None
     _print_report(base, accounting, others, fmt)
+    if plot:
+        from .report import report_record
+
+        _draw("plot_classes", report_record(base, accounting)["classes"], plot)
 
 
 def _vs_settings(settings, model, text):
@@ -476,15 +509,258 @@ def _print_report(base, accounting, others, fmt):
         click.echo(output.render_json(record))
         return
     rows = record["classes"] + [{"class": "total", **{k: record["totals"].get(k) for k in REPORT_COLUMNS[3:]}}]
-    click.echo(output.render_rows(rows, REPORT_COLUMNS, fmt))
     if fmt == "csv":
+        click.echo(output.render_rows(rows, REPORT_COLUMNS, fmt))
         return
+    for row in record["classes"]:           # tables show each class's share of memory as a bar
+        row["memory"] = output.bar(row["memory_pct"])
+    click.echo(output.render_rows(rows, REPORT_COLUMNS + ("memory",), fmt))
     click.echo()
     click.echo(output.render_pairs(list(record["summary"].items()), fmt))
     if others:
         click.echo()
         click.echo(output.render_rows(record["what_if"], ("options", "page_bytes", "waste_pct", "capacity",
                                                           "page_bytes_change", "page_bytes_change_pct"), fmt))
+
+
+# -- slabcalc stats --------------------------------------------------------------------------
+
+STATS_COLUMNS = ("class", "chunk_size", "pages", "used_chunks", "used_bytes", "requested_bytes", "chunk_waste",
+                 "free_chunks", "free_bytes", "evicted", "outofmemory", "memory_pct", "evicted_pct")
+STATS_TOTAL_COLUMNS = ("node", "pages", "page_bytes", "used_bytes", "requested_bytes", "chunk_waste",
+                       "free_bytes", "items", "evicted", "outofmemory")
+
+
+@cli.command()
+@click.argument("files", nargs=-1, metavar="[FILE]...")
+@click.option("--server", "servers", multiple=True, metavar="HOST:PORT|SOCKET",
+              help="A live memcached (repeat for a pool): host:port, host (port 11211), [v6]:port "
+                   "or a unix socket path.")
+@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=2.0, show_default=True,
+              help="Seconds to connect to a node and for each of its replies.")
+@click.option("--sample-items", type=click.IntRange(1), default=None, metavar="N",
+              help="Also read up to N item sizes (lru_crawler metadump) and model them under the "
+                   "server's own settings.")
+@plot_option
+@format_option()
+def stats(files, servers, timeout, sample_items, plot, fmt):
+    """Where a real memcached's memory goes, from its own stats.
+
+    Reads `version`, `stats`, `stats slabs`, `stats items` and `stats
+    settings` of each --server (never a write), or the same replies saved in
+    FILEs (one node: one file per command or all in one; - is standard
+    input).  Per class: pages, used chunks and bytes, requested bytes, chunk
+    waste, free chunks and bytes, evictions, and its share of memory against
+    its share of evictions; totals per node and for the pool.  Findings:
+    calcification (a class evicts while others hold free pages), drift (the
+    server's class table against the model of its release and settings), and
+    what the dump lacks.  A node that cannot be read is one line on stderr;
+    the others are still reported, and the exit status is 1.
+
+    \b
+    Python: analyse(parse_dump([(name, text)])) / analyse(dump_from_replies(node, read_node(...)))
+    """
+    from .client import NodeError, parse_address, read_nodes
+    from .stats import DumpError, analyse, dump_from_replies, parse_dump
+
+    if not files and not servers:
+        raise click.UsageError("give saved stats FILEs, or --server HOST:PORT (repeatable)")
+    try:
+        addresses = [parse_address(text) for text in servers]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--server'") from None
+    nodes, failed, samples = [], [], {}
+    if files:
+        texts = []
+        for name in files:
+            if name == "-" and sys.stdin.isatty():
+                raise Refusal("reading stats from the terminal: give a FILE, or pipe one in")
+            try:
+                if name == "-":
+                    texts.append(("<stdin>", sys.stdin.read()))
+                else:
+                    with open(name, encoding="utf-8", errors="replace", newline="") as f:
+                        texts.append((name, f.read()))
+            except OSError as exc:
+                raise DataError(f"{name}: cannot read: {exc.strerror or exc}") from None
+        try:
+            nodes.append(analyse(parse_dump(texts)))
+        except DumpError as exc:
+            raise DataError(str(exc)) from None
+    for address, replies in zip(addresses, read_nodes(addresses, timeout, sample_items or 0)):
+        try:
+            if isinstance(replies, NodeError):
+                raise replies
+            node = analyse(dump_from_replies(str(address), replies))
+        except (NodeError, DumpError) as exc:
+            failed.append((str(address), str(exc).removeprefix(f"{address}: ")))
+            continue
+        nodes.append(node)
+        if sample_items:
+            samples[node.node] = replies.get("metadump_error", [None])[0], replies.get("metadump", [])
+    for name, error in failed:
+        click.echo(f"Error: {name}: {error}", err=True)
+    if nodes:
+        _print_stats(nodes, failed, samples, fmt, pool=bool(files) + len(servers) > 1)
+        if plot:
+            from .stats import class_records
+
+            _draw("plot_classes", [r for n in nodes for r in class_records(n)], plot)
+    return 1 if failed else 0
+
+
+def _print_stats(nodes, failed, samples, fmt, pool):
+    from .stats import class_records, node_totals, pool_totals, stats_record
+
+    sampled = {name: _sample_report(node, *samples[node.node]) for node in nodes
+               for name in [node.node] if name in samples}
+    if fmt == "json":
+        record = stats_record(nodes, failed)
+        for entry in record["nodes"]:
+            if entry["node"] in sampled:
+                entry["sample"] = sampled[entry["node"]][0]
+        click.echo(output.render_json(record))
+        return
+    columns = (("node",) if pool or fmt == "csv" else ()) + STATS_COLUMNS + (("memory",) if fmt != "csv" else ())
+    rows = []
+    for node in nodes:
+        for row in class_records(node):
+            rows.append({**row, "memory": output.bar(row["memory_pct"])})
+    totals = [{"node": node.node, **node_totals(node)} for node in nodes]
+    if not pool and fmt != "csv":
+        rows.append({"class": "total", **{k: totals[0].get(k) for k in STATS_COLUMNS[2:]},
+                     "memory_pct": 100.0 if totals[0]["page_bytes"] else 0.0})
+    click.echo(output.render_rows(rows, columns, fmt))
+    if fmt == "csv":
+        return
+    if pool:
+        click.echo()
+        totals.append({"node": "pool", **pool_totals([{k: t[k] for k in t if k != "node"} for t in totals])})
+        click.echo(output.render_rows(totals, STATS_TOTAL_COLUMNS, fmt))
+    record = stats_record(nodes, failed)
+    lines = record["findings"] + [f"{name}: {text}" for name, (_, text) in sampled.items()]
+    if lines:
+        click.echo()
+        click.echo("\n".join(lines))
+
+
+def _sample_report(node, reason, lines):
+    """``--sample-items``: the sampled sizes modelled under the node's settings (record, summary line)."""
+    import io
+
+    from .inputs import InputError, read_items
+    from .report import build_report, report_record
+
+    if reason is not None:
+        return {"error": reason}, f"sample: none (the server said {reason!r})"
+    if node.settings is None:
+        return {"error": "no model settings"}, "sample: not modelled (the release or settings are unknown)"
+    if not lines:
+        return {"error": "no items"}, "sample: no items"
+    from collections import Counter
+    from urllib.parse import unquote
+
+    # metadump gives sizes, not the key/value split a chunked item's chunks depend on:
+    # split them with the sample's most common key length
+    keys = Counter(len(unquote(line.split(" ", 1)[0][4:]).encode()) for line in lines)
+    try:
+        items, accounting = read_items(io.StringIO("\n".join(lines) + "\nEND\n"), f"{node.node} metadump")
+        report = build_report(node.settings, list(items), size_key_length=keys.most_common(1)[0][0])
+    except (InputError, ValueError) as exc:
+        return {"error": str(exc)}, f"sample: {exc}"
+    record = report_record(report, accounting)
+    t = record["totals"]
+    return record, (f"sample of {t['items']} items: modelled alone they would take {t['pages']} pages, "
+                    f"{t['waste_pct']:.2f}% of page bytes holding no item data "
+                    f"({t['chunk_waste']} chunk waste + {t['free_bytes']} free)")
+
+
+# -- allocators and compare ------------------------------------------------------------------
+
+ALLOCATOR_CLASS_COLUMNS = ("class", "size", "category", "min_request", "max_request", "perslab",
+                           "page_length", "page_unused")
+
+
+def _allocator_classes(settings, name, fmt):
+    """``classes --allocator NAME``: the allocator's classes up to the one that holds -I."""
+    from .allocators import ALLOCATORS
+
+    if fmt == "vv":
+        raise Refusal("--format vv prints memcached's own lines; it has none for --allocator")
+    classes = ALLOCATORS[name].size_classes(settings.item_size_max)
+    records = [{"class": c.id, "size": c.size, "category": c.category, "min_request": c.min_request,
+                "max_request": c.max_request, "perslab": c.perslab, "page_length": c.page_length,
+                "page_unused": c.page_unused} for c in classes]
+    if fmt == "json":
+        click.echo(output.render_json({"allocator": name, "up_to": settings.item_size_max, "classes": records}))
+    else:
+        click.echo(output.render_rows(records, ALLOCATOR_CLASS_COLUMNS, fmt))
+
+
+COMPARE_COLUMNS = ("store", "requested_bytes", "allocated_bytes", "overhead_bytes", "total_bytes", "waste_pct",
+                   "vs_memcached")
+
+
+@cli.command()
+@click.option("--varnish-headers", "varnish_headers", type=click.IntRange(0), default=400, show_default=True,
+              metavar="BYTES", help="Varnish: header workspace of each object (headers kept, +1 per line).")
+@click.option("--varnish-chunked", is_flag=True,
+              help="Varnish: bodies come without Content-Length, in fetch_chunksize segments.")
+@click.option("--fetch-chunksize", "fetch_chunksize", type=SIZE, default="16k", show_default=True,
+              help="Varnish's fetch_chunksize parameter (segment size of chunked bodies; min 4k).")
+@click.option("--varnish-allocator", type=click.Choice(("jemalloc-5", "jemalloc-3.6", "glibc")),
+              default="jemalloc-5", show_default=True, help="The malloc Varnish is linked with.")
+@click.option("--redis", "redis_release", type=click.Choice(("7.2", "7.0")), default="7.2", show_default=True,
+              help="Redis release line: 7.2+ builds jemalloc without the 4 KiB large pad, 3.2-7.0 with it.")
+@click.option("--redis-ttl", is_flag=True, help="Redis: every key has a TTL (an expires dict entry).")
+@model_options
+@format_option()
+def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator, redis_release, redis_ttl,
+            fmt, file, key_length, strict, **model):
+    """The same items under memcached, jemalloc 3.6 / 5, glibc, Varnish -s malloc and Redis.
+
+    FILE is read as `report` reads it.  Per store: the bytes requested, the
+    bytes the allocator hands out (memcached: slab pages), the overhead beyond
+    them (hash table, headers, pad pages, slab tails, Varnish's per-object
+    structures outside -s) and the waste; then what -m, -s malloc and a
+    Varnish host need.
+
+    \b
+    Python: compare(settings, read_items(...)[0], CompareOptions(...))
+    """
+    from .allocators.varnish import VarnishObject
+    from .compare import CompareOptions, compare as compare_stores, comparison_record
+    from .inputs import InputError, open_input, read_items
+
+    settings = _settings(**model)
+    if fetch_chunksize < 4096:
+        raise Refusal(f"--fetch-chunksize: Varnish's minimum is 4k, not {fetch_chunksize}")
+    if file == "-" and sys.stdin.isatty():
+        raise Refusal("reading item sizes from the terminal: give a FILE, or pipe one in "
+                      "(cat sizes.csv | slabcalc compare -)")
+    options = CompareOptions(VarnishObject(varnish_headers, varnish_chunked, fetch_chunksize), varnish_allocator,
+                             redis_release, redis_ttl, key_length or 16)
+    try:
+        stream, source = open_input(file)
+        with stream:
+            items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
+            result = compare_stores(settings, items, options)
+    except InputError as exc:
+        raise DataError(str(exc)) from None
+    except ValueError as exc:
+        raise DataError(f"{source}: {exc}") from None
+    record = comparison_record(result, accounting, options)
+    if fmt == "json":
+        click.echo(output.render_json(record))
+        return
+    click.echo(output.render_rows(record["stores"], COMPARE_COLUMNS, fmt))
+    if fmt != "csv":
+        click.echo()
+        click.echo(output.render_pairs(list(record["summary"].items()), fmt))
+
+
+# compare reads its input with report's own FILE argument, --key and --strict.
+compare.params[:0] = [p for p in report.params if p.name in ("file", "key_length", "strict")]
 
 
 # -- slabcalc optimize ---------------------------------------------------------
@@ -573,11 +849,14 @@ def _verdict(record, limit) -> str:
 
 def main() -> None:
     """Console entry point: run the CLI; a closed pipe (``| head``) ends quietly."""
+    import os
+
+    # numpy (read lazily for large inputs) would start OpenBLAS's thread pool on import;
+    # slabcalc does no linear algebra, and those threads cost start-up and CPU time
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         cli(prog_name="slabcalc")
     except BrokenPipeError:
-        import os
-
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(0)

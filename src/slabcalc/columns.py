@@ -87,19 +87,25 @@ class ColumnCounter:
         self.held = [_distinct(columns, counts)]
         self.held_rows = len(counts)
 
-    def distinct(self) -> tuple[dict[str, list[int]], list[int]]:
-        """Each distinct row counted so far, once: ``({column: numbers}, counts)``; then forget them.
+    def arrays(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Each distinct row counted so far, once: ``({column: int64 array}, counts)``; then
+        forget them.
 
         The columns are ``key``, ``value`` and ``flags`` (each row's key
         length filled in when the input has no key column), or ``item_size``.
         """
         if not self.held:
-            return {name: [] for name in self.names}, []
+            return {name: np.zeros(0, dtype=np.int64) for name in self.names}, np.zeros(0, dtype=np.int64)
         if len(self.held) > 1:
             self._compact()
         (columns, counts), = self.held
         self.held, self.held_rows = [], 0
-        return {name: column.tolist() for name, column in zip(self.names, columns)}, counts.tolist()
+        return dict(zip(self.names, columns)), counts
+
+    def distinct(self) -> tuple[dict[str, list[int]], list[int]]:
+        """:meth:`arrays` as Python lists."""
+        columns, counts = self.arrays()
+        return {name: column.tolist() for name, column in columns.items()}, counts.tolist()
 
 
 def _distinct(columns: list[np.ndarray], counts: np.ndarray | None) -> tuple[list[np.ndarray], np.ndarray]:

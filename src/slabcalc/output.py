@@ -57,5 +57,12 @@ def render_pairs(pairs: Sequence[tuple[str, Any]], fmt: str) -> str:
     return render_rows(({"field": k, "value": v} for k, v in pairs), ("field", "value"), fmt)
 
 
+def bar(pct: float, width: int = 10) -> str:
+    """A share of 0-100 as a bar of ``width`` characters, in eighths of a character."""
+    eighths = round(pct * width * 8 / 100)
+    return "\u2588" * (eighths // 8) + ("", "\u258f", "\u258e", "\u258d", "\u258c", "\u258b", "\u258a",
+                                      "\u2589")[eighths % 8]
+
+
 def render_json(document: Any) -> str:
     return json.dumps(document, indent=2)

@@ -17,11 +17,12 @@ headers, so that the total equals ``stats`` ``bytes``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from itertools import chain
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from .classes import SlabClass, class_for, slab_classes
-from .inputs import Item
-from .item import VALUE_MAX, item_size, ntotal_function
+from .inputs import Item, ItemColumns
+from .item import VALUE_MAX, item_size, ntotal_array, ntotal_function
 from .placement import CHUNKED, TOO_LARGE, Placement, check_placeable, place
 from .settings import Settings
 
@@ -148,7 +149,8 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
     """The report of ``distribution`` under ``settings``.
 
     ``distribution`` is ``{Item: count}`` or an iterable of ``(item, count)`` or
-    ``(item, count, rows)`` (a histogram row is one row of ``count`` items).
+    ``(item, count, rows)`` (a histogram row is one row of ``count`` items), and
+    of :class:`~slabcalc.inputs.ItemColumns` (many items at once, sized in bulk).
 
     ``memory_limit`` (bytes) adds the capacity of ``-m``; ``size_key_length``
     is the key length assumed to split chunked items known only by total size.
@@ -165,6 +167,29 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
     by_size: dict[int, list[int]] = {}
     placements: dict[Item, Placement] = {}  # the rest: chunked or too large
     placed = too_large = approximated = placed_rows = too_large_rows = 0
+
+    def in_one_chunk(columns: ItemColumns) -> Iterator[tuple[Item, int, int]]:
+        """Sum the rows of ``columns`` that fit one chunk into ``by_size``; the rest as triples."""
+        import numpy as np  # ItemColumns hold numpy arrays: numpy is loaded
+
+        sizes = columns.item_size
+        if sizes is None:
+            sizes = ntotal_array(settings, columns.key, columns.value, columns.flags)
+        elif len(sizes) and sizes.min() < smallest_item:
+            raise ValueError(f"item size {sizes.min()} is smaller than the smallest possible item "
+                             f"({smallest_item} bytes)")
+        fits = sizes <= largest
+        order = np.argsort(sizes[fits], kind="stable")
+        ordered, counts = sizes[fits][order], columns.counts[fits][order]
+        starts = np.flatnonzero(np.diff(ordered, prepend=-1))
+        for size, count in zip(ordered[starts].tolist(), np.add.reduceat(counts, starts).tolist()
+                               if len(starts) else ()):
+            entry = by_size.setdefault(size, [0, 0])
+            entry[0] += count
+            entry[1] += count
+        return columns.select(~fits).triples()
+
+    pairs = chain.from_iterable(in_one_chunk(p) if isinstance(p, ItemColumns) else (p,) for p in pairs)
     for item, count, *rows in pairs:
         rows = rows[0] if rows else count
         size = item.item_size

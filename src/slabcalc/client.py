@@ -1,0 +1,232 @@
+"""A read-only client of memcached's text protocol, for ``slabcalc stats``.
+
+It sends only ``version``, ``stats``, ``stats slabs``, ``stats items``,
+``stats settings`` and, when asked, ``lru_crawler metadump all``: never a
+write, never a command that blocks the server.  A node is ``HOST:PORT``
+(``[v6addr]:port`` for IPv6, port 11211 when omitted) or the path of a unix
+socket (anything with a ``/``).
+
+Every failure is a :class:`NodeError` whose message is one line naming the
+node: refused, timed out (connect or reply; a reply must be complete within
+the timeout, so a server that trickles bytes cannot hold us), closed
+mid-reply, or a reply that is not memcached's.  A plain socket rather than
+pymemcache: its ``stats()`` parses values itself and has no metadump, and its
+exceptions do not say which of these faults happened.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+DEFAULT_PORT = 11211
+COMMANDS = ("version", "stats", "stats slabs", "stats items", "stats settings")
+LINE_MAX = 1 << 16   # longer "lines" are not memcached's
+
+
+class NodeError(Exception):
+    """One node could not be read: a one-line reason (the CLI prefixes the node)."""
+
+
+@dataclass(frozen=True)
+class Address:
+    """Where a node listens: ``host`` and ``port``, or a unix socket ``path``."""
+
+    host: str | None = None
+    port: int | None = None
+    path: str | None = None
+
+    def __str__(self) -> str:
+        if self.path is not None:
+            return self.path
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+def parse_address(text: str) -> Address:
+    """``host:port``, ``host`` (port 11211), ``[::1]:11211``, or a unix socket path."""
+    text = text.strip()
+    if "/" in text:
+        return Address(path=text)
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+        if rest and not rest.startswith(":"):
+            raise ValueError(f"not HOST:PORT: {text!r}")
+    elif text.count(":") == 1:
+        host, _, port = text.partition(":")
+    else:
+        host, port = text, ""
+    if not host:
+        raise ValueError(f"no host in {text!r}")
+    if not port:
+        return Address(host, DEFAULT_PORT)
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"not a port number: {port!r} in {text!r}")
+    return Address(host, int(port))
+
+
+class Connection:
+    """One connection to a node; every reply must arrive within ``timeout`` seconds."""
+
+    def __init__(self, address: Address, timeout: float):
+        self.address, self.timeout = address, timeout
+        self._buffer = bytearray()
+        try:
+            if address.path is not None:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.settimeout(timeout)
+                try:
+                    sock.connect(address.path)
+                except BaseException:
+                    sock.close()
+                    raise
+            else:
+                sock = socket.create_connection((address.host, address.port), timeout=timeout)
+        except socket.timeout:
+            raise NodeError(f"no connection within {timeout:g} s") from None
+        except ConnectionRefusedError:
+            raise NodeError("connection refused") from None
+        except FileNotFoundError:
+            raise NodeError("no such socket") from None
+        except socket.gaierror as exc:
+            raise NodeError(f"unknown host: {exc.strerror}") from None
+        except OSError as exc:
+            raise NodeError(exc.strerror or str(exc)) from None
+        self._sock = sock
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def __enter__(self) -> "Connection":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def lines(self, command: str, deadline: float | None = None) -> Iterator[str]:
+        """Send ``command`` and yield its reply lines (without line ends) as they arrive."""
+        deadline = time.monotonic() + self.timeout if deadline is None else deadline
+        try:
+            self._sock.sendall(command.encode("ascii") + b"\r\n")
+        except OSError as exc:
+            raise NodeError(f"{command}: cannot send: {exc.strerror or exc}") from None
+        while True:
+            end = self._buffer.find(b"\n")
+            if end < 0:
+                if len(self._buffer) > LINE_MAX:
+                    raise NodeError(f"{command}: a reply line of more than {LINE_MAX} bytes: not memcached")
+                self._receive(command, deadline)
+                continue
+            raw = bytes(self._buffer[:end]).rstrip(b"\r")
+            del self._buffer[:end + 1]
+            try:
+                yield raw.decode("ascii")
+            except UnicodeDecodeError:
+                raise NodeError(f"{command}: reply is not text ({_shown(raw)}): not memcached") from None
+
+    def _receive(self, command: str, deadline: float) -> None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise NodeError(f"{command}: no complete reply within {self.timeout:g} s")
+        self._sock.settimeout(left)
+        try:
+            data = self._sock.recv(65536)
+        except socket.timeout:
+            raise NodeError(f"{command}: no complete reply within {self.timeout:g} s") from None
+        except OSError as exc:
+            raise NodeError(f"{command}: {exc.strerror or exc}") from None
+        if not data:
+            said = f" after {_shown(bytes(self._buffer))}" if self._buffer else ""
+            raise NodeError(f"{command}: connection closed mid-reply{said}")
+        self._buffer += data
+
+    def version(self) -> str:
+        line = next(self.lines("version"))
+        if not line.startswith("VERSION "):
+            raise NodeError(f"version: unexpected reply {_shown(line)}: not memcached")
+        return line[len("VERSION "):].strip()
+
+    def stats(self, command: str) -> list[str] | None:
+        """The ``STAT`` lines of a stats command, up to its ``END``."""
+        lines = []
+        for line in self.lines(command):
+            if line == "END":
+                return lines
+            if line == "ERROR" and not lines and command == "stats settings":
+                return None           # 1.2 has no stats settings
+            if not line.startswith("STAT "):
+                raise NodeError(f"{command}: unexpected reply {_shown(line)}")
+            lines.append(line)
+        raise AssertionError("unreachable")  # lines() raises or yields until END
+
+    def metadump(self, limit: int) -> tuple[list[str], str | None]:
+        """Up to ``limit`` ``key=... size=...`` lines of ``lru_crawler metadump all``.
+
+        Returns the lines and, when the server will not dump (crawler
+        disabled or busy), its reason.  Past ``limit`` the connection is
+        closed: the crawler stops on its own when the client goes away.
+        """
+        lines: list[str] = []
+        deadline = time.monotonic() + self.timeout
+        for line in self.lines("lru_crawler metadump all", deadline):
+            if line == "END":
+                return lines, None
+            if not line.startswith("key="):
+                return lines, line
+            lines.append(line)
+            if len(lines) >= limit:
+                self.close()
+                return lines, None
+        raise AssertionError("unreachable")
+
+
+def _shown(text) -> str:
+    """A short, printable rendering of what a server sent."""
+    if isinstance(text, bytes):
+        text = text.decode("latin-1")
+    text = text if len(text) <= 40 else text[:40] + "..."
+    return repr(text)
+
+
+def read_node(address: Address, timeout: float, sample_items: int = 0) -> dict[str, list[str]]:
+    """The raw replies of one node: ``{command: lines}`` for every command of :data:`COMMANDS`.
+
+    ``version`` holds the version text alone; with ``sample_items`` the
+    ``metadump`` entry holds up to that many metadump lines (and
+    ``metadump_error`` the server's reason when it gave none).
+    """
+    with Connection(address, timeout) as conn:
+        replies: dict[str, list[str]] = {"version": [conn.version()]}
+        for command in COMMANDS[1:]:
+            lines = conn.stats(command)
+            if lines is not None:
+                replies[command] = lines
+        if sample_items:
+            lines, reason = conn.metadump(sample_items)
+            replies["metadump"] = lines
+            if reason is not None:
+                replies["metadump_error"] = [reason]
+    return replies
+
+
+def read_nodes(addresses: Sequence[Address], timeout: float, sample_items: int = 0
+               ) -> list[dict[str, list[str]] | NodeError]:
+    """:func:`read_node` for every address at once (one thread each), in order.
+
+    A node that fails gives its :class:`NodeError` in its place, so a pool of
+    dead nodes takes one timeout, not one per node.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(address: Address):
+        try:
+            return read_node(address, timeout, sample_items)
+        except NodeError as exc:
+            return exc
+
+    if len(addresses) <= 1:
+        return [one(a) for a in addresses]
+    with ThreadPoolExecutor(max_workers=min(32, len(addresses))) as pool:
+        return list(pool.map(one, addresses))

@@ -1,0 +1,210 @@
+"""The same items under memcached's slabs and under stores that malloc each object.
+
+memcached's side is :func:`slabcalc.report.build_report`'s own figures; the
+others come from :mod:`slabcalc.allocators`.  Every store holds exactly the
+items memcached stores (those over ``-I`` are left out of every row):
+
+- ``jemalloc 3.6`` / ``jemalloc 5`` / ``glibc``: each memcached item
+  (``ntotal`` bytes) malloc'd on its own -- the allocator alone;
+- Varnish ``-s malloc``: one object per item, the value as its body, a header
+  workspace, and its structures outside the storage limit;
+- Redis: one string key per item (``SET key value``), with its dicts.
+
+Per store: ``requested`` (bytes asked for the stored data; for Varnish what
+``-s malloc,SIZE`` counts), ``allocated`` (what the allocator hands out for
+them; for memcached the slab pages ``-m`` counts; for Redis what ``maxmemory``
+counts), ``overhead`` (the rest of the memory these objects take: memcached's
+hash table, allocator headers, pad pages, slab tails and metadata, Varnish's
+per-object structures) and ``waste`` = the share of the total not holding
+requested bytes.  All objects live at once on a fresh process: thread
+caches, dirty pages and fragmentation after frees are not modelled.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from .allocators import ALLOCATORS, GLIBC, JEMALLOC_3_6, JEMALLOC_5, JEMALLOC_5_REDIS, JEMALLOC_5_REDIS_PAD
+from .allocators import redis, varnish
+from .classes import slab_classes
+from .inputs import Item
+from .item import VALUE_MAX, ntotal_function
+from .placement import TOO_LARGE, place
+from .report import Report, build_report, item_for_size
+from .settings import Settings
+
+MIB = 1 << 20
+HASHPOWER_DEFAULT = 16       # memcached's primary hash table starts with 2^16 buckets
+VARNISH_STORAGE_SHARE = (3, 4)   # Varnish's advice: give -s malloc 75 % of the host's memory
+REDIS_RELEASES = {"7.2": JEMALLOC_5_REDIS, "7.0": JEMALLOC_5_REDIS_PAD}
+
+
+@dataclass(frozen=True)
+class Store:
+    """One store's memory for the whole distribution."""
+
+    name: str
+    requested: int
+    allocated: int
+    overhead: int
+
+    @property
+    def total(self) -> int:
+        return self.allocated + self.overhead
+
+    @property
+    def waste_pct(self) -> float:
+        return 100.0 * (self.total - self.requested) / self.total if self.total else 0.0
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """How the other stores hold an item."""
+
+    varnish: varnish.VarnishObject = field(default_factory=varnish.VarnishObject)
+    varnish_allocator: str = "jemalloc-5"     # Varnish links the system jemalloc on Linux
+    redis_release: str = "7.2"                # 7.2+: no pad; 3.2 to 7.0: the 4 KiB pad
+    redis_ttl: bool = False
+    size_key_length: int = 16                 # key of items known only by their size
+
+
+@dataclass(frozen=True)
+class Comparison:
+    report: Report                 # memcached's own report of the distribution
+    stores: tuple[Store, ...]      # memcached first
+    items: int                     # items every store holds
+    too_large: int                 # items memcached refuses (left out everywhere)
+    data_bytes: int                # key + value bytes of the items
+    varnish_counted: int           # what -s malloc,SIZE must hold
+    varnish_total: int             # what Varnish's objects take in all
+
+
+def hash_table_bytes(items: int, pointer: int = 8, hashpower: int = HASHPOWER_DEFAULT) -> int:
+    """memcached's primary hash table (outside -m): a pointer per bucket, doubled once
+    ``items > 1.5 x buckets`` (``assoc_insert``)."""
+    while items > (1 << hashpower) * 3 // 2:
+        hashpower += 1
+    return pointer << hashpower
+
+
+def stored_items(settings: Settings, distribution: Mapping[Item, int], size_key_length: int = 16
+                 ) -> tuple[list[tuple[int, int, int, int]], int]:
+    """``[(key, value, ntotal, count)]`` of the items memcached stores, and how many it refuses."""
+    classes = slab_classes(settings)
+    largest = min(classes[-1].chunk_size, settings.item_size_max)
+    ntotal = ntotal_function(settings)
+    stored, refused = [], 0
+    for item, count in distribution.items():
+        if item.item_size is None:
+            key, value, flags = item.key, item.value, item.flags
+            size = ntotal(key, value, flags) if value <= VALUE_MAX else None
+        else:
+            size, flags = item.item_size, 0
+            key, value = item_for_size(settings, size, size_key_length)
+        if size is None or (size > largest and place(settings, key, value, flags, classes).status == TOO_LARGE):
+            refused += count
+        elif count:
+            stored.append((key, value, size, count))
+    return stored, refused
+
+
+def _aggregate(pairs: Mapping[Item, int] | Iterable[tuple]) -> dict[Item, int]:
+    total: dict[Item, int] = {}
+    for item, count, *_ in (pairs.items() if isinstance(pairs, Mapping) else pairs):
+        total[item] = total.get(item, 0) + count
+    return total
+
+
+def compare(settings: Settings, distribution: Mapping[Item, int] | Iterable[tuple],
+            options: CompareOptions = CompareOptions()) -> Comparison:
+    """Every store's memory for ``distribution`` (as :func:`build_report` takes it)."""
+    distribution = _aggregate(distribution)
+    report = build_report(settings, distribution, size_key_length=options.size_key_length)
+    stored, too_large = stored_items(settings, distribution, options.size_key_length)
+    items = sum(count for *_, count in stored)
+    memcached = Store(settings.profile.label, report.total("requested_bytes"), report.total("page_bytes"),
+                      hash_table_bytes(report.items, settings.profile.bits // 8))
+
+    mallocs: Counter = Counter()
+    segments: Counter = Counter()
+    outside: Counter = Counter()
+    redis_requests: Counter = Counter()
+    data = 0
+    for key, value, size, count in stored:
+        data += (key + value) * count
+        mallocs[size] += count
+        segs = options.varnish.segments(value)
+        for seg in segs:
+            segments[seg] += count
+        for seg, n in options.varnish.outside(len(segs)).items():
+            outside[seg] += n * count
+        for request in redis.string_key(key, value, options.redis_ttl):
+            redis_requests[request] += count
+    if items:   # an empty dict allocates no bucket array
+        redis_requests[redis.bucket_array(items)] += 1 + options.redis_ttl
+
+    stores = [memcached]
+    for name, allocator in (("jemalloc 3.6", JEMALLOC_3_6), ("jemalloc 5", JEMALLOC_5), ("glibc", GLIBC)):
+        fp = allocator.footprint(mallocs)
+        stores.append(Store(name, fp.requested, fp.allocated, fp.overhead))
+
+    allocator = ALLOCATORS[options.varnish_allocator]
+    whole = allocator.footprint(segments + outside)
+    counted = sum(n * c for n, c in segments.items())
+    handed = sum(allocator.usize(n) * c for n, c in segments.items())
+    stores.append(Store(f"varnish -s malloc ({options.varnish_allocator})", counted, handed,
+                        whole.total - handed + varnish.BINHEAP_SLOT * items))
+
+    fp = REDIS_RELEASES[options.redis_release].footprint(redis_requests)
+    stores.append(Store(f"redis {options.redis_release} strings", fp.requested, fp.allocated, fp.overhead))
+    return Comparison(report, tuple(stores), items, too_large, data, counted, stores[-2].total)
+
+
+def comparison_record(comparison: Comparison, accounting, options: CompareOptions) -> dict:
+    """The stable JSON contract of ``slabcalc compare``."""
+    from .settings import settings_record
+
+    base = comparison.stores[0].total
+    rows = [{
+        "store": s.name,
+        "requested_bytes": s.requested,
+        "allocated_bytes": s.allocated,
+        "overhead_bytes": s.overhead,
+        "total_bytes": s.total,
+        "waste_pct": round(s.waste_pct, 2),
+        "vs_memcached": round(s.total / base, 2) if base else None,
+    } for s in comparison.stores]
+    storage_mb = -(-comparison.varnish_counted // MIB)
+    num, den = VARNISH_STORAGE_SHARE
+    summary = {
+        "input": f"{accounting.source} ({accounting.format})",
+        "items": f"{comparison.items} in every store; {comparison.too_large} over -I "
+                 f"{comparison.report.settings.item_size_max} left out",
+        "data": f"{comparison.data_bytes} bytes of keys and values",
+        "memcached": f"-m {comparison.report.memory_limit_needed} holds them all"
+                     if comparison.items else "no items",
+        "varnish -s": f"-s malloc,{storage_mb}M holds them (it counts requested segment bytes)",
+        "varnish RAM": f"{-(-comparison.varnish_total // MIB)} MiB for these objects by this model; "
+                       f"Varnish's rule (-s is 75% of RAM) says {-(-storage_mb * den // num)} MiB",
+    }
+    return {
+        "settings": settings_record(comparison.report.settings),
+        "source": accounting.source,
+        "format": accounting.format,
+        "options": {
+            "varnish_header_bytes": options.varnish.header_bytes,
+            "varnish_chunked": options.varnish.chunked,
+            "fetch_chunksize": options.varnish.fetch_chunksize,
+            "varnish_allocator": options.varnish_allocator,
+            "redis_release": options.redis_release,
+            "redis_ttl": options.redis_ttl,
+        },
+        "items": comparison.items,
+        "too_large": comparison.too_large,
+        "data_bytes": comparison.data_bytes,
+        "stores": rows,
+        "varnish_storage_mb": storage_mb,
+        "summary": summary,
+    }

@@ -1,0 +1,527 @@
+"""What a real memcached's memory holds, from its own stats: waste, calcification, drift.
+
+The input is what a node answers to ``version``, ``stats``, ``stats slabs``,
+``stats items`` and ``stats settings`` -- read live by
+:func:`slabcalc.client.read_node` or saved with ``echo "stats slabs" | nc host
+11211``.  :func:`parse_dump` takes saved text in any arrangement: with or
+without ``\\r``, several replies concatenated in one file or one file per
+command, from releases 1.4 to 1.6.  Which command printed a block of ``STAT``
+lines is told by its names (``items:1:number`` is ``stats items``,
+``1:chunk_size`` is ``stats slabs``, ``growth_factor`` is ``stats
+settings``, ``pid`` is ``stats``).
+
+Per class (``stats slabs`` names, see ``slabs.c do_slabs_stats()``):
+
+* ``used_bytes`` = ``chunk_size`` x ``used_chunks``: the chunks items hold;
+* ``requested_bytes`` = ``mem_requested``: the bytes those items asked for.
+  It is in ``stats slabs`` up to 1.5.16 (the sizes passed to
+  ``slabs_alloc``, chunk by chunk) and in ``stats items`` from 1.5.17 (the
+  ``ntotal`` of the items in the class's LRU; a chunked item counts whole in
+  the largest class, though its header and tail chunks sit in smaller ones);
+* ``chunk_waste`` = used - requested: bytes inside used chunks no item asked for;
+* ``page_bytes`` = ``total_pages`` x the bytes one page takes from ``-m``
+  (a whole ``slab_page_size`` with ``slab_reassign``, else ``chunk_size`` x
+  ``chunks_per_page``: ``do_slabs_newslab()``), and ``free_bytes`` = page
+  bytes - used bytes: free chunks and page tails;
+* ``evicted`` / ``outofmemory`` from ``stats items`` (since the server started).
+
+The drift check resolves ``stats settings`` and the release to a
+:class:`slabcalc.settings.Settings` and compares the server's class table
+(``chunk_size``, ``chunks_per_page`` of every class with pages) with the
+model's: a difference means options the settings do not show (``-o
+slab_sizes``), a release the profile does not describe, or a model error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from .classes import slab_classes
+from .settings import Settings
+
+MIB = 1 << 20
+SLABS, ITEMS, GENERAL, SETTINGS, VERSION = "stats slabs", "stats items", "stats", "stats settings", "version"
+COMMANDS = (VERSION, GENERAL, SLABS, ITEMS, SETTINGS)
+
+_SLAB_KEY = re.compile(r"(\d+):(\w+)")
+_ITEM_KEY = re.compile(r"items:(\d+):(\w+)")
+_ECHOED = re.compile(r"(version|stats( \w+)?|lru_crawler metadump .*|quit)")
+
+
+class DumpError(ValueError):
+    """Saved stats that cannot be read (one line: file, line and text)."""
+
+
+@dataclass(frozen=True)
+class Dump:
+    """What one node said, command by command (values as printed)."""
+
+    source: str
+    version: str | None = None
+    general: Mapping[str, str] = field(default_factory=dict)
+    slabs: Mapping[int, Mapping[str, str]] = field(default_factory=dict)   # class -> field -> value
+    slab_totals: Mapping[str, str] = field(default_factory=dict)           # active_slabs, total_malloced
+    items: Mapping[int, Mapping[str, str]] = field(default_factory=dict)   # class -> field -> value
+    settings: Mapping[str, str] = field(default_factory=dict)
+    given: frozenset = frozenset()                                          # commands answered
+
+    @property
+    def release(self) -> str | None:
+        return self.version or self.general.get("version")
+
+
+def _kind(names: Sequence[str]) -> str | None:
+    """The command that printed a block of STAT names, or None when it cannot be told."""
+    if any(_ITEM_KEY.fullmatch(n) for n in names):
+        return ITEMS
+    if any(_SLAB_KEY.fullmatch(n) for n in names) or {"active_slabs", "total_malloced"} & set(names):
+        return SLABS
+    if {"growth_factor", "maxbytes", "item_size_max"} & set(names):
+        return SETTINGS
+    if {"pid", "uptime", "curr_items", "limit_maxbytes", "total_items"} & set(names):
+        return GENERAL
+    if all(n.isdigit() for n in names) or "sizes_status" in names:
+        return "stats sizes"
+    return None
+
+
+def _blocks(lines: Iterable[tuple[str, int, str]]):
+    """``(kind, {name: value}, where)`` for each reply in ``lines`` of (source, number, text)."""
+    block: list[tuple[str, str]] = []
+    start = None
+    for source, number, text in lines:
+        text = text.rstrip("\r\n").strip()
+        if text.startswith("STAT "):
+            parts = text.split(" ", 2)
+            if len(parts) < 2 or not parts[1]:
+                raise DumpError(f"{source}, line {number}: a STAT line without a name: {text!r}")
+            if not block:
+                start = f"{source}, line {number}"
+            block.append((parts[1], parts[2] if len(parts) == 3 else ""))
+        elif text == "END":
+            if block:
+                yield _kind([n for n, _ in block]), dict(block), start
+            block = []
+        elif text.startswith("VERSION "):
+            yield VERSION, {"version": text[len("VERSION "):].strip()}, f"{source}, line {number}"
+        elif not text or text in ("ERROR",) or text.startswith("#") or _ECHOED.fullmatch(text):
+            continue     # blank lines, comments, echoed commands, 1.2's ERROR to stats settings
+        else:
+            raise DumpError(f"{source}, line {number}: not a line of memcached's stats replies: {text[:60]!r}")
+    if block:
+        raise DumpError(f"{start}: a block of STAT lines without its END (truncated?)")
+
+
+def parse_dump(texts: Iterable[tuple[str, str]], source: str | None = None) -> Dump:
+    """One node's dump from saved replies: ``texts`` is ``(file name, text)`` pairs."""
+    texts = list(texts)
+    lines = ((name, number, line) for name, text in texts
+             for number, line in enumerate(text.splitlines(), 1))
+    found: dict[str, tuple[dict, str]] = {}
+    for kind, values, where in _blocks(lines):
+        if kind is None:
+            raise DumpError(f"{where}: cannot tell which stats command printed this block "
+                            f"(first name {next(iter(values))!r})")
+        if kind == "stats sizes":
+            continue
+        if kind in found:
+            raise DumpError(f"{where}: a second '{kind}' reply (first at {found[kind][1]}); "
+                            "give one node's replies")
+        found[kind] = (values, where)
+    return _dump(source or ", ".join(name for name, _ in texts), {k: v for k, (v, _) in found.items()})
+
+
+def dump_from_replies(source: str, replies: Mapping[str, Sequence[str]]) -> Dump:
+    """One node's dump from :func:`slabcalc.client.read_node` replies."""
+    found: dict[str, dict] = {}
+    for command, lines in replies.items():
+        if command == VERSION:
+            found[VERSION] = {"version": lines[0]}
+        elif command in COMMANDS:
+            found[command] = dict(_stat(line) for line in lines)
+    return _dump(source, found)
+
+
+def _stat(line: str) -> tuple[str, str]:
+    parts = line.split(" ", 2)
+    return parts[1], parts[2] if len(parts) == 3 else ""
+
+
+def _dump(source: str, found: Mapping[str, Mapping[str, str]]) -> Dump:
+    slabs: dict[int, dict[str, str]] = {}
+    totals: dict[str, str] = {}
+    for name, value in found.get(SLABS, {}).items():
+        m = _SLAB_KEY.fullmatch(name)
+        if m:
+            slabs.setdefault(int(m[1]), {})[m[2]] = value
+        else:
+            totals[name] = value
+    items: dict[int, dict[str, str]] = {}
+    for name, value in found.get(ITEMS, {}).items():
+        m = _ITEM_KEY.fullmatch(name)
+        if m:
+            items.setdefault(int(m[1]), {})[m[2]] = value
+    return Dump(source=source, version=found.get(VERSION, {}).get("version"), general=dict(found.get(GENERAL, {})),
+                slabs=slabs, slab_totals=totals, items=items, settings=dict(found.get(SETTINGS, {})),
+                given=frozenset(found))
+
+
+# -- resolving the server's settings ------------------------------------------------------
+
+def memcached_args(dump: Dump, profile) -> tuple[list[str], list[str]]:
+    """The options that start a memcached of ``profile`` like this one, and notes on what is unsure.
+
+    From ``stats settings``: ``maxbytes`` (-m), ``chunk_size`` (-n),
+    ``growth_factor`` (-f, printed with two decimals), ``item_size_max``
+    (-I), ``cas_enabled`` (-C), ``slab_chunk_max`` (in bytes),
+    ``slab_reassign`` and ``inline_ascii_response``.  ``-o slab_sizes`` is
+    not printed by any release: only the class table can reveal it.
+    """
+    s = dump.settings
+    args: list[str] = []
+    notes: list[str] = []
+    if "maxbytes" in s:
+        maxbytes = int(s["maxbytes"])
+        args += ["-m", str(maxbytes // MIB)]
+        if maxbytes % MIB:
+            notes.append(f"maxbytes {maxbytes} is not whole megabytes")
+    for name, flag in (("chunk_size", "-n"), ("growth_factor", "-f"), ("item_size_max", "-I")):
+        if name in s:
+            args += [flag, s[name]]
+    if s.get("cas_enabled") == "no" and profile.has_cas_option:
+        args.append("-C")
+    subopts = []
+    if "slab_chunk_max" in s and profile.has_slab_chunk_max:
+        chunk_max = int(s["slab_chunk_max"])
+        if chunk_max != profile.default_slab_chunk_max:
+            unit = profile.slab_chunk_max_unit
+            subopts.append(f"slab_chunk_max={chunk_max // unit}")
+            if chunk_max % unit:
+                notes.append(f"slab_chunk_max {chunk_max} is not a whole number of "
+                             f"{'kilobytes' if unit == 1024 else 'bytes'}")
+    for name, on, off in (("slab_reassign", "slab_reassign", "no_slab_reassign"),
+                          ("inline_ascii_response", "inline_ascii_resp", "no_inline_ascii_resp")):
+        option = {"yes": on, "no": off}.get(s.get(name, ""))
+        if option and profile.suboptions.get(option):
+            subopts.append(option)
+    if subopts:
+        args += ["-o", ",".join(subopts)]
+    return args, notes
+
+
+def resolve_settings(dump: Dump) -> tuple[Settings | None, list[str]]:
+    """The model's settings for this node (release and ``stats settings``), with notes."""
+    from .profile import ProfileError, load_profile
+    from .settings import Refused, configure
+
+    release = dump.release
+    if release is None:
+        return None, ["no version: the release is unknown, so there is no model to compare with"]
+    if not dump.settings:
+        return None, ["no 'stats settings' reply: no drift check; page bytes assume pages "
+                      "of chunk_size x chunks_per_page"]
+    version = re.match(r"\d+\.\d+(\.\d+)?", release)
+    try:
+        profile = load_profile(version[0] if version else release)
+    except ProfileError as exc:
+        return None, [f"release {release}: {exc}"]
+    try:
+        args, notes = memcached_args(dump, profile)
+        return configure(profile, args), notes
+    except (Refused, ValueError) as exc:
+        said = getattr(exc, "message", None) or str(exc)
+        return None, [f"the model of memcached {release} refuses these settings "
+                      f"({' / '.join(said.splitlines())}): no drift check"]
+
+
+# -- per class ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ClassStats:
+    """One class of one node, as its stats show it."""
+
+    node: str
+    id: int
+    chunk_size: int
+    perslab: int
+    pages: int
+    used_chunks: int
+    free_chunks: int
+    page_length: int                 # bytes one page takes from -m
+    requested_bytes: int | None      # mem_requested (None when the dump lacks it)
+    items: int | None                # stats items number
+    evicted: int | None
+    outofmemory: int | None
+
+    @property
+    def used_bytes(self) -> int:
+        return self.chunk_size * self.used_chunks
+
+    @property
+    def chunk_waste(self) -> int | None:
+        return None if self.requested_bytes is None else self.used_bytes - self.requested_bytes
+
+    @property
+    def page_bytes(self) -> int:
+        return self.pages * self.page_length
+
+    @property
+    def free_bytes(self) -> int:
+        return self.page_bytes - self.used_bytes
+
+
+@dataclass(frozen=True)
+class Drift:
+    """A class whose chunk size or chunks per page differ from the model's."""
+
+    class_id: int
+    chunk_size: int
+    perslab: int
+    model_chunk_size: int | None     # None: the model has no such class
+    model_perslab: int | None
+
+
+@dataclass(frozen=True)
+class NodeStats:
+    """One node's classes, settings as resolved, drift and notes on what was missing."""
+
+    node: str
+    dump: Dump
+    settings: Settings | None
+    classes: tuple[ClassStats, ...]
+    drift: tuple[Drift, ...] | None  # None: not checked
+    notes: tuple[str, ...]
+
+    def total(self, name: str) -> int | None:
+        values = [getattr(c, name) for c in self.classes]
+        return None if any(v is None for v in values) else sum(values)
+
+
+def _int(dump: Dump, command: str, name: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise DumpError(f"{dump.source}: {command}: {name} is {value[:40]!r}, not a whole number") from None
+
+
+def _field(dump: Dump, command: str, table: Mapping[int, Mapping[str, str]], cls: int, name: str) -> int | None:
+    value = table.get(cls, {}).get(name)
+    return None if value is None else _int(dump, command, f"{cls}:{name}", value)
+
+
+def analyse(dump: Dump, node: str | None = None) -> NodeStats:
+    """Per-class memory, drift and notes of one node's dump."""
+    node = node or dump.source
+    notes: list[str] = []
+    missing = [c for c in (VERSION, GENERAL, SLABS, ITEMS, SETTINGS) if c not in dump.given]
+    if SLABS not in dump.given:
+        raise DumpError(f"{dump.source}: no 'stats slabs' reply: nothing to say about classes")
+    settings, resolve_notes = resolve_settings(dump)
+    notes += resolve_notes
+    in_slabs = any("mem_requested" in f for f in dump.slabs.values())
+    in_items = any("mem_requested" in f for f in dump.items.values())
+    if not in_slabs and not in_items:
+        if ITEMS not in dump.given:
+            notes.append("no 'stats items' reply: evicted, outofmemory and (1.5.17+) mem_requested unknown")
+        else:
+            notes.append("no mem_requested in stats slabs or stats items: requested_bytes and chunk_waste unknown")
+    elif ITEMS not in dump.given:
+        notes.append("no 'stats items' reply: evicted and outofmemory unknown")
+    rows = []
+    for cls in sorted(dump.slabs):
+        f = dump.slabs[cls]
+        need = [n for n in ("chunk_size", "chunks_per_page", "total_pages", "used_chunks") if n not in f]
+        if need:
+            raise DumpError(f"{dump.source}: stats slabs: class {cls} lacks {', '.join(need)}")
+        get = lambda name: _field(dump, SLABS, dump.slabs, cls, name)  # noqa: E731
+        chunk_size, perslab = get("chunk_size"), get("chunks_per_page")
+        free = (get("free_chunks") or 0) + (get("free_chunks_end") or 0)  # _end: 1.2's untouched tail
+        if in_slabs:
+            requested = get("mem_requested")
+        elif in_items:
+            requested = _field(dump, ITEMS, dump.items, cls, "mem_requested") or 0
+        else:
+            requested = None
+        counted = ITEMS in dump.given
+        page_length = settings.page_length(chunk_size, perslab) if settings else chunk_size * perslab
+        rows.append(ClassStats(
+            node, cls, chunk_size, perslab, get("total_pages"), get("used_chunks"), free, page_length, requested,
+            (_field(dump, ITEMS, dump.items, cls, "number") or 0) if counted else None,
+            (_field(dump, ITEMS, dump.items, cls, "evicted") or 0) if counted else None,
+            (_field(dump, ITEMS, dump.items, cls, "outofmemory") or 0) if counted else None))
+    drift = class_drift(rows, settings) if settings else None
+    if in_items and not in_slabs and settings is not None and settings.chunked_items:
+        largest = slab_classes(settings)[-1].id
+        if any(r.id == largest and r.items for r in rows):
+            notes.append(f"class {largest} holds chunked items: from 1.5.17 memcached counts their whole size "
+                         "there, though their first and last chunks sit in smaller classes, so per-class "
+                         "chunk_waste is off in those classes (the totals are exact)")
+    notes += _malloced_check(dump, rows, settings)
+    if missing and missing != [SETTINGS]:
+        notes.append("replies missing: " + ", ".join(missing))
+    return NodeStats(node, dump, settings, tuple(rows), drift, tuple(notes))
+
+
+def class_drift(rows: Sequence[ClassStats], settings: Settings) -> tuple[Drift, ...]:
+    """The server's classes that differ from the model's classes of ``settings``."""
+    model = {c.id: c for c in slab_classes(settings)}
+    out = []
+    for r in rows:
+        m = model.get(r.id)
+        if m is None or (m.chunk_size, m.perslab) != (r.chunk_size, r.perslab):
+            out.append(Drift(r.id, r.chunk_size, r.perslab, m.chunk_size if m else None, m.perslab if m else None))
+    return tuple(out)
+
+
+def _malloced_check(dump: Dump, rows: Sequence[ClassStats], settings: Settings | None) -> list[str]:
+    """``total_malloced`` against the page bytes of the classes (plus 1.6's global page pool)."""
+    if "total_malloced" not in dump.slab_totals or settings is None:
+        return []
+    malloced = _int(dump, SLABS, "total_malloced", dump.slab_totals["total_malloced"])
+    pool = int(dump.general.get("slab_global_page_pool", "0") or 0)
+    expected = sum(r.page_bytes for r in rows) + pool * settings.slab_page_size
+    if malloced == expected:
+        return []
+    return [f"total_malloced is {malloced} but the classes' pages come to {expected} bytes "
+            f"(difference {malloced - expected}): pages not in any class, or a model error"]
+
+
+# -- findings ----------------------------------------------------------------------------
+
+def calcification(node: NodeStats) -> str | None:
+    """A class evicts (or fails to allocate) while other classes hold at least a page of free chunks.
+
+    memcached gives pages to classes as they ask and, without ``slab_reassign``
+    and ``slab_automove``, never takes them back: memory "calcifies" in
+    classes that no longer need it while others evict.
+    """
+    starving = [c for c in node.classes if (c.evicted or 0) + (c.outofmemory or 0) > 0]
+    idle = [c for c in node.classes if c not in starving and c.perslab and c.free_chunks >= c.perslab]
+    if not starving or not idle:
+        return None
+    evicted = sum(c.evicted or 0 for c in starving)
+    oom = sum(c.outofmemory or 0 for c in starving)
+    free = sum(c.free_chunks * c.chunk_size for c in idle)
+    pages = sum(c.free_chunks // c.perslab for c in idle)
+    s = node.dump.settings
+    automove = (f"; slab_reassign {s['slab_reassign']}, slab_automove {s.get('slab_automove', '?')}"
+                if "slab_reassign" in s else "")
+    return (f"calcification: class{'es' if len(starving) > 1 else ''} {_ids(starving)} evicted {evicted} items"
+            + (f" ({oom} out of memory)" if oom else "")
+            + f" while class{'es' if len(idle) > 1 else ''} {_ids(idle)} hold{'' if len(idle) > 1 else 's'} "
+            f"{free} bytes in free chunks"
+            f" (about {pages} page{'s' if pages != 1 else ''}){automove}")
+
+
+def _ids(rows: Sequence[ClassStats]) -> str:
+    return ", ".join(str(c.id) for c in rows)
+
+
+def drift_lines(node: NodeStats) -> list[str]:
+    if node.drift is None:
+        return []
+    release = node.dump.release
+    if not node.drift:
+        return [f"drift: none: the {len(node.classes)} class(es) with pages match memcached {release} "
+                f"started with {' '.join(node.settings.as_argv())}"]
+    lines = []
+    for d in node.drift:
+        model = (f"the model's class {d.class_id} is {d.model_chunk_size} bytes x {d.model_perslab}"
+                 if d.model_chunk_size is not None else "the model has no such class")
+        lines.append(f"drift: class {d.class_id} is {d.chunk_size} bytes x {d.perslab} per page; {model}")
+    factor = node.dump.settings.get("growth_factor", "")
+    hint = "options stats settings does not show (-o slab_sizes)"
+    if re.fullmatch(r"\d+\.\d\d", factor):
+        hint += f", or a -f with more decimals than the {factor} stats settings prints"
+    lines.append(f"drift: {len(node.drift)} class(es) differ from memcached {release} started with "
+                 f"{' '.join(node.settings.as_argv())}: {hint}")
+    return lines
+
+
+# -- records (the stable JSON contract) ----------------------------------------------------
+
+CLASS_FIELDS = ("node", "class", "chunk_size", "perslab", "pages", "page_bytes", "used_chunks", "used_bytes",
+                "requested_bytes", "chunk_waste", "free_chunks", "free_bytes", "items", "evicted", "outofmemory",
+                "memory_pct", "evicted_pct")
+TOTAL_FIELDS = ("pages", "page_bytes", "used_chunks", "used_bytes", "requested_bytes", "chunk_waste",
+                "free_chunks", "free_bytes", "items", "evicted", "outofmemory")
+
+
+def class_records(node: NodeStats) -> list[dict]:
+    page_bytes = node.total("page_bytes") or 0
+    evicted = node.total("evicted")
+    records = []
+    for c in node.classes:
+        records.append({
+            "node": node.node, "class": c.id, "chunk_size": c.chunk_size, "perslab": c.perslab,
+            "pages": c.pages, "page_bytes": c.page_bytes, "used_chunks": c.used_chunks,
+            "used_bytes": c.used_bytes, "requested_bytes": c.requested_bytes, "chunk_waste": c.chunk_waste,
+            "free_chunks": c.free_chunks, "free_bytes": c.free_bytes, "items": c.items,
+            "evicted": c.evicted, "outofmemory": c.outofmemory,
+            "memory_pct": round(100.0 * c.page_bytes / page_bytes, 2) if page_bytes else 0.0,
+            "evicted_pct": (round(100.0 * c.evicted / evicted, 2) if evicted else 0.0)
+            if c.evicted is not None else None,
+        })
+    return records
+
+
+def node_totals(node: NodeStats) -> dict:
+    totals = {name: node.total(name) for name in TOTAL_FIELDS}
+    general = node.dump.general
+    for name in ("bytes", "curr_items", "limit_maxbytes", "evictions"):
+        totals[name] = int(general[name]) if general.get(name, "").isdigit() else None
+    malloced = node.dump.slab_totals.get("total_malloced", "")
+    totals["total_malloced"] = int(malloced) if malloced.isdigit() else None
+    return totals
+
+
+def pool_totals(totals: Sequence[dict]) -> dict:
+    """Sums over nodes; a field unknown on any node is unknown for the pool."""
+    if not totals:
+        return {}
+    return {name: None if any(t[name] is None for t in totals) else sum(t[name] for t in totals)
+            for name in totals[0]}
+
+
+def node_record(node: NodeStats) -> dict:
+    from .settings import settings_record
+
+    return {
+        "node": node.node,
+        "source": node.dump.source,
+        "version": node.dump.release,
+        "settings": settings_record(node.settings) if node.settings else None,
+        "totals": node_totals(node),
+        "drift": None if node.drift is None else [
+            {"class": d.class_id, "chunk_size": d.chunk_size, "perslab": d.perslab,
+             "model_chunk_size": d.model_chunk_size, "model_perslab": d.model_perslab} for d in node.drift],
+        "calcification": calcification(node),
+        "notes": list(node.notes),
+        "error": None,
+    }
+
+
+def stats_record(nodes: Sequence[NodeStats], failed: Sequence[tuple[str, str]] = ()) -> dict:
+    """The stable JSON contract of ``slabcalc stats``: ``classes``, ``totals``, ``nodes``, ``findings``.
+
+    ``failed`` pairs nodes that could not be read with their one-line error.
+    """
+    records = [node_record(n) for n in nodes]
+    records += [{"node": name, "error": error} for name, error in failed]
+    return {
+        "classes": [row for n in nodes for row in class_records(n)],
+        "totals": pool_totals([r["totals"] for r in records if r.get("error") is None]),
+        "nodes": records,
+        "findings": findings(nodes),
+    }
+
+
+def findings(nodes: Sequence[NodeStats]) -> list[str]:
+    """Human lines: per node its notes, drift check and calcification."""
+    lines = []
+    for n in nodes:
+        prefix = f"{n.node}: " if len(nodes) > 1 else ""
+        lines += [prefix + line for line in (*n.notes, *drift_lines(n), *filter(None, [calcification(n)]))]
+    return lines

@@ -1,0 +1,79 @@
+"""--plot: each plot kind renders a valid PNG or SVG of plausible size; a clear message without matplotlib."""
+
+from __future__ import annotations
+
+import builtins
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from slabcalc.cli import cli
+from slabcalc.plot import PlotUnavailable, plot_classes, plot_timeline
+
+DATA = Path(__file__).parent / "data" / "stats"
+ROOT = Path(__file__).parent.parent
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def check(path: Path) -> None:
+    data = path.read_bytes()
+    assert 5_000 < len(data) < 2_000_000, len(data)
+    if path.suffix == ".png":
+        assert data.startswith(PNG_MAGIC)
+        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        assert width >= 400 and height >= 300
+    else:
+        root = ET.fromstring(data)
+        assert root.tag.endswith("svg")
+
+
+ROWS = [
+    {"class": 1, "requested_bytes": 600_000, "chunk_waste": 100_000, "free_bytes": 348_576, "used_bytes": 700_000},
+    {"class": 5, "requested_bytes": None, "chunk_waste": None, "free_bytes": 48_576, "used_bytes": 1_000_000},
+]
+TIMELINE = [{"time": t, "class": c, "pages": t // c, "items": 100 * t, "evicted": max(0, t - 5) * c}
+            for t in range(12) for c in (1, 3)]
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg"])
+def test_plot_classes(tmp_path, suffix):
+    plot_classes(ROWS, str(tmp_path / f"c{suffix}"))
+    check(tmp_path / f"c{suffix}")
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg"])
+def test_plot_timeline(tmp_path, suffix):
+    plot_timeline(TIMELINE, str(tmp_path / f"t{suffix}"))
+    check(tmp_path / f"t{suffix}")
+
+
+def test_unknown_suffix(tmp_path):
+    with pytest.raises(PlotUnavailable, match=r"\.png or \.svg"):
+        plot_classes(ROWS, str(tmp_path / "c.pdf"))
+
+
+def test_stats_and_report_plot(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(cli, ["stats", str(DATA / "1.6.18-mixed.txt"), "--plot", str(tmp_path / "s.png")])
+    assert result.exit_code == 0, result.output
+    check(tmp_path / "s.png")
+    result = runner.invoke(cli, ["report", str(ROOT / "examples" / "items.csv"), "--plot", str(tmp_path / "r.svg")])
+    assert result.exit_code == 0, result.output
+    check(tmp_path / "r.svg")
+
+
+def test_missing_matplotlib_is_one_line(tmp_path, monkeypatch):
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    result = CliRunner().invoke(cli, ["stats", str(DATA / "1.6.18-mixed.txt"), "--plot", str(tmp_path / "s.png")])
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == "Error: --plot needs matplotlib: pip install 'slabcalc[plot]'"
+    assert not (tmp_path / "s.png").exists()

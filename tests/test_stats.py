@@ -1,0 +1,178 @@
+"""slabcalc stats on saved replies: parsing in every arrangement, analysis, findings, the CLI contract.
+
+Expected figures come from the servers that printed the dumps (``bytes``,
+``total_malloced``, ``mem_requested`` of the golden captures) or from the
+dump's own numbers by the definitions (used = chunk_size x used_chunks).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from slabcalc.cli import cli
+from slabcalc.stats import DumpError, analyse, calcification, class_records, node_totals, parse_dump
+
+DATA = Path(__file__).parent / "data" / "stats"
+SPLIT = sorted((DATA / "1.4.39").glob("*.txt"))
+
+
+def texts(*paths):
+    return [(str(p), p.read_text(encoding="utf-8")) for p in paths]
+
+
+def records(node):
+    return [{k: v for k, v in r.items() if k != "node"} for r in class_records(node)]
+
+
+def test_one_file_per_command_or_concatenated_with_or_without_cr_give_the_same_node():
+    split = analyse(parse_dump(texts(*SPLIT)), "n")
+    joined = "".join(f"{p.stem.replace('_', ' ')}\r\n" + p.read_text().replace("\n", "\r\n") for p in SPLIT)
+    concatenated = analyse(parse_dump([("all.txt", joined)]), "n")
+    assert records(split) == records(concatenated)
+    assert node_totals(split) == node_totals(concatenated)
+    assert split.drift == () and concatenated.drift == ()
+
+
+@pytest.mark.parametrize("name,mem_requested", [("1.4.24.txt", 66), ("1.5.22.txt", 60)])
+def test_golden_first_item(name, mem_requested):
+    # the golden captures: key 1 byte, value 0, one item in class 1 (96-byte chunks)
+    node = analyse(parse_dump(texts(DATA / name)))
+    [row] = class_records(node)
+    assert (row["class"], row["chunk_size"], row["used_chunks"], row["used_bytes"]) == (1, 96, 1, 96)
+    assert row["requested_bytes"] == mem_requested          # stats slabs (1.4.24) / stats items (1.5.22)
+    assert row["chunk_waste"] == 96 - mem_requested
+    assert node.drift == ()
+    totals = node_totals(node)
+    assert totals["requested_bytes"] == totals["bytes"]      # the server's own sum of ntotal
+    assert totals["page_bytes"] == totals["total_malloced"]  # the server's own page bytes
+    assert node.notes == ()
+
+
+def test_1_6_capture_totals_match_the_server():
+    node = analyse(parse_dump(texts(DATA / "1.6.18-mixed.txt")))
+    totals = node_totals(node)
+    assert totals["requested_bytes"] == totals["bytes"] == 2587075
+    assert totals["page_bytes"] == totals["total_malloced"] == 6 << 20
+    assert totals["items"] == totals["curr_items"] == 1303
+    assert totals["used_bytes"] == 120 * 3 + 192 * 1000 + 2320 * 300 + 82792 * 3 + 524288 * 3
+    assert node.drift == ()
+    assert any("class 39 holds chunked items" in n for n in node.notes)
+    assert calcification(node) is None
+
+
+def test_missing_replies_are_named_and_their_fields_unknown():
+    only_slabs = [t for t in texts(*SPLIT) if t[0].endswith("stats_slabs.txt")]
+    node = analyse(parse_dump(only_slabs))
+    [row] = class_records(node)
+    assert row["evicted"] is None and row["outofmemory"] is None and row["items"] is None
+    assert row["requested_bytes"] == 66          # mem_requested is in stats slabs before 1.5.17
+    assert node.drift is None                    # no version, no settings: nothing to compare with
+    notes = " | ".join(node.notes)
+    assert "no version" in notes and "stats items" in notes and "replies missing" in notes
+    assert row["page_bytes"] == 96 * 10922       # without settings: chunk_size x chunks_per_page
+
+
+def test_no_mem_requested_anywhere():
+    text = (DATA / "1.5.22.txt").read_text().replace("STAT items:1:mem_requested 60\n", "")
+    node = analyse(parse_dump([("x", text)]))
+    [row] = class_records(node)
+    assert row["requested_bytes"] is None and row["chunk_waste"] is None
+    assert any("no mem_requested" in n for n in node.notes)
+    assert node_totals(node)["chunk_waste"] is None
+
+
+def test_stats_sizes_and_comments_and_echoed_commands_are_skipped():
+    text = "# saved on host a\nstats sizes\nSTAT sizes_status disabled\nEND\n" + (DATA / "1.4.24.txt").read_text()
+    assert records(analyse(parse_dump([("x", text)]), "n")) == records(analyse(parse_dump(texts(DATA / "1.4.24.txt")), "n"))
+
+
+@pytest.mark.parametrize("text,message", [
+    ("STAT 1:chunk_size 96\nGARBAGE here\nEND\n", r"x, line 2: not a line of memcached's stats replies: 'GARBAGE here'"),
+    ("STAT 1:chunk_size 96\n", r"x, line 1: a block of STAT lines without its END"),
+    ("STAT foo 1\nEND\n", r"x, line 1: cannot tell which stats command printed this block \(first name 'foo'\)"),
+    ("STAT 1:chunk_size 96\nEND\nSTAT 2:chunk_size 120\nEND\n", r"x, line 3: a second 'stats slabs' reply"),
+    ("STAT pid 1\nEND\n", r"no 'stats slabs' reply"),
+    ("STAT 1:chunk_size 96\nEND\n", r"class 1 lacks chunks_per_page, total_pages, used_chunks"),
+    ("STAT 1:chunk_size 96\nSTAT 1:chunks_per_page x\nSTAT 1:total_pages 1\nSTAT 1:used_chunks 1\nEND\n",
+     r"1:chunks_per_page is 'x', not a whole number"),
+])
+def test_unusable_dumps_are_one_line_errors(text, message):
+    with pytest.raises(DumpError, match=message):
+        analyse(parse_dump([("x", text)]))
+
+
+def test_drift_is_reported_class_by_class():
+    # the 1.6 capture with a growth factor the server did not run with
+    text = (DATA / "1.6.18-mixed.txt").read_text().replace("STAT growth_factor 1.25", "STAT growth_factor 1.20")
+    node = analyse(parse_dump([("x", text)]))
+    # class 2 is 120 bytes either way (96 x 1.2 = 115.2, aligned to 8); with more classes below
+    # slab_chunk_max, class 39 is no longer the largest
+    assert {d.class_id for d in node.drift} == {4, 15, 31, 39}
+    d = next(d for d in node.drift if d.class_id == 4)
+    assert (d.chunk_size, d.perslab) == (192, 5461)
+    assert d.model_chunk_size != 192
+
+
+def test_calcification_when_a_class_evicts_while_another_holds_free_pages():
+    node = analyse(parse_dump(texts(DATA / "1.4.39-calcified.txt")))
+    found = calcification(node)
+    assert found == ("calcification: class 5 evicted 1500 items while class 1 holds 2880000 bytes in free "
+                     "chunks (about 2 pages); slab_reassign no, slab_automove 0")
+    rows = {r["class"]: r for r in class_records(node)}
+    assert rows[5]["evicted_pct"] == 100.0 and rows[1]["evicted_pct"] == 0.0
+    assert rows[5]["memory_pct"] == round(100 * 10 * 240 * 4369 / 13631136, 2)
+    totals = node_totals(node)
+    assert totals["page_bytes"] == totals["total_malloced"] and totals["requested_bytes"] == totals["bytes"]
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, list(args), input=input, prog_name="slabcalc")
+
+
+def test_cli_json_contract():
+    result = run("stats", str(DATA / "1.6.18-mixed.txt"), "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert {"classes", "totals", "nodes", "findings"} <= set(doc)
+    assert {"node", "class", "chunk_size", "pages", "used_chunks", "used_bytes", "requested_bytes", "chunk_waste",
+            "free_chunks", "free_bytes", "evicted", "outofmemory", "memory_pct", "evicted_pct"} <= set(doc["classes"][0])
+    assert {"used_bytes", "requested_bytes", "chunk_waste"} <= set(doc["totals"])
+    assert doc["nodes"][0]["settings"]["release"] == "1.6.18"
+    assert doc["nodes"][0]["drift"] == []
+
+
+def test_cli_table_has_a_bar_per_class_and_a_total_row():
+    result = run("stats", str(DATA / "1.4.39-calcified.txt"))
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0].split()[-1] == "memory"
+    assert lines[2].endswith("\u2588\u2588\u258e")      # 23.08% of 10 characters: 2 and 3/8
+    assert lines[3].endswith("\u2588" * 7 + "\u258a")   # 76.92%: 7 and 6/8
+    assert lines[4].startswith("total")
+    assert "calcification: class 5" in result.output
+
+
+def test_cli_csv_always_names_the_node():
+    result = run("stats", "--format", "csv", *map(str, SPLIT))
+    assert result.output.splitlines()[0].startswith("node,class,chunk_size")
+
+
+def test_cli_reads_stdin_and_reports_bad_files_in_one_line():
+    result = run("stats", "-", input=(DATA / "1.4.24.txt").read_text())
+    assert result.exit_code == 0 and "drift: none" in result.output
+    result = run("stats", "-", input="hello\n")
+    assert result.exit_code == 1
+    assert result.output.strip() == "Error: <stdin>, line 1: not a line of memcached's stats replies: 'hello'"
+    result = run("stats", "no/such/file")
+    assert result.exit_code == 1 and "no/such/file: cannot read" in result.output
+
+
+def test_cli_usage_errors_exit_2():
+    assert run("stats").exit_code == 2
+    assert run("stats", "--server", "host:notaport").exit_code == 2
+    assert re.search(r"\.png or \.svg", run("stats", "x", "--plot", "out.pdf").output)

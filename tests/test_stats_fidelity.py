@@ -1,0 +1,141 @@
+"""slabcalc stats against three real memcached nodes started with different flags.
+
+Each node gets known items; what ``slabcalc stats --server`` says per class,
+per node and for the pool is checked against what was stored and against the
+servers' own independent counters: ``lru_crawler metadump`` (each item's class
+and size), ``stats`` ``bytes``/``curr_items`` and ``total_malloced``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import pytest
+from click.testing import CliRunner
+
+from memcached_server import MemcachedServer
+from slabcalc.cli import cli
+
+NODES = {
+    # defaults, with chunked items (values over slab_chunk_max)
+    "a": (["-m", "64"], [(500, 100, 0), (200, 2000, 0), (2, 600000, 0)]),
+    # no CAS, bigger -n, pages of chunk_size x perslab, and classes stats settings cannot show
+    "b": (["-m", "64", "-C", "-n", "64", "-o", "no_slab_reassign,slab_sizes=128-256-512-1024-2048-4096-8192"],
+          [(300, 50, 7), (100, 3000, 0)]),
+    # small memory, no automove: small items deleted, then big items evict (calcification)
+    "c": (["-m", "4", "-o", "slab_automove=0"], [(6000, 200, 0), (1500, 3000, 0)]),
+}
+
+
+@pytest.fixture(scope="module")
+def pool(memcached):
+    servers = {}
+    try:
+        for name, (args, loads) in NODES.items():
+            srv = servers[name] = MemcachedServer(args, memcached=memcached)
+            srv.start()
+            for batch, (count, value, flags) in enumerate(loads):
+                for i in range(count):
+                    assert srv.set(f"{name}{batch}:{i:06d}", b"v" * value, flags=flags) == "STORED"
+        for i in range(NODES["c"][1][0][0]):
+            servers["c"].delete(f"c0:{i:06d}")
+        servers["c"].set("c1:again", b"v" * 3000)   # one more eviction after the deletes
+        yield servers
+    finally:
+        for srv in servers.values():
+            srv.stop()
+
+
+def stats_json(*servers, extra=()):
+    args = ["stats", "--format", "json", *extra]
+    for srv in servers:
+        args += ["--server", f"127.0.0.1:{srv.port}"]
+    result = CliRunner().invoke(cli, args, prog_name="slabcalc")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def metadump_by_class(srv):
+    by_class = defaultdict(list)
+    for item in srv.metadump():
+        by_class[int(item["cls"])].append(int(item["size"]))
+    return by_class
+
+
+@pytest.mark.parametrize("name", ["a", "b", "c"])
+def test_each_node_against_its_items(pool, name):
+    srv = pool[name]
+    doc = stats_json(srv)
+    server = srv.stats()
+    totals = doc["totals"]
+    # the server's own counters
+    assert totals["items"] == int(server["curr_items"])
+    assert totals["requested_bytes"] == int(server["bytes"])
+    assert totals["page_bytes"] == int(srv.slab_stats().totals["total_malloced"])
+    assert not [n for n in doc["findings"] if "total_malloced" in n]
+    # every item, by the metadump: its class and ntotal
+    dumped = metadump_by_class(srv)
+    rows = {r["class"]: r for r in doc["classes"]}
+    for cls, sizes in dumped.items():
+        row = rows[cls]
+        assert row["items"] == len(sizes)
+        assert row["requested_bytes"] == sum(sizes)
+        if max(sizes) <= row["chunk_size"]:        # not chunked: one chunk per item
+            assert row["used_chunks"] == len(sizes)
+            assert row["chunk_waste"] == sum(row["chunk_size"] - s for s in sizes)
+            assert row["used_bytes"] == row["chunk_size"] * len(sizes)
+    for row in doc["classes"]:
+        assert row["free_bytes"] == row["page_bytes"] - row["used_bytes"]
+    assert doc["nodes"][0]["settings"]["release"] == srv.version()
+
+
+def test_stored_counts(pool):
+    a = stats_json(pool["a"])
+    assert a["totals"]["items"] == 500 + 200 + 2 and a["totals"]["evicted"] == 0
+    b = stats_json(pool["b"])
+    assert b["totals"]["items"] == 300 + 100
+    c = stats_json(pool["c"])
+    big = 1500 + 1
+    assert c["totals"]["items"] + c["totals"]["evicted"] == big
+    assert c["totals"]["evicted"] == int(pool["c"].stats()["evictions"]) > 0
+
+
+def test_drift_only_where_the_settings_hide_an_option(pool):
+    docs = {name: stats_json(srv) for name, srv in pool.items()}
+    assert docs["a"]["nodes"][0]["drift"] == [] and docs["c"]["nodes"][0]["drift"] == []
+    drift = docs["b"]["nodes"][0]["drift"]
+    sizes = {128, 256, 512, 1024, 2048, 4096, 8192}
+    assert drift and {d["chunk_size"] for d in drift} <= sizes | {524288}
+    assert any("slab_sizes" in line for line in docs["b"]["findings"])
+
+
+def test_calcification_only_on_the_starved_node(pool):
+    docs = {name: stats_json(srv) for name, srv in pool.items()}
+    assert docs["a"]["nodes"][0]["calcification"] is None
+    assert docs["b"]["nodes"][0]["calcification"] is None
+    found = docs["c"]["nodes"][0]["calcification"]
+    assert found.startswith("calcification: class ") and "slab_automove 0" in found
+
+
+def test_the_pool_is_the_sum_of_its_nodes(pool):
+    doc = stats_json(*pool.values())
+    assert [n["node"] for n in doc["nodes"]] == [f"127.0.0.1:{s.port}" for s in pool.values()]
+    assert {r["node"] for r in doc["classes"]} == {n["node"] for n in doc["nodes"]}
+    for field in ("used_bytes", "requested_bytes", "chunk_waste", "page_bytes", "items", "evicted"):
+        assert doc["totals"][field] == sum(n["totals"][field] for n in doc["nodes"])
+    assert doc["totals"]["requested_bytes"] == sum(int(s.stats()["bytes"]) for s in pool.values())
+    assert doc["totals"]["items"] == sum(int(s.stats()["curr_items"]) for s in pool.values())
+    assert any(line.startswith(doc["nodes"][2]["node"] + ": calcification") for line in doc["findings"])
+
+
+def test_sample_items_modelled_alone_match_the_server(pool):
+    # node a never deleted or evicted: its items modelled on a fresh server are the server
+    doc = stats_json(pool["a"], extra=["--sample-items", "100000"])
+    sample = doc["nodes"][0]["sample"]
+    assert sample["totals"]["items"] == doc["totals"]["items"]
+    assert sample["totals"]["requested_bytes"] == doc["totals"]["requested_bytes"]
+    model = {r["class"]: r["chunks"] for r in sample["classes"]}
+    assert model == {r["class"]: r["used_chunks"] for r in doc["classes"] if r["used_chunks"]}
+    few = stats_json(pool["a"], extra=["--sample-items", "10"])
+    assert few["nodes"][0]["sample"]["totals"]["items"] == 10
