@@ -73,6 +73,11 @@ def _wait_until(server: MemcachedServer, target: int) -> None:
     assert now == target, f"server clock at {now}, past the second {target} to replay"
 
 
+TOTALS = ("curr_items", "total_items", "evictions", "reclaimed", "expired_unfetched", "evicted_unfetched",
+          "get_hits", "get_misses", "get_expired", "delete_hits", "delete_misses", "touch_hits", "touch_misses",
+          "store_too_large", "store_no_memory")
+
+
 def server_counts(server: MemcachedServer) -> tuple[dict, dict]:
     """Per class and overall counts, as memcached reports them."""
     slabs = server.slab_stats()
@@ -87,8 +92,7 @@ def server_counts(server: MemcachedServer) -> tuple[dict, dict]:
             **{name: it[name] for name in ("evicted", "evicted_nonzero", "evicted_unfetched", "reclaimed",
                                            "expired_unfetched", "outofmemory") if name in it},
         }
-    totals = {name: int(stats[name]) for name in ("curr_items", "evictions", "reclaimed", "get_hits",
-                                                  "get_misses", "get_expired", "total_items")}
+    totals = {name: int(stats[name]) for name in TOTALS}
     totals["total_malloced"] = slabs.totals["total_malloced"]
     totals["active_slabs"] = slabs.totals["active_slabs"]
     return classes, totals
@@ -104,9 +108,14 @@ def simulated_counts(sim) -> tuple[dict, dict]:
                        reclaimed=r.reclaimed, expired_unfetched=r.expired_unfetched, outofmemory=r.outofmemory)
         classes[r.slab_class.id] = row
     t = sim.totals
-    totals = {"curr_items": t.curr_items, "evictions": t.evicted, "reclaimed": t.reclaimed, "get_hits": t.hits,
-              "get_misses": t.misses, "get_expired": t.get_expired, "total_items": t.stored,
-              "total_malloced": t.total_malloced, "active_slabs": len(sim.classes)}
+    totals = {"curr_items": t.curr_items, "total_items": t.stored, "evictions": t.evicted,
+              "reclaimed": t.reclaimed, "expired_unfetched": sum(r.expired_unfetched for r in sim.classes),
+              "evicted_unfetched": sum(r.evicted_unfetched for r in sim.classes), "get_hits": t.hits,
+              "get_misses": t.misses, "get_expired": t.get_expired, "delete_hits": t.delete_hits,
+              "delete_misses": t.deletes - t.delete_hits, "touch_hits": t.touch_hits,
+              "touch_misses": t.touches - t.touch_hits, "store_too_large": t.too_large,
+              "store_no_memory": t.outofmemory, "total_malloced": t.total_malloced,
+              "active_slabs": len(sim.classes)}
     return classes, totals
 
 
@@ -165,6 +174,7 @@ def ttls_expiring_mid_run():
 def chunked_items():
     """-I 2m -o no_modern: 512 KiB chunks, 1 MiB pages; headers, bodies, tails and the tail fallback."""
     ops = [_set(0, f"k{i}", 900000) for i in range(7)]     # 7th tail: no page left, falls back to a full chunk
+    ops += [_set(0, "k0", 350000)]                         # class 38 holds only tails: out of memory, k0 gone
     ops += [_set(0, f"k{i}", 900000) for i in range(7, 10)]  # evicts k0, k1 ... from the largest class's LRU
     ops += [_op(0, GET, "k0"), _op(0, GET, "k9")]
     ops += [_set(0, f"m{i}", 450000) for i in range(3)]    # one chunk of the largest class, same LRU
@@ -193,4 +203,4 @@ def test_ttls_expiring_mid_run(memcached, server_profile):
 
 def test_chunked_items(memcached, server_profile):
     sim = check(memcached, server_profile, ["-m", "8", "-I", "2m", "-o", COMPAT], chunked_items())
-    assert sim.totals.evicted > 0
+    assert sim.totals.evicted > 0 and sim.totals.outofmemory == 1

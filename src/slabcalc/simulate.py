@@ -159,6 +159,7 @@ class Totals:
     hits: int
     misses: int
     deletes: int
+    delete_hits: int
     touches: int
     touch_hits: int
     stored: int
@@ -240,7 +241,7 @@ class Engine:
         self.hits = [0] * n
         self.misses = [0] * n
         self.counts = {"sets": 0, "gets": 0, "hits": 0, "misses": 0, "deletes": 0, "touches": 0,
-                       "touch_hits": 0, "too_large": 0, "chunk_failures": 0, "get_expired": 0, "ops": 0}
+                       "delete_hits": 0, "touch_hits": 0, "too_large": 0, "chunk_failures": 0, "get_expired": 0, "ops": 0}
         self.chunk_fallback = settings.profile.chunked == "lazy_fallback"
         self.chunk_header = settings.profile.chunk_header or 0
         self.ntotal = ntotal_function(settings)
@@ -424,7 +425,7 @@ class Engine:
         timeline: list[TimelineRow] = []
         next_row = None
         last_evicted = [0] * len(self.size)
-        sets = gets = hits = misses = deletes = touches = touch_hits = expired = n = 0
+        sets = gets = hits = misses = deletes = delete_hits = touches = touch_hits = expired = n = 0
         bump_after = ITEM_UPDATE_INTERVAL
         now = self.now
         t = self.time
@@ -483,6 +484,8 @@ class Engine:
                         if exptime and exptime <= now:
                             expired += 1
                             gone[key] = rec[_CLS]
+                        else:
+                            delete_hits += 1
                         release(key, rec)
                     continue
                 if rec is not None:
@@ -519,7 +522,7 @@ class Engine:
         finally:
             self.now, self.time = now, t
             for name, value in (("sets", sets), ("gets", gets), ("hits", hits), ("misses", misses),
-                                ("deletes", deletes), ("touches", touches), ("touch_hits", touch_hits), ("get_expired", expired),
+                                ("deletes", deletes), ("delete_hits", delete_hits), ("touches", touches), ("touch_hits", touch_hits), ("get_expired", expired),
                                 ("ops", n)):
                 counts[name] += value
         if every and self.time is not None:     # the state after the last operation
@@ -528,10 +531,15 @@ class Engine:
         return timeline
 
     def _timeline_rows(self, timeline, due, every, t, last_evicted):
-        """Rows for the boundary ``due`` (state before the first operation at or after it)."""
-        while due + every <= t:        # a gap of several intervals: one row, at the last boundary
-            due += every
+        """Rows for the boundary ``due``: the state before the first operation at or after it.
+
+        A gap of several intervals gets rows at its first and last boundary
+        (nothing changes in between).
+        """
         self._snapshot(timeline, due, last_evicted)
+        if due + every <= t:
+            due += ((t - due) // every) * every
+            self._snapshot(timeline, due, last_evicted)
         return due + every
 
     def _snapshot(self, timeline, when, last_evicted) -> None:
@@ -579,7 +587,7 @@ class Engine:
         k = self.counts
         totals = Totals(
             ops=k["ops"], sets=k["sets"], gets=k["gets"], hits=k["hits"], misses=k["misses"],
-            deletes=k["deletes"], touches=k["touches"], touch_hits=k["touch_hits"],
+            deletes=k["deletes"], delete_hits=k["delete_hits"], touches=k["touches"], touch_hits=k["touch_hits"],
             stored=k["sets"] - k["too_large"] - sum(self.outofmemory) - k["chunk_failures"],
             too_large=k["too_large"], chunk_failures=k["chunk_failures"],
             outofmemory=sum(self.outofmemory), evicted=sum(self.evicted), reclaimed=sum(self.reclaimed),
@@ -605,9 +613,15 @@ def _finding(rows: Sequence[ClassResult], peak) -> Finding | None:
     return Finding(evicting, evicted, free_bytes, expired_bytes, holders, peak[0], peak[1], peak[2])
 
 
-def simulate(settings: Settings, ops: Iterable[tuple], *, lru: str = "compat",
+def simulate(settings: Settings, ops: Iterable[tuple], *, lru: str | None = None,
              every: float | None = None) -> Simulation:
-    """Replay ``ops`` (``(time, op, key, key_size, value_size, ttl, flags)``) under ``settings``."""
+    """Replay ``ops`` (``(time, op, key, key_size, value_size, ttl, flags)``) under ``settings``.
+
+    ``lru`` is :func:`lru_mode` of the server's ``-o`` words (``settings``
+    does not keep them); None is the release's default.  ``every`` adds a
+    timeline row per class every that many seconds of workload time.
+    """
+    lru = lru or lru_mode(settings)
     model = describe_model(settings, lru)
     engine = Engine(settings, lru)
     timeline = engine.run(ops, every=every)
@@ -647,7 +661,7 @@ def class_record(r: ClassResult) -> dict:
 def totals_record(t: Totals) -> dict:
     return {
         "ops": t.ops, "sets": t.sets, "gets": t.gets, "hits": t.hits, "misses": t.misses,
-        "deletes": t.deletes, "touches": t.touches, "touch_hits": t.touch_hits, "stored": t.stored, "too_large": t.too_large,
+        "deletes": t.deletes, "delete_hits": t.delete_hits, "touches": t.touches, "touch_hits": t.touch_hits, "stored": t.stored, "too_large": t.too_large,
         "chunk_failures": t.chunk_failures,
         "outofmemory": t.outofmemory, "evicted": t.evicted, "reclaimed": t.reclaimed,
         "get_expired": t.get_expired, "curr_items": t.curr_items,
@@ -686,8 +700,13 @@ def _number(value: float | None) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
+def _clean(value: float | None):
+    """A whole number of seconds as an int (``3``, not ``3.0``)."""
+    return int(value) if value is not None and float(value).is_integer() else value
+
+
 def timeline_record(row: TimelineRow) -> dict:
-    return {"time": row.time, "class": row.class_id, "pages": row.pages, "items": row.items,
+    return {"time": _clean(row.time), "class": row.class_id, "pages": row.pages, "items": row.items,
             "evicted": row.evicted, "evicted_total": row.evicted_total}
 
 
@@ -702,7 +721,7 @@ def simulation_record(sim: Simulation, accounting=None) -> dict:
         "classes": [class_record(r) for r in sim.classes],
         "totals": totals_record(sim.totals),
         "calcification": finding_record(sim.finding),
-        "end_time": sim.end_time,
+        "end_time": _clean(sim.end_time),
     }
     if accounting is not None:
         record["input"] = {"source": accounting.source, "format": accounting.format, "rows": accounting.rows,
