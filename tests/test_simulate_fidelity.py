@@ -122,8 +122,9 @@ def simulated_counts(sim) -> tuple[dict, dict]:
 def check(memcached, profile, args, ops):
     settings = configure(profile, args)
     suboptions = [w for i, a in enumerate(args) if i and args[i - 1] == "-o" for w in a.split(",")]
-    assert lru_mode(settings, suboptions) == "compat"
-    sim = simulate(settings, ops)
+    lru = lru_mode(settings, suboptions)
+    assert lru == "compat"
+    sim = simulate(settings, ops, lru=lru)
     assert sim.model.exact
     with MemcachedServer(args, memcached=memcached) as server:
         replay(server, ops)
