@@ -552,7 +552,7 @@ def simulate_command(file, key_length, strict, every, fmt, **model):
 
 
 def _print_simulation(result, record, fmt):
-    from .simulate import finding_text
+    from .simulate import finding_lines
 
     if fmt == "json":
         click.echo(output.render_json(record))
@@ -567,13 +567,13 @@ def _print_simulation(result, record, fmt):
     totals = {c: sum(row[c] for row in record["classes"]) for c in SIMULATE_COLUMNS[2:]}
     click.echo(output.render_rows(record["classes"] + [{"class": "total", **totals}], SIMULATE_COLUMNS, fmt))
     click.echo()
-    click.echo(output.render_pairs(_simulation_lines(result, record, finding_text), fmt))
+    click.echo(output.render_pairs(_simulation_lines(result, record, finding_lines), fmt))
     if "timeline" in record:
         click.echo()
         click.echo(output.render_rows(record["timeline"], TIMELINE_COLUMNS, fmt))
 
 
-def _simulation_lines(result, record, finding_text):
+def _simulation_lines(result, record, finding_lines):
     t, i = record["totals"], record["input"]
     limit = result.settings.maxbytes
     lines = [
@@ -592,8 +592,8 @@ def _simulation_lines(result, record, finding_text):
         ("memory", f"{t['total_malloced']} bytes in {t['pages']} pages"
                    + (f" of -m {limit >> 20} ({limit} bytes)" if limit else " (no -m limit)")),
         ("items", f"{t['curr_items']} at the end (t={record['end_time']})"),
-        ("calcification", finding_text(result.finding)),
     ]
+    lines += finding_lines(result.finding)
     lines += [(f"rejected line {r['line']}", f"{r['reason']}: {r['text']}") for r in i["rejections"]]
     return lines
 

@@ -120,8 +120,8 @@ def describe_model(settings: Settings, lru: str) -> Model:
                               f"(1.4.29-1.4.35 take every chunk from the largest class)")
     limit = f"-m {settings.maxbytes >> 20}" if settings.maxbytes else "-m 0 (no limit)"
     if lru == "compat":
-        text = (f"memcached {p.release}, compat LRU (one LRU per class, no slab_reassign), {limit}: "
-                f"replay of the synchronous allocation path, exact")
+        text = (f"memcached {p.release}, compat LRU (one per class), no page moves, {limit}: "
+                f"a replay of the synchronous allocation path, exact")
         return Model(p.release, lru, True, text)
     text = (f"memcached {p.release} defaults run a segmented LRU with background threads "
             f"(LRU maintainer, crawler, slab automover); this is a MODEL, not a replay: the compat "
@@ -267,7 +267,7 @@ class Engine:
             for cls in chunks:
                 free[cls] += 1
 
-    def alloc_pull(self, cls: int) -> bool:
+    def alloc_pull(self, cls: int, rounds: int = ALLOC_ROUNDS) -> bool:
         """``do_item_alloc_pull`` in compat mode: a chunk of ``cls``, reclaiming and evicting.
 
         Each round: ``lru_pull_tail`` without evicting, ``slabs_alloc``, and
@@ -277,7 +277,7 @@ class Engine:
         """
         lru, free, now = self.lrus[cls], self.free, self.now
         release, gone = self.release, self.gone
-        for _ in range(ALLOC_ROUNDS):
+        for _ in range(rounds):
             for evict in (False, True):
                 removed = 0
                 for _ in range(LRU_PULL_TRIES):
@@ -419,11 +419,16 @@ class Engine:
         index, lrus, free, gone = self.index, self.lrus, self.free, self.gone
         hits_by, misses_by = self.hits, self.misses
         ntotal, class_of_cache, class_of = self.ntotal, self._class_of, self.class_of
-        max_single, alloc_pull, release, store = self.max_single, self.alloc_pull, self.release, self._store
+        max_single, alloc_pull, release = self.max_single, self.alloc_pull, self.release
         set_large, forget = self.set_large, self.forget
         counts = self.counts
+        pages, page_len, limit, evicted_by = self.pages, self.page_len, self.limit, self.evicted
+        p = self.settings.profile
+        binary = self.settings.suffix_rule == "binary" and p.cas == "appended"
+        fixed = p.header + (p.cas_size if self.settings.use_cas else 0) + 3   # key NUL + value CRLF
+        flags_size = p.flags_size
         timeline: list[TimelineRow] = []
-        next_row = None
+        next_row = -1.0 if every else float("inf")     # the first operation sets the first boundary
         last_evicted = [0] * len(self.size)
         sets = gets = hits = misses = deletes = delete_hits = touches = touch_hits = expired = n = 0
         bump_after = ITEM_UPDATE_INTERVAL
@@ -432,49 +437,89 @@ class Engine:
         try:
             for t, op, key, key_size, value_size, ttl, flags in ops:
                 n += 1
-                if next_row is not None and t >= next_row:
-                    self.now = now
-                    next_row = self._timeline_rows(timeline, next_row, every, t, last_evicted)
-                elif next_row is None and every:
-                    next_row = (t // every + 1) * every
+                if t >= next_row:
+                    if next_row < 0:
+                        next_row = (t // every + 1) * every
+                    else:
+                        self.now = now
+                        next_row = self._timeline_rows(timeline, next_row, every, t, last_evicted)
                 now = int(t)
                 if op == SET:
                     sets += 1
                     self.now = now
                     self.time = t
-                    size = ntotal(key_size, value_size, flags)
+                    if binary:
+                        size = fixed + key_size + value_size + (flags_size if flags else 0)
+                    else:
+                        size = ntotal(key_size, value_size, flags)
                     if size > max_single:
                         set_large(key, key_size, value_size, flags, ttl)
                         continue
                     cls = class_of_cache.get(size) or class_of(size)
                     lru = lrus[cls]
-                    if lru:
-                        tail = lru[next(iter(lru))][_EXP]
-                        if tail and tail < now:
-                            got = alloc_pull(cls)
-                        elif free[cls]:
+                    if free[cls]:
+                        if lru:
+                            tail = lru[next(iter(lru))][_EXP]
+                            if tail and tail < now:
+                                got = alloc_pull(cls)
+                            else:
+                                free[cls] -= 1
+                                got = True
+                        else:
                             free[cls] -= 1
                             got = True
-                        else:
-                            got = alloc_pull(cls)
-                    elif free[cls]:
-                        free[cls] -= 1
-                        got = True
+                    elif not lru or not (limit and self.malloced + page_len[cls] > limit and pages[cls]):
+                        got = alloc_pull(cls)         # an empty LRU, or a new page: the long way
                     else:
-                        got = alloc_pull(cls)
+                        # The common eviction, written out: the tail is live (else reclaim it the
+                        # long way), no page can be had, so evict it, then round two of the pull.
+                        victim = next(iter(lru))
+                        vrec = lru[victim]
+                        exptime = vrec[_EXP]
+                        if (exptime and exptime < now) or vrec[_CHUNKS] is not None:
+                            got = alloc_pull(cls)
+                        else:
+                            evicted_by[cls] += 1
+                            if exptime:
+                                self.evicted_nonzero[cls] += 1
+                            if not vrec[_FETCHED]:
+                                self.evicted_unfetched[cls] += 1
+                            del lru[victim]
+                            del index[victim]
+                            gone[victim] = cls
+                            if self._peak_checked != now:
+                                self._note_peak(cls)
+                            if lru:
+                                tail = lru[next(iter(lru))][_EXP]
+                                if tail and tail < now:           # round two reclaims first
+                                    free[cls] += 1
+                                    got = alloc_pull(cls, ALLOC_ROUNDS - 1)
+                                else:
+                                    got = True                    # the victim's chunk
+                            else:
+                                got = True
                     if not got:
                         self.outofmemory[cls] += 1
                         forget(key)
                         continue
                     old = index.get(key)
-                    if old is None:
-                        rec = [cls, now + ttl if ttl else 0, now, 0, None]
-                        lru[key] = rec
-                        index[key] = rec
-                        if gone:
-                            gone.pop(key, None)
-                    else:
-                        store(key, cls, ttl, None)
+                    rec = [cls, now + ttl if ttl else 0, now, 0, None]
+                    if old is not None:               # do_store_item: the old item goes after
+                        exptime = old[_EXP]
+                        if exptime and exptime <= now:
+                            expired += 1
+                        old_cls = old[_CLS]
+                        del lrus[old_cls][key]
+                        chunks = old[_CHUNKS]
+                        if chunks is None:
+                            free[old_cls] += 1
+                        else:
+                            for c in chunks:
+                                free[c] += 1
+                    elif gone:
+                        gone.pop(key, None)
+                    lru[key] = rec
+                    index[key] = rec
                     continue
                 rec = index.get(key)
                 if op == DELETE:
@@ -679,19 +724,23 @@ def finding_record(f: Finding | None) -> dict | None:
     }
 
 
-def finding_text(f: Finding | None) -> str:
+def finding_lines(f: Finding | None) -> list[tuple[str, str]]:
+    """The calcification finding as (field, text) lines for a report."""
     if f is None:
-        return "none: no class evicted while another held free chunks or expired items"
-    classes = ", ".join(map(str, f.evicting))
+        return [("calcification", "none: no class evicted while another held free chunks or expired items")]
+    plural = "es" if len(f.evicting) > 1 else ""
     holders = ", ".join(map(str, f.holders[:5])) + (" ..." if len(f.holders) > 5 else "")
-    text = (f"class{'es' if len(f.evicting) > 1 else ''} {classes} evicted {f.evicted} items while "
-            f"other classes held {f.idle_bytes} bytes ({f.idle_bytes / (1 << 20):.2f} MiB) at the end: "
-            f"{f.free_bytes} in free chunks, {f.expired_bytes} in expired items"
-            + (f" (classes {holders})" if f.holders else ""))
+    lines = [("calcification",
+              f"class{plural} {', '.join(map(str, f.evicting))} evicted {f.evicted} items while "
+              + (f"class{'es' if len(f.holders) > 1 else ''} {holders}" if f.holders else "other classes")
+              + f" held {f.idle_bytes} bytes ({f.idle_bytes / (1 << 20):.2f} MiB) at the end: "
+              f"{f.free_bytes} in free chunks, {f.expired_bytes} in expired items")]
     if f.peak_free_bytes:
-        text += (f"; at t={_number(f.peak_time)} class {f.peak_class} evicted while other classes had "
-                 f"{f.peak_free_bytes} bytes of free chunks")
-    return text + "; pages never move between classes without slab_reassign"
+        lines.append(("calcification peak", f"class {f.peak_class} evicted at t={_number(f.peak_time)} while "
+                                             f"other classes had {f.peak_free_bytes} bytes in free chunks"))
+    lines.append(("why", "a page serves one class for good (no slab_reassign); a chunk freed by expiry "
+                         "or delete is reused only by its own class"))
+    return lines
 
 
 def _number(value: float | None) -> str:
