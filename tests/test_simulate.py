@@ -253,3 +253,35 @@ def test_timeline_rows_at_every_boundary_and_after_the_last_operation():
     sim = run(ops, *COMPAT, every=2)
     rows = [(r.time, r.class_id, r.pages, r.items) for r in sim.timeline]
     assert rows == [(2, 4, 1, 2), (6, 4, 1, 2), (8, 4, 1, 2), (8, 15, 1, 1)]
+
+
+# -- --automove: a stated policy, not a replay --------------------------------------------
+
+
+def _calcified(automove):
+    # class 4 fills -m 3 (3 pages) with items that expire at t=5; then, from t=10, 100 sets a
+    # second of class 15, which has one page (451 chunks)
+    ops = [s(0, f"f{i:05d}", ttl=5) for i in range(3 * PER_PAGE_4)]
+    ops += [s(10 + i // 100, f"b{i:05d}", 2000) for i in range(1000)]
+    return simulate(settings("-m", "3", *COMPAT), ops, lru="compat", automove=automove)
+
+
+def test_without_automove_the_expired_class_keeps_its_pages():
+    c = by_class(_calcified(None))
+    assert (c[4].pages, c[15].pages, c[15].evicted) == (3, 1, 1000 - 451)
+
+
+def test_automove_moves_at_most_one_page_per_interval_from_the_idle_class():
+    sim = _calcified(5)      # out of chunks at t=14 (set 451) and t=19 (set 902): a move each
+    c = by_class(sim)
+    assert (c[4].moved_out, c[15].moved_in, sim.totals.pages_moved) == (2, 2, 2)
+    assert (c[4].pages, c[15].pages, c[15].evicted) == (1, 3, 0)
+    assert c[4].reclaimed == 2 * PER_PAGE_4      # the expired items on the moved pages
+    assert sim.totals.total_malloced == 4 << 20  # slab_reassign: every page 1 MiB
+    assert not sim.model.exact and "--automove 5" in sim.model.text
+
+
+def test_automove_waits_its_interval():
+    sim = _calcified(6)      # t=14, then not before t=20: the last 98 sets evict
+    c = by_class(sim)
+    assert (sim.totals.pages_moved, c[15].evicted) == (1, 1000 - 902)

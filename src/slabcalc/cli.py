@@ -491,6 +491,7 @@ def _print_report(base, accounting, others, fmt):
 
 SIMULATE_COLUMNS = ("class", "chunk_size", "pages", "items", "evicted", "reclaimed", "outofmemory", "hits",
                     "misses", "free_chunks", "expired_items")
+MOVED_COLUMNS = ("moved_in", "moved_out")
 TIMELINE_COLUMNS = ("time", "class", "pages", "items", "evicted", "evicted_total")
 
 
@@ -501,9 +502,12 @@ TIMELINE_COLUMNS = ("time", "class", "pages", "items", "evicted", "evicted_total
 @click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
 @click.option("--every", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
               help="Add a timeline: pages, items and evictions per class every SECONDS of workload time.")
+@click.option("--automove", type=click.FloatRange(0), default=None, metavar="SECONDS",
+              help="A page-moving policy (a model, not memcached's automover): at most one page every "
+                   "SECONDS to a class out of chunks, from the class with the most free chunks or oldest items.")
 @model_options
 @format_option()
-def simulate_command(file, key_length, strict, every, fmt, **model):
+def simulate_command(file, key_length, strict, every, automove, fmt, **model):
     """Replay a workload under -m: pages, LRUs, expiry, evictions, calcification.
 
     FILE (or standard input) is a CSV with a header -- time, op (set, get,
@@ -516,6 +520,7 @@ def simulate_command(file, key_length, strict, every, fmt, **model):
     -o no_modern; for the 1.5+ defaults it says it runs a model.  Per class:
     pages, items, evicted, reclaimed, outofmemory, hits, misses; totals and a
     calcification finding (a class evicting while others hold idle memory).
+    --automove SECONDS lets pages move between classes by a stated policy.
 
     \b
     Python: simulate(settings, read_workload(...)[0], lru=lru_mode(settings, suboptions))
@@ -528,7 +533,7 @@ def simulate_command(file, key_length, strict, every, fmt, **model):
     suboptions = [word for text in model.get("extra_options") or () for word in text.split(",") if word]
     lru = lru_mode(settings, suboptions)
     try:
-        describe_model(settings, lru)
+        describe_model(settings, lru, automove)
     except SimulationError as exc:
         raise Refusal(str(exc)) from None
     if file == "-" and sys.stdin.isatty():
@@ -539,7 +544,7 @@ def simulate_command(file, key_length, strict, every, fmt, **model):
         stream, source = open_input(file)
         with stream:
             ops, accounting = read_workload(stream, source, key_length=key_length, strict=strict, progress=progress)
-            result = simulate(settings, ops, lru=lru, every=every)
+            result = simulate(settings, ops, lru=lru, every=every, automove=automove)
     except InputError as exc:
         raise DataError(str(exc)) from None
     except ValueError as exc:
@@ -564,8 +569,9 @@ def _print_simulation(result, record, fmt):
         else:
             click.echo(output.render_rows(record["classes"], SIMULATE_COLUMNS, "csv"))
         return
-    totals = {c: sum(row[c] for row in record["classes"]) for c in SIMULATE_COLUMNS[2:]}
-    click.echo(output.render_rows(record["classes"] + [{"class": "total", **totals}], SIMULATE_COLUMNS, fmt))
+    columns = SIMULATE_COLUMNS + (MOVED_COLUMNS if record["totals"]["pages_moved"] else ())
+    totals = {c: sum(row[c] for row in record["classes"]) for c in columns[2:]}
+    click.echo(output.render_rows(record["classes"] + [{"class": "total", **totals}], columns, fmt))
     click.echo()
     click.echo(output.render_pairs(_simulation_lines(result, record, finding_lines), fmt))
     if "timeline" in record:
@@ -590,10 +596,11 @@ def _simulation_lines(result, record, finding_lines):
         ("evicted", f"{t['evicted']} (reclaimed {t['reclaimed']} expired at an LRU tail, "
                     f"{t['get_expired']} found expired on access)"),
         ("memory", f"{t['total_malloced']} bytes in {t['pages']} pages"
-                   + (f" of -m {limit >> 20} ({limit} bytes)" if limit else " (no -m limit)")),
+                   + (f" of -m {limit >> 20} ({limit} bytes)" if limit else " (no -m limit)")
+                   + (f"; {t['pages_moved']} pages moved by --automove" if t["pages_moved"] else "")),
         ("items", f"{t['curr_items']} at the end (t={record['end_time']})"),
     ]
-    lines += finding_lines(result.finding)
+    lines += finding_lines(result.finding, moving=result.totals.pages_moved > 0)
     lines += [(f"rejected line {r['line']}", f"{r['reason']}: {r['text']}") for r in i["rejections"]]
     return lines
 

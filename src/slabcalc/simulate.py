@@ -54,7 +54,7 @@ from typing import Iterable, Sequence
 from .classes import SlabClass, class_for, slab_classes
 from .item import ntotal_function
 from .placement import CHUNKED, TOO_LARGE, check_placeable, place
-from .settings import Settings
+from .settings import Settings, with_overrides
 
 SET, GET, DELETE, TOUCH = range(4)
 OP_NAMES = ("set", "get", "delete", "touch")
@@ -108,7 +108,7 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(".") if part.isdigit())
 
 
-def describe_model(settings: Settings, lru: str) -> Model:
+def describe_model(settings: Settings, lru: str, automove: float | None = None) -> Model:
     """The model line printed with every simulation."""
     p = settings.profile
     release = _version(p.release)
@@ -119,6 +119,12 @@ def describe_model(settings: Settings, lru: str) -> Model:
         raise SimulationError(f"simulate does not model {p.release}'s chunked items "
                               f"(1.4.29-1.4.35 take every chunk from the largest class)")
     limit = f"-m {settings.maxbytes >> 20}" if settings.maxbytes else "-m 0 (no limit)"
+    if automove is not None:
+        text = (f"memcached {p.release}, compat LRU (one per class), {limit}, with --automove {automove:g}: "
+                f"a MODEL, not a replay: at most one page every {automove:g} s moves to a class out of "
+                f"chunks from the class with the most free chunks, else the oldest LRU tail "
+                f"(memcached's automover decides on a background thread)")
+        return Model(p.release, lru, False, text)
     if lru == "compat":
         text = (f"memcached {p.release}, compat LRU (one per class), no page moves, {limit}: "
                 f"a replay of the synchronous allocation path, exact")
@@ -149,6 +155,8 @@ class ClassResult:
     misses: int         # gets of keys whose item this class evicted or expired
     expired_items: int  # items still linked but past their exptime at the end
     expired_bytes: int  # chunk bytes those items hold
+    moved_in: int = 0   # pages moved to this class (--automove)
+    moved_out: int = 0  # pages moved away (its items on them evicted: counted in evicted)
 
 
 @dataclass(frozen=True)
@@ -172,6 +180,7 @@ class Totals:
     curr_items: int
     total_malloced: int
     pages: int
+    pages_moved: int = 0
 
 
 @dataclass(frozen=True)
@@ -216,7 +225,9 @@ class Simulation:
 class Engine:
     """memcached's memory state, changed one operation at a time (see the module's rules)."""
 
-    def __init__(self, settings: Settings, lru: str = "compat"):
+    def __init__(self, settings: Settings, lru: str = "compat", automove: float | None = None):
+        if automove is not None:
+            settings = with_overrides(settings, slab_reassign=True)   # page moves need equal pages
         classes = slab_classes(settings)
         check_placeable(settings, classes)
         self.settings, self.classes, self.lru = settings, classes, lru
@@ -238,6 +249,8 @@ class Engine:
         self.reclaimed = [0] * n
         self.expired_unfetched = [0] * n
         self.outofmemory = [0] * n
+        self.automove, self.last_move = automove, None
+        self.moved_in, self.moved_out, self.moved_evictions = [0] * n, [0] * n, [0] * n
         self.hits = [0] * n
         self.misses = [0] * n
         self.counts = {"sets": 0, "gets": 0, "hits": 0, "misses": 0, "deletes": 0, "touches": 0,
@@ -317,10 +330,66 @@ class Engine:
                         self.pages[cls] += 1
                         self.malloced += length
                         free[cls] += self.perslab[cls]
+                if not free[cls] and self.automove is not None:
+                    self.move_page(cls)
                 if free[cls]:
                     free[cls] -= 1
                     return True
         return False
+
+    def move_page(self, receiver: int) -> bool:
+        """``--automove``: one page to ``receiver`` from the class with the most idle memory.
+
+        A policy model, not memcached's automover: at most one page every
+        ``automove`` seconds of workload time, taken from a class with at
+        least two pages -- the one with a page's worth of free chunks and the
+        most free bytes, else the one with the oldest LRU tail.  The donor
+        gives up a page's worth of chunks: free ones first, then its LRU tail
+        items (reclaimed if expired, else evicted).  Pages are all
+        ``slab_page_size`` long (slab_reassign), so ``total_malloced`` stays.
+        """
+        now = self.now
+        if self.last_move is not None and now - self.last_move < self.automove:
+            return False
+        size, free, pages, perslab, lrus = self.size, self.free, self.pages, self.perslab, self.lrus
+        best, donor = None, None
+        for c in range(1, len(size)):
+            if c == receiver or pages[c] < 2:
+                continue
+            lru = lrus[c]
+            age = now - lru[next(iter(lru))][_TIME] if lru else 0
+            score = (free[c] >= perslab[c], free[c] * size[c], age)
+            if best is None or score > best:
+                best, donor = score, c
+        if donor is None:
+            return False
+        lru, need = lrus[donor], perslab[donor]
+        taken = min(free[donor], need)
+        free[donor] -= taken
+        while taken < need and lru:
+            key = next(iter(lru))
+            rec = lru[key]
+            exptime = rec[_EXP]
+            if exptime and exptime < now:
+                self.reclaimed[donor] += 1
+            else:
+                self.evicted[donor] += 1
+                self.moved_evictions[donor] += 1
+            self.release(key, rec)
+            self.gone[key] = donor
+            more = min(free[donor], need - taken)
+            free[donor] -= more
+            taken += more
+        if taken < need:         # chunks held by other classes' chunked items: no whole page
+            free[donor] += taken
+            return False
+        pages[donor] -= 1
+        pages[receiver] += 1
+        free[receiver] += perslab[receiver]
+        self.moved_in[receiver] += 1
+        self.moved_out[donor] += 1
+        self.last_move = now
+        return True
 
     def _note_peak(self, cls: int) -> None:
         """Free chunk bytes outside ``cls`` at an eviction (checked once per second)."""
@@ -423,6 +492,7 @@ class Engine:
         set_large, forget = self.set_large, self.forget
         counts = self.counts
         pages, page_len, limit, evicted_by = self.pages, self.page_len, self.limit, self.evicted
+        automove = self.automove is not None
         p = self.settings.profile
         binary = self.settings.suffix_rule == "binary" and p.cas == "appended"
         fixed = p.header + (p.cas_size if self.settings.use_cas else 0) + 3   # key NUL + value CRLF
@@ -468,7 +538,8 @@ class Engine:
                         else:
                             free[cls] -= 1
                             got = True
-                    elif not lru or not (limit and self.malloced + page_len[cls] > limit and pages[cls]):
+                    elif automove or not lru or not (limit and self.malloced + page_len[cls] > limit
+                                                     and pages[cls]):
                         got = alloc_pull(cls)         # an empty LRU, or a new page: the long way
                     else:
                         # The common eviction, written out: the tail is live (else reclaim it the
@@ -628,7 +699,8 @@ class Engine:
                 c, self.page_len[cls], self.pages[cls], len(self.lrus[cls]), total - self.free[cls],
                 self.free[cls], self.evicted[cls], self.evicted_nonzero[cls], self.evicted_unfetched[cls],
                 self.reclaimed[cls], self.expired_unfetched[cls], self.outofmemory[cls], self.hits[cls],
-                self.misses[cls], expired_items[cls], expired_bytes[cls]))
+                self.misses[cls], expired_items[cls], expired_bytes[cls], self.moved_in[cls],
+                self.moved_out[cls]))
         k = self.counts
         totals = Totals(
             ops=k["ops"], sets=k["sets"], gets=k["gets"], hits=k["hits"], misses=k["misses"],
@@ -637,7 +709,7 @@ class Engine:
             too_large=k["too_large"], chunk_failures=k["chunk_failures"],
             outofmemory=sum(self.outofmemory), evicted=sum(self.evicted), reclaimed=sum(self.reclaimed),
             get_expired=k["get_expired"], curr_items=len(self.index),
-            total_malloced=self.malloced, pages=sum(self.pages))
+            total_malloced=self.malloced, pages=sum(self.pages), pages_moved=sum(self.moved_in))
         return Simulation(self.settings, model, tuple(rows), totals, _finding(rows, self.peak),
                           tuple(timeline), self.time)
 
@@ -659,16 +731,18 @@ def _finding(rows: Sequence[ClassResult], peak) -> Finding | None:
 
 
 def simulate(settings: Settings, ops: Iterable[tuple], *, lru: str | None = None,
-             every: float | None = None) -> Simulation:
+             every: float | None = None, automove: float | None = None) -> Simulation:
     """Replay ``ops`` (``(time, op, key, key_size, value_size, ttl, flags)``) under ``settings``.
 
     ``lru`` is :func:`lru_mode` of the server's ``-o`` words (``settings``
     does not keep them); None is the release's default.  ``every`` adds a
-    timeline row per class every that many seconds of workload time.
+    timeline row per class every that many seconds of workload time;
+    ``automove`` moves pages between classes by the policy of
+    :meth:`Engine.move_page`, at most one every that many seconds.
     """
     lru = lru or lru_mode(settings)
-    model = describe_model(settings, lru)
-    engine = Engine(settings, lru)
+    model = describe_model(settings, lru, automove)
+    engine = Engine(settings, lru, automove)
     timeline = engine.run(ops, every=every)
     return engine.results(model, timeline)
 
@@ -677,7 +751,7 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, lru: str | None = None
 
 CLASS_FIELDS = ("class", "chunk_size", "pages", "items", "evicted", "reclaimed", "outofmemory", "hits",
                 "misses", "used_chunks", "free_chunks", "expired_items", "free_bytes", "expired_bytes",
-                "evicted_nonzero", "evicted_unfetched", "expired_unfetched")
+                "evicted_nonzero", "evicted_unfetched", "expired_unfetched", "moved_in", "moved_out")
 
 
 def class_record(r: ClassResult) -> dict:
@@ -700,6 +774,8 @@ def class_record(r: ClassResult) -> dict:
         "evicted_nonzero": r.evicted_nonzero,
         "evicted_unfetched": r.evicted_unfetched,
         "expired_unfetched": r.expired_unfetched,
+        "moved_in": r.moved_in,
+        "moved_out": r.moved_out,
     }
 
 
@@ -710,7 +786,7 @@ def totals_record(t: Totals) -> dict:
         "chunk_failures": t.chunk_failures,
         "outofmemory": t.outofmemory, "evicted": t.evicted, "reclaimed": t.reclaimed,
         "get_expired": t.get_expired, "curr_items": t.curr_items,
-        "total_malloced": t.total_malloced, "pages": t.pages,
+        "total_malloced": t.total_malloced, "pages": t.pages, "pages_moved": t.pages_moved,
     }
 
 
@@ -724,7 +800,7 @@ def finding_record(f: Finding | None) -> dict | None:
     }
 
 
-def finding_lines(f: Finding | None) -> list[tuple[str, str]]:
+def finding_lines(f: Finding | None, moving: bool = False) -> list[tuple[str, str]]:
     """The calcification finding as (field, text) lines for a report."""
     if f is None:
         return [("calcification", "none: no class evicted while another held free chunks or expired items")]
@@ -738,8 +814,9 @@ def finding_lines(f: Finding | None) -> list[tuple[str, str]]:
     if f.peak_free_bytes:
         lines.append(("calcification peak", f"class {f.peak_class} evicted at t={_number(f.peak_time)} while "
                                              f"other classes had {f.peak_free_bytes} bytes in free chunks"))
-    lines.append(("why", "a page serves one class for good (no slab_reassign); a chunk freed by expiry "
-                         "or delete is reused only by its own class"))
+    lines.append(("why", ("pages move only as often as --automove allows" if moving else
+                          "a page serves one class for good (no slab_reassign)")
+                  + "; a chunk freed by expiry or delete is reused only by its own class"))
     return lines
 
 
