@@ -47,6 +47,7 @@ that it runs the compat path as a model, not a replay.
 
 from __future__ import annotations
 
+import gc
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -504,6 +505,10 @@ class Engine:
         bump_after = ITEM_UPDATE_INTERVAL
         now = self.now
         t = self.time
+        # Item records are lists of numbers: held off, the cyclic collector stops rescanning
+        # them (and the caller's list of operations) every few hundred new records.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             for t, op, key, key_size, value_size, ttl, flags in ops:
                 n += 1
@@ -636,6 +641,8 @@ class Engine:
                 if op == TOUCH:
                     rec[_EXP] = now + ttl if ttl else 0
         finally:
+            if collecting:
+                gc.enable()
             self.now, self.time = now, t
             for name, value in (("sets", sets), ("gets", gets), ("hits", hits), ("misses", misses),
                                 ("deletes", deletes), ("delete_hits", delete_hits), ("touches", touches), ("touch_hits", touch_hits), ("get_expired", expired),
