@@ -51,8 +51,13 @@ def replay(server: MemcachedServer, ops) -> None:
                     server._readline()     # the value
                 line = server._readline()
         now = _uptime(server)
-        assert now == start + second, (f"the replay of second {second} took past the server's next tick "
-                                       f"(uptime {now}, wanted {start + second}): machine too slow")
+        if now != start + second:
+            raise TooSlow(f"the replay of second {second} took past the server's next tick "
+                          f"(uptime {now}, wanted {start + second})")
+
+
+class TooSlow(RuntimeError):
+    """A second's operations did not fit in the server's second (a loaded machine): try again."""
 
 
 def _uptime(server: MemcachedServer) -> int:
@@ -70,7 +75,8 @@ def _tick(server: MemcachedServer) -> int:
 def _wait_until(server: MemcachedServer, target: int) -> None:
     while (now := _uptime(server)) < target:
         time.sleep(0.005)
-    assert now == target, f"server clock at {now}, past the second {target} to replay"
+    if now != target:
+        raise TooSlow(f"server clock at {now}, past the second {target} to replay")
 
 
 TOTALS = ("curr_items", "total_items", "evictions", "reclaimed", "expired_unfetched", "evicted_unfetched",
@@ -126,9 +132,16 @@ def check(memcached, profile, args, ops):
     assert lru == "compat"
     sim = simulate(settings, ops, lru=lru)
     assert sim.model.exact
-    with MemcachedServer(args, memcached=memcached) as server:
-        replay(server, ops)
-        real_classes, real_totals = server_counts(server)
+    for attempt in range(3):     # a fresh server when a loaded machine could not keep the pace
+        with MemcachedServer(args, memcached=memcached) as server:
+            try:
+                replay(server, ops)
+            except TooSlow:
+                if attempt == 2:
+                    raise
+                continue
+            real_classes, real_totals = server_counts(server)
+            break
     sim_classes, sim_totals = simulated_counts(sim)
     assert sim_totals == real_totals
     assert sim_classes == real_classes
