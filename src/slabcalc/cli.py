@@ -847,6 +847,124 @@ def _verdict(record, limit) -> str:
     return f"best: {best['space']} ({best['flags']}) gains {best['gain_pct']:.2f}% {what}"
 
 
+# -- slabcalc simulate ---------------------------------------------------------------
+
+SIMULATE_COLUMNS = ("class", "chunk_size", "pages", "items", "evicted", "reclaimed", "outofmemory", "hits",
+                    "misses", "free_chunks", "expired_items")
+MOVED_COLUMNS = ("moved_in", "moved_out")
+TIMELINE_COLUMNS = ("time", "class", "pages", "items", "evicted", "evicted_total")
+
+
+@cli.command("simulate")
+@click.argument("file", default="-", metavar="[FILE]")
+@click.option("--key", "key_length", type=click.IntRange(1, 250), default=None, metavar="BYTES",
+              help="Key size of sets when the input has neither a key nor a key_size column.")
+@click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
+@click.option("--every", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
+              help="Add a timeline: pages, items and evictions per class every SECONDS of workload time.")
+@click.option("--automove", type=click.FloatRange(0), default=None, metavar="SECONDS",
+              help="A page-moving policy (a model, not memcached's automover): at most one page every "
+                   "SECONDS to a class out of chunks, from the class with the most free chunks or oldest items.")
+@model_options
+@format_option()
+def simulate_command(file, key_length, strict, every, automove, fmt, **model):
+    """Replay a workload under -m: pages, LRUs, expiry, evictions, calcification.
+
+    FILE (or standard input) is a CSV with a header -- time, op (set, get,
+    delete, touch), key, key_size, value_size, ttl, flags -- or a
+    twitter/cache-trace file.  memcached's synchronous paths run on the
+    workload's clock (one-second resolution): pages granted up to -m (a
+    class's first page always), per-class free chunks and LRU, expired tail
+    items reclaimed before allocating, the first live tail item evicted, the
+    60 s bump rule, chunked items.  Exact for 1.4.24+ and for 1.5+/1.6 with
+    -o no_modern; for the 1.5+ defaults it says it runs a model.  Per class:
+    pages, items, evicted, reclaimed, outofmemory, hits, misses; totals and a
+    calcification finding (a class evicting while others hold idle memory).
+    --automove SECONDS lets pages move between classes by a stated policy.
+
+    \b
+    Python: simulate(settings, read_workload(...)[0], lru=lru_mode(settings, suboptions))
+    """
+    from .inputs import InputError, open_input
+    from .simulate import SimulationError, describe_model, lru_mode, simulate, simulation_record
+    from .workload import read_workload
+
+    settings = _settings(**model)
+    suboptions = [word for text in model.get("extra_options") or () for word in text.split(",") if word]
+    lru = lru_mode(settings, suboptions)
+    try:
+        describe_model(settings, lru, automove)
+    except SimulationError as exc:
+        raise Refusal(str(exc)) from None
+    if file == "-" and sys.stdin.isatty():
+        raise Refusal("reading a workload from the terminal: give a FILE, or pipe one in "
+                      "(cat ops.csv | slabcalc simulate -)")
+    progress = _progress_printer() if sys.stderr.isatty() else None
+    try:
+        stream, source = open_input(file)
+        with stream:
+            ops, accounting = read_workload(stream, source, key_length=key_length, strict=strict, progress=progress)
+            result = simulate(settings, ops, lru=lru, every=every, automove=automove)
+    except InputError as exc:
+        raise DataError(str(exc)) from None
+    except ValueError as exc:
+        raise DataError(f"{source}: {exc}") from None
+    finally:
+        if progress:
+            click.echo("", err=True)
+    record = simulation_record(result, accounting)
+    _print_simulation(result, record, fmt)
+
+
+def _print_simulation(result, record, fmt):
+    from .simulate import finding_lines
+
+    if fmt == "json":
+        click.echo(output.render_json(record))
+        return
+    if fmt == "csv":
+        click.echo(f"model: {result.model.text}", err=True)
+        if "timeline" in record:
+            click.echo(output.render_rows(record["timeline"], TIMELINE_COLUMNS, "csv"))
+        else:
+            click.echo(output.render_rows(record["classes"], SIMULATE_COLUMNS, "csv"))
+        return
+    columns = SIMULATE_COLUMNS + (MOVED_COLUMNS if record["totals"]["pages_moved"] else ())
+    totals = {c: sum(row[c] for row in record["classes"]) for c in columns[2:]}
+    click.echo(output.render_rows(record["classes"] + [{"class": "total", **totals}], columns, fmt))
+    click.echo()
+    click.echo(output.render_pairs(_simulation_lines(result, record, finding_lines), fmt))
+    if "timeline" in record:
+        click.echo()
+        click.echo(output.render_rows(record["timeline"], TIMELINE_COLUMNS, fmt))
+
+
+def _simulation_lines(result, record, finding_lines):
+    t, i = record["totals"], record["input"]
+    limit = result.settings.maxbytes
+    lines = [
+        ("model", result.model.text),
+        ("input", f"{i['source']} ({i['format']})"),
+        ("rows", f"{i['rows']} read = {t['ops']} operations + {i['rejected']} rejected"),
+        ("sets", f"{t['sets']}: {t['stored']} stored, {t['too_large']} too large, {t['outofmemory']} out of memory"
+                 + (f", {t['chunk_failures']} out of memory during read" if t["chunk_failures"] else "")),
+        ("gets", f"{t['gets']}: {t['hits']} hits, {t['misses']} misses"),
+    ]
+    if t["deletes"] or t["touches"]:
+        lines.append(("deletes, touches", f"{t['deletes']}, {t['touches']} ({t['touch_hits']} found)"))
+    lines += [
+        ("evicted", f"{t['evicted']} (reclaimed {t['reclaimed']} expired at an LRU tail, "
+                    f"{t['get_expired']} found expired on access)"),
+        ("memory", f"{t['total_malloced']} bytes in {t['pages']} pages"
+                   + (f" of -m {limit >> 20} ({limit} bytes)" if limit else " (no -m limit)")
+                   + (f"; {t['pages_moved']} pages moved by --automove" if t["pages_moved"] else "")),
+        ("items", f"{t['curr_items']} at the end (t={record['end_time']})"),
+    ]
+    lines += finding_lines(result.finding, moving=result.totals.pages_moved > 0)
+    lines += [(f"rejected line {r['line']}", f"{r['reason']}: {r['text']}") for r in i["rejections"]]
+    return lines
+
+
 def main() -> None:
     """Console entry point: run the CLI; a closed pipe (``| head``) ends quietly."""
     import os

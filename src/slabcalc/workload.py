@@ -1,0 +1,243 @@
+"""Workloads read from files: the operations ``slabcalc simulate`` replays, in time order.
+
+Two forms, told apart by the first non-blank line:
+
+``csv``
+    A header naming columns (any case; others ignored): ``time`` (seconds,
+    not decreasing; ``timestamp``, ``ts``), ``op`` (``set`` when absent or
+    empty, ``get``/``gets``, ``delete``, ``touch``; ``operation``, ``cmd``),
+    ``key`` (a string; when absent every set is a new distinct key),
+    ``key_size`` (the key's length when ``key`` is absent, or overriding its
+    length: ``key_len``, ``klen``), ``value_size`` (``value``, ``vlen``,
+    ``size``), ``ttl`` (seconds, 0 = never; ``exptime``) and ``flags``.
+    Comma-separated, or tab- or semicolon-separated when the header has no
+    comma.  Without a time column every operation happens at time 0.
+``twitter``
+    The public twitter/cache-trace format, no header:
+    ``timestamp,key,key_size,value_size,client_id,operation,ttl``.
+
+Row accounting is that of :mod:`slabcalc.inputs`: every data row is
+accepted or rejected (counted, the first few kept with their line numbers),
+blank lines and the header are not rows, and ``strict=True`` makes the first
+rejection an :class:`~slabcalc.inputs.InputError` naming the file and line.
+Operations the engine does not replay (``add``, ``incr``, ``append``, ...)
+are rejected rows, never guessed at.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterator, TextIO
+
+from .inputs import FIRST_REJECTIONS, KEY_MAX, TEXT_MAX, Accounting, InputError, Rejection, _split
+from .item import FLAGS_MAX, VALUE_MAX
+from .simulate import DELETE, GET, SET, TOUCH
+
+FORMATS = ("csv", "twitter")
+
+OPS = {"set": SET, "get": GET, "gets": GET, "delete": DELETE, "touch": TOUCH}
+
+_ALIASES = {
+    "time": ("time", "timestamp", "ts"),
+    "op": ("op", "operation", "cmd", "command"),
+    "key": ("key",),
+    "key_size": ("key_size", "key_len", "key_length", "keylen", "klen"),
+    "value_size": ("value_size", "value", "value_len", "value_length", "vlen", "size"),
+    "ttl": ("ttl", "exptime"),
+    "flags": ("flags", "flag"),
+}
+_COLUMN = {alias: name for name, aliases in _ALIASES.items() for alias in aliases}
+_TWITTER = ("time", "key", "key_size", "value_size", None, "op", "ttl")
+TIME_MAX = 1e15     # seconds: beyond any trace, and keeps int(time) exact
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
+
+
+class _Bad(Exception):
+    def __init__(self, reason: str, value: str):
+        super().__init__(reason)
+        self.reason, self.value = reason, value
+
+
+def read_workload(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False,
+                  progress: Callable[[int], None] | None = None) -> tuple[Iterator[tuple], Accounting]:
+    """The operations of ``stream`` as ``(time, op, key, key_size, value_size, ttl, flags)``.
+
+    The form is read from the first non-blank line at once (an unusable
+    header raises :class:`InputError` here); rows are read as the iterator is
+    consumed, and the :class:`Accounting` is final when it is exhausted.
+    ``key_length`` is the key size of sets when the input has neither a key
+    nor a key_size column; ``progress(rows)`` is called every 65 536 rows.
+    """
+    reader = _Reader(stream, source, key_length, strict, progress)
+    return reader.ops(), reader.acct
+
+
+class _Reader:
+    def __init__(self, stream, source, key_length, strict, progress):
+        self.stream, self.source, self.strict, self.progress = stream, source, strict, progress
+        self.line = 0
+        first = None
+        try:
+            for raw in stream:
+                self.line += 1
+                if self.line == 1:
+                    raw = raw.lstrip("\ufeff")
+                if raw.strip():
+                    first = raw
+                    break
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{source}: not UTF-8 text (line {self.line}: {exc.reason})") from None
+        if first is None:
+            raise InputError(f"{source}: empty input")
+        text = first.strip()
+        cells = [c.strip() for c in text.split(",")]
+        if len(cells) == 7 and _NUMBER.fullmatch(cells[0]) and cells[5].lower() in _TWITTER_OPS:
+            fmt, self.delimiter, columns = "twitter", ",", {n: i for i, n in enumerate(_TWITTER) if n}
+            self.first = first
+        else:
+            fmt, columns = "csv", self._read_header(text)
+            self.first = None
+        self.at = columns
+        self.key_length = key_length
+        if "key" not in columns and "key_size" not in columns:
+            if key_length is None:
+                raise InputError(f"{source}: no key or key_size column; give --key N")
+            if not 1 <= key_length <= KEY_MAX:
+                raise InputError(f"{source}: key length must be 1..{KEY_MAX}, not {key_length}")
+        if "value_size" not in columns:
+            raise InputError(f"{source}:{self.line}: no value_size column in the header {text!r}")
+        self.acct = Accounting(source, fmt, keys_named="key" in columns)
+
+    def _read_header(self, text: str) -> dict[str, int]:
+        self.delimiter = next((d for d in ",\t;" if d in text), ",")
+        names = _split(text, self.delimiter)
+        columns: dict[str, int] = {}
+        for i, name in enumerate(names):
+            column = _COLUMN.get(re.sub(r"[\s-]+", "_", name.strip().lower()))
+            if column is None:
+                continue
+            if column in columns:
+                raise InputError(f"{self.source}:{self.line}: two {column} columns: "
+                                 f"{names[columns[column]].strip()!r} and {name.strip()!r}")
+            columns[column] = i
+        if not columns or all(_NUMBER.fullmatch(n.strip()) for n in names):
+            raise InputError(f"{self.source}:{self.line}: no header: the first line must name the columns "
+                             f"(time,op,key,value_size,ttl,...), not {text!r}")
+        return columns
+
+    def ops(self) -> Iterator[tuple]:
+        acct, at, delimiter = self.acct, self.at, self.delimiter
+        i_time, i_op, i_key = at.get("time"), at.get("op"), at.get("key")
+        i_ksize, i_vsize, i_ttl, i_flags = at.get("key_size"), at["value_size"], at.get("ttl"), at.get("flags")
+        width = max(at.values()) + 1
+        ops, key_length, progress = OPS, self.key_length, self.progress
+        last = 0.0
+        serial = 0
+        line = self.line - (1 if self.first is not None else 0)
+        rows = accepted = 0
+        lines = self._lines()
+        try:
+            for raw in lines:
+                line += 1
+                if '"' in raw:
+                    cells = _split(raw.rstrip("\r\n"), delimiter)
+                else:
+                    cells = raw.rstrip("\r\n").split(delimiter)
+                if len(cells) < width:
+                    if not raw.strip():
+                        continue
+                    rows += 1
+                    self._reject(line, raw, "missing columns", raw.strip())
+                    continue
+                rows += 1
+                op = SET
+                try:
+                    t = last if i_time is None else float(cells[i_time])
+                    op = SET if i_op is None else ops.get(cells[i_op].strip().lower() or "set")
+                    if op is None:
+                        raise _Bad("unsupported op", cells[i_op].strip())
+                    if i_key is not None:
+                        key = cells[i_key]
+                        size = int(cells[i_ksize]) if i_ksize is not None else len(key.encode())
+                        if not key:
+                            raise _Bad("missing column key", "")
+                    elif op == SET:
+                        serial += 1
+                        key = serial
+                        size = key_length if i_ksize is None else int(cells[i_ksize])
+                    else:
+                        raise _Bad("a get, delete or touch needs a key column", cells[i_op].strip())
+                    value = int(cells[i_vsize]) if op == SET else 0
+                    ttl = int(cells[i_ttl]) if i_ttl is not None and cells[i_ttl].strip() else 0
+                    flags = int(cells[i_flags]) if i_flags is not None and cells[i_flags].strip() else 0
+                    if not (last <= t < TIME_MAX and 0 < size <= KEY_MAX and 0 <= value <= VALUE_MAX and ttl >= 0
+                            and 0 <= flags <= FLAGS_MAX):
+                        raise _Bad(*self._why(t, last, size, value, ttl, flags))
+                except _Bad as bad:
+                    self._reject(line, raw, bad.reason, bad.value)
+                    continue
+                except ValueError:
+                    self._reject(line, raw, *self._which(cells, op))
+                    continue
+                last = t
+                accepted += 1
+                if progress is not None and not accepted & 0xFFFF:
+                    progress(rows)
+                yield t, op, key, size, value, ttl, flags
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{self.source}: not UTF-8 text (line {line + 1} or after: {exc.reason})") from None
+        finally:
+            acct.rows += rows
+            acct.items += accepted
+
+    def _lines(self) -> Iterator[str]:
+        if self.first is not None:
+            yield self.first
+        yield from self.stream
+
+    def _why(self, t, last, size, value, ttl, flags) -> tuple[str, str]:
+        if not 0 <= t < TIME_MAX:
+            return f"time must be a number of seconds, 0 to {TIME_MAX:g}", str(t)
+        if t < last:
+            return f"time goes backwards (after {last:g})", f"{t:g}"
+        if not 0 < size <= KEY_MAX:
+            return f"key length must be 1..{KEY_MAX}", str(size)
+        if not 0 <= value <= VALUE_MAX:
+            return f"value_size must be 0..{VALUE_MAX}", str(value)
+        if ttl < 0:
+            return "negative ttl", str(ttl)
+        return f"flags must be 0..{FLAGS_MAX}", str(flags)
+
+    def _which(self, cells: list[str], op: int) -> tuple[str, str]:
+        """The column whose text is not a number (the slow path of a rejected row)."""
+        at = self.at
+        checks = [("time", False), ("key_size", True), ("value_size", True), ("ttl", True), ("flags", True)]
+        for name, whole in checks:
+            i = at.get(name)
+            if i is None or (name == "value_size" and op != SET) or (name == "key_size" and "key" not in at
+                                                                     and op != SET):
+                continue
+            text = cells[i].strip()
+            if not text and name in ("ttl", "flags"):
+                continue
+            if not text:
+                return f"missing column {name}", text
+            try:
+                float(text) if not whole else int(text)
+            except ValueError:
+                if whole and _NUMBER.fullmatch(text.lstrip("+-")):
+                    return f"{name} is not a whole number", text
+                return f"{name} is not a number", text
+        return "bad row", ",".join(cells)[:TEXT_MAX]
+
+    def _reject(self, line: int, raw: str, reason: str, value: str) -> None:
+        acct = self.acct
+        acct.rejected += 1
+        if self.strict:
+            raise InputError(f"{self.source}:{line}: {reason}: {value!r}")
+        if len(acct.first_rejections) < FIRST_REJECTIONS:
+            acct.first_rejections.append(Rejection(line, reason, raw.rstrip("\r\n")[:TEXT_MAX]))
+
+
+_TWITTER_OPS = ("get", "gets", "set", "add", "replace", "cas", "append", "prepend", "delete", "incr", "decr",
+                "touch")
