@@ -165,3 +165,33 @@ def test_group_by_refuses_inputs_without_key_names():
     result = run("report", "--group-by", "prefix", "-", input=HIST)
     assert result.exit_code == 1 and "key_name" in result.output
     assert run("report", "--group-by", "(", "-", input="key_name,value\na,1\n").exit_code == 1
+
+
+def test_readme_capacity_plan_by_hand():
+    """README's plan (examples/capacity-mix.csv on 8 GiB nodes, 10% headroom, 5% overhead), redone
+    from memcached 1.6's published class table (-vv: chunk size and perslab) and assoc.c's rule."""
+    from pathlib import Path
+
+    # (items, key, value) -> ntotal 48 + 8 + key + 1 + value + 2 -> the class (chunk, perslab) holding it
+    mix = [(25_000_000, 20, 100, 192, 5461), (10_000_000, 30, 500, 600, 1747),
+           (4_000_000, 24, 2000, 2320, 451), (1_000_000, 16, 12000, 13880, 75)]
+    for _, key, value, chunk, _ in mix:
+        assert 48 + 8 + key + 1 + value + 2 <= chunk
+
+    def node(n):
+        items = sum(count // n for count, *_ in mix)
+        pages = sum(-(-(count // n) // perslab) for count, _, _, _, perslab in mix)
+        hashpower = 16
+        while items > (1 << hashpower) * 3 // 2:
+            hashpower += 1
+        base = pages * MIB + (8 << hashpower)
+        return pages, base + -(-base * 5 // 95)
+
+    usable = 8 * 1024 * MIB * 9 // 10
+    fewest = next(n for n in range(1, 100) if node(n)[1] <= usable)
+    assert fewest == 5 and node(5) == (6502, 7247315807) and node(4)[1] == 9043140177
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for text in ("8 M items in 6502 pages (`-m 6502`)", "7247315807 bytes of the 7730941132", "9043140177 bytes",
+                 "5 nodes of 8589934592 bytes"):
+        assert text in readme
+    assert usable == 7730941132
