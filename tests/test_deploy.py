@@ -195,3 +195,11 @@ def test_readme_capacity_plan_by_hand():
                  "5 nodes of 8589934592 bytes"):
         assert text in readme
     assert usable == 7730941132
+
+
+def test_place_with_m_prints_process_memory():
+    # 16 + 100 bytes: 175-byte item in the 192-byte class (5461 a page); -m 64 holds 64 pages of them,
+    # 349504 items > 1.5 x 2^17: 2^18 buckets of 8 bytes
+    document = json.loads(run("place", "--key", "16", "--value", "100", "-m", "64", "--format", "json").stdout)
+    assert document["capacity"] == 64 * 5461
+    assert (document["process_bytes"], document["hash_bytes"]) == (64 * MIB + (8 << 18), 8 << 18)

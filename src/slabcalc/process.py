@@ -167,25 +167,3 @@ def process_record(memory: ProcessMemory) -> dict:
         "process_bytes": memory.total,
         "limit_headroom_bytes": memory.limit_headroom,
     }
-
-
-def mib(n: int) -> str:
-    return f"{n / MIB:.2f} MiB"
-
-
-def process_lines(memory: ProcessMemory, overhead: Overhead) -> dict:
-    """Human summary lines (field -> text)."""
-    slab = f"{memory.slab_bytes} bytes ({mib(memory.slab_bytes)})"
-    if memory.overshoot:
-        slab += f", {memory.overshoot} past -m (first pages of classes are granted past the limit)"
-    free = memory.limit_headroom
-    return {
-        "-m to pass": f"-m {memory.memory_limit_mb}",
-        "slab pages": slab,
-        "hash table": f"{memory.hash_bytes} bytes (2^{memory.hashpower} buckets for {memory.items} items; "
-                      f"{memory.hash_peak_bytes} while doubling)",
-        "overhead": f"{memory.overhead} bytes ({overhead})",
-        "process memory": f"{memory.total} bytes ({mib(memory.total)}) expected",
-        "headroom": f"{free} bytes of -m free ({100.0 * free / memory.limit_bytes:.2f}%)"
-                    if memory.limit_bytes else "none",
-    }
