@@ -120,6 +120,72 @@ plot_option = click.option("--plot", "plot", metavar="FILE", default=None, callb
                                 "FILE.svg (needs: pip install 'slabcalc[plot]').")
 
 
+def gate_options(func: Callable) -> Callable:
+    """``--fail-over-waste PCT`` and ``--fail-over-memory SIZE`` (a CI gate), shared by commands.
+
+    The command prints its normal output and calls :func:`measured` with its
+    figures; when they cross a threshold the run ends with exit status 3 and
+    a one-line reason on stderr.  Wiring a command: this decorator, plus one
+    ``measured(Measure(...))`` call after printing.
+    """
+    @functools.wraps(func)
+    def wrapper(*args, fail_over_waste=None, fail_over_memory=None, **kwargs):
+        from .gate import EXIT_STATUS, Gate, crossed
+        from .process import parse_pct
+
+        try:
+            share = parse_pct(fail_over_waste, "--fail-over-waste") if fail_over_waste is not None else None
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--fail-over-waste'") from None
+        ctx = click.get_current_context()
+        ctx.meta["slabcalc.gate"] = gate = Gate(share, fail_over_memory)
+        result = func(*args, **kwargs)
+        measure = ctx.meta.get("slabcalc.measure")
+        reason = crossed(gate, measure) if gate.active and measure is not None else None
+        if reason:
+            click.echo(f"Error: {reason}", err=True)
+            return EXIT_STATUS
+        return result
+    wrapper = click.option("--fail-over-memory", "fail_over_memory", type=SIZE, default=None, metavar="SIZE",
+                           help="Exit with status 3 (after the normal output) when memory is over SIZE.")(wrapper)
+    return click.option("--fail-over-waste", "fail_over_waste", default=None, metavar="PCT",
+                        help="Exit with status 3 (after the normal output) when more than PCT% of memory "
+                             "holds no item data.")(wrapper)
+
+
+def measured(measure) -> None:
+    """What a command gated by :func:`gate_options` measured (a :class:`slabcalc.gate.Measure`)."""
+    click.get_current_context().meta["slabcalc.measure"] = measure
+
+
+def deploy_options(func: Callable) -> Callable:
+    """``report``'s deployment options, handed to the command as one ``deploy`` dict."""
+    names = ("overhead", "nodes", "node_ram", "headroom", "group_by", "separator")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, deploy={name: kwargs.pop(name) for name in names}, **kwargs)
+    options = [
+        click.option("--overhead", "overhead", default=None, metavar="SIZE|PCT",
+                     help="Process memory besides slab pages and the hash table (connections, threads, "
+                          "the rest): a size (64m), or a share of the whole process (25%).  Default 0."),
+        click.option("--nodes", "nodes", type=click.IntRange(1, 1 << 20), default=None, metavar="N",
+                     help="Split the items evenly over N nodes: per-node -m, items, pages, process memory."),
+        click.option("--node-ram", "node_ram", type=SIZE, default=None, metavar="SIZE",
+                     help="How many nodes of SIZE RAM hold the items (with --headroom free on each)."),
+        click.option("--headroom", "headroom", default="0", show_default=True, metavar="PCT",
+                     help="With --node-ram: the share of each node's RAM to leave free."),
+        click.option("--group-by", "group_by", default=None, metavar="prefix|REGEX",
+                     help="Items, memory and waste per key group (metadump or a CSV key_name column): "
+                          "'prefix' (up to the first --separator) or a regex (its first group, or match)."),
+        click.option("--separator", "separator", default=":", show_default=True, metavar="TEXT",
+                     help="With --group-by prefix: where a key's prefix ends."),
+    ]
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
 def _draw(kind: str, data, path: str) -> None:
     from . import plot as plotting
 
@@ -366,9 +432,11 @@ def place(settings, key_length, value_length, flags, fmt):
         from .inputs import Item
         from .report import build_report
 
-        limit = build_report(settings, {Item(key_length, value_length, flags, None): 1},
-                             memory_limit=settings.maxbytes).capacity
+        full = build_report(settings, {Item(key_length, value_length, flags, None): 1},
+                            memory_limit=settings.maxbytes)
+        limit = full.capacity
         record["capacity"], record["limiting_class"] = limit.items, limit.limiting_class
+        record["process_bytes"], record["hash_bytes"] = _place_process(full)
     if fmt == "json":
         document = {"settings": settings_record(settings), **record, other_name: other}
         click.echo(output.render_json(document))
@@ -411,6 +479,8 @@ def _place_lines(settings, record, other, other_name):
         ]
     if record.get("capacity") is not None:
         lines.append(("capacity", f"-m {settings.maxbytes >> 20} holds {record['capacity']} such items"))
+        lines.append(("process memory", f"{record['process_bytes']} bytes when full (slab pages + "
+                                        f"{record['hash_bytes']} hash table)"))
     if other is not None:
         label = "with -C (no CAS)" if other_name == "without_cas" else "with CAS"
         if other["status"] == "too_large":
@@ -432,10 +502,12 @@ REPORT_COLUMNS = ("class", "chunk_size", "perslab", "items", "chunks", "pages", 
 @click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
 @click.option("--vs", "what_if", multiple=True, metavar="OPTIONS",
               help='Compare with other memcached options, e.g. --vs "-f 1.08" --vs "-C" (repeatable).')
+@deploy_options
 @plot_option
 @model_options
 @format_option()
-def report(file, key_length, strict, what_if, plot, fmt, **model):
+@gate_options
+def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     """Where the memory goes for a whole distribution of items.
 
     FILE (or standard input, when FILE is - or omitted) holds item sizes: a CSV
@@ -458,6 +530,8 @@ def report(file, key_length, strict, what_if, plot, fmt, **model):
     progress = _progress_printer() if sys.stderr.isatty() else None
     try:
         stream, source = open_input(file)
+        if deploy["group_by"] is not None:   # read twice: sizes for the report, names for the groups
+            stream, deploy["text"] = _keep_text(stream)
         with stream:
             items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
                                            progress=progress, columns=True)
@@ -471,9 +545,12 @@ def report(file, key_length, strict, what_if, plot, fmt, **model):
         base = build_report(settings, triples, limit, size_key_length=key_length or 16)
         others = [(text, build_report(_vs_settings(settings, model, text), triples,
                                       limit, size_key_length=key_length or 16)) for text in what_if]
+        plan = _deploy_plan(settings, base, triples, deploy, key_length or 16, source)
+    except InputError as exc:
+        raise DataError(str(exc)) from None
     except ValueError as exc:
         raise DataError(f"{source}: {exc}") from None
-    _print_report(base, accounting, others, fmt)
+    _print_report(base, accounting, others, fmt, plan)
     if plot:
         from .report import report_record
 
@@ -501,10 +578,12 @@ def _progress_printer():
     return show
 
 
-def _print_report(base, accounting, others, fmt):
+def _print_report(base, accounting, others, fmt, plan=None):
     from .report import report_record
 
     record = report_record(base, accounting, others)
+    if plan is not None:
+        _add_plan(record, plan)
     if fmt == "json":
         click.echo(output.render_json(record))
         return
@@ -517,6 +596,8 @@ def _print_report(base, accounting, others, fmt):
     click.echo(output.render_rows(rows, REPORT_COLUMNS + ("memory",), fmt))
     click.echo()
     click.echo(output.render_pairs(list(record["summary"].items()), fmt))
+    if plan is not None:
+        _print_plan(plan, fmt)
     if others:
         click.echo()
         click.echo(output.render_rows(record["what_if"], ("options", "page_bytes", "waste_pct", "capacity",
@@ -543,6 +624,7 @@ STATS_TOTAL_COLUMNS = ("node", "pages", "page_bytes", "used_bytes", "requested_b
                    "server's own settings.")
 @plot_option
 @format_option()
+@gate_options
 def stats(files, servers, timeout, sample_items, plot, fmt):
     """Where a real memcached's memory goes, from its own stats.
 
@@ -602,6 +684,7 @@ def stats(files, servers, timeout, sample_items, plot, fmt):
         click.echo(f"Error: {name}: {error}", err=True)
     if nodes:
         _print_stats(nodes, failed, samples, fmt, pool=bool(files) + len(servers) > 1)
+        measured(_stats_measure(nodes))
         if plot:
             from .stats import class_records
 
@@ -963,6 +1046,154 @@ def _simulation_lines(result, record, finding_lines):
     lines += finding_lines(result.finding, moving=result.totals.pages_moved > 0)
     lines += [(f"rejected line {r['line']}", f"{r['reason']}: {r['text']}") for r in i["rejections"]]
     return lines
+
+
+# -- deployment: whole-process memory, nodes, key groups, the CI gate ---------------------
+
+PLAN_NODE_COLUMNS = ("nodes", "memory_limit_mb", "items", "pages", "slab_bytes", "hash_bytes", "overhead_bytes",
+                     "process_bytes")
+GROUP_COLUMNS = ("group", "items", "requested_bytes", "used_bytes", "chunk_waste", "waste_pct", "memory_pct")
+
+
+def _keep_text(stream):
+    """The whole of ``stream`` (closed) as a new stream and as text, to be read twice."""
+    import io
+
+    with stream:
+        text = stream.read()
+    return io.StringIO(text), text
+
+
+def _deploy_plan(settings, base, triples, deploy, key_length, source):
+    """``report``'s whole-process memory, node plan and key groups (library calls only)."""
+    from fractions import Fraction
+
+    from .deploy import aggregate, nodes_needed, plan_nodes, usable
+    from .process import parse_overhead, parse_pct, process_memory
+
+    try:
+        overhead = parse_overhead(deploy["overhead"]) if deploy["overhead"] is not None else parse_overhead("0")
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--overhead'") from None
+    try:
+        headroom = parse_pct(deploy["headroom"], "--headroom")
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--headroom'") from None
+    plan = {"overhead": overhead, "process": process_memory(base, overhead), "node_plan": None,
+            "node_ram": deploy["node_ram"], "headroom": headroom, "needed": None, "groups": None}
+    if deploy["nodes"] is not None or deploy["node_ram"] is not None:
+        if base.capacity is not None:
+            raise Refusal("--nodes and --node-ram size nodes for the items: they find -m, so give no -m")
+        distribution = aggregate(triples)
+        if deploy["nodes"] is not None:
+            plan["node_plan"] = plan_nodes(settings, distribution, deploy["nodes"], overhead, key_length)
+        if deploy["node_ram"] is not None:
+            plan["needed"] = nodes_needed(settings, distribution, deploy["node_ram"], headroom, overhead, key_length)
+            plan["usable"] = usable(deploy["node_ram"], headroom)
+    if deploy["group_by"] is not None:
+        import io
+
+        from .keyspace import breakdown, read_named_items
+
+        plan["groups"] = breakdown(settings, read_named_items(io.StringIO(deploy["text"]), source),
+                                   deploy["group_by"], deploy["separator"], key_length)
+    gauge = plan["needed"] or plan["node_plan"]
+    memory = (gauge.memory if gauge is not None else plan["process"]).total
+    measured(_measure(base.total("page_bytes") - base.total("requested_bytes"), base.total("page_bytes"),
+                      memory, "process memory per node" if gauge is not None else "process memory"))
+    return plan
+
+
+def _place_process(report):
+    """``place -m``: (process bytes, hash table bytes) of a server full of the item."""
+    from .process import process_memory
+
+    memory = process_memory(report)
+    return memory.total, memory.hash_bytes
+
+
+def _stats_measure(nodes):
+    """The gate's figures of ``stats``: the pool's waste, and the largest node's slab pages plus
+    hash table (``hash_bytes``)."""
+    from .stats import node_totals
+
+    pages = requested = 0
+    memory = []
+    for node in nodes:
+        totals = node_totals(node)
+        pages += totals["page_bytes"] or 0
+        requested = None if requested is None or totals["requested_bytes"] is None \
+            else requested + totals["requested_bytes"]
+        hash_bytes = node.dump.general.get("hash_bytes", "")
+        memory.append((totals["total_malloced"] if totals["total_malloced"] is not None else totals["page_bytes"] or 0)
+                      + (int(hash_bytes) if hash_bytes.isdigit() else 0))
+    return _measure(None if requested is None else pages - requested, pages, max(memory),
+                    "node memory (slab pages + hash table)")
+
+
+def _measure(waste, of, memory, what):
+    from .gate import Measure
+
+    return Measure(waste, of, memory, what)
+
+
+def _node_row(node_plan):
+    m = node_plan.memory
+    return {"nodes": node_plan.nodes, "memory_limit_mb": m.memory_limit_mb, "items": m.items,
+            "pages": node_plan.report.total("pages"), "slab_bytes": m.slab_bytes, "hash_bytes": m.hash_bytes,
+            "overhead_bytes": m.overhead, "process_bytes": m.total}
+
+
+def _add_plan(record, plan):
+    """Whole-process lines in the summary, and the plan's JSON fields."""
+    from .keyspace import group_records
+    from .process import MIB, process_record
+
+    m = plan["process"]
+    record["process"] = process_record(m)
+    summary = record["summary"]
+    if m.overshoot:
+        summary["past -m"] = f"{m.overshoot} bytes of slab pages (a class's first page is granted past -m)"
+    summary["hash table"] = f"{m.hash_bytes} bytes (2^{m.hashpower} buckets for {m.items} items)"
+    if m.overhead:
+        summary["overhead"] = f"{m.overhead} bytes ({plan['overhead']})"
+    summary["process memory"] = (f"{m.total} bytes ({m.total / MIB:.2f} MiB) = {m.slab_bytes} slab pages + "
+                                 f"{m.hash_bytes} hash table + {m.overhead} overhead")
+    if m.limit_bytes:
+        summary["headroom"] = (f"{m.limit_headroom} bytes ({100.0 * m.limit_headroom / m.limit_bytes:.2f}%) "
+                               f"of -m {m.memory_limit_mb} free")
+    if plan["node_plan"] is not None:
+        record["nodes"] = _node_row(plan["node_plan"])
+    if plan["node_ram"] is not None:
+        needed = plan["needed"]
+        record["node_ram"] = {"node_ram": plan["node_ram"], "headroom_pct": float(plan["headroom"] * 100),
+                              "usable_bytes": plan["usable"], "needed": _node_row(needed) if needed else None}
+    if plan["groups"] is not None:
+        record["groups"] = group_records(plan["groups"])
+
+
+def _print_plan(plan, fmt):
+    from .process import MIB
+
+    rows = [_node_row(p) for p in (plan["node_plan"], plan["needed"]) if p is not None]
+    if rows:
+        click.echo()
+        click.echo(output.render_rows(rows, PLAN_NODE_COLUMNS, fmt))
+    if plan["node_ram"] is not None:
+        click.echo()
+        ram, usable, needed = plan["node_ram"], plan["usable"], plan["needed"]
+        room = f"{usable} bytes usable ({usable / MIB:.2f} MiB, {float(plan['headroom'] * 100):g}% headroom)"
+        if needed is None:
+            click.echo(f"no number of nodes of {ram} bytes holds these items: {room}")
+        else:
+            m = needed.memory
+            click.echo(f"{needed.nodes} nodes of {ram} bytes ({ram / MIB:.2f} MiB) hold these items: each runs "
+                       f"-m {m.memory_limit_mb} and takes {m.total} bytes of {room}")
+    if plan["groups"] is not None:
+        from .keyspace import group_records
+
+        click.echo()
+        click.echo(output.render_rows(group_records(plan["groups"]), GROUP_COLUMNS, fmt))
 
 
 def main() -> None:

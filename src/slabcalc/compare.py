@@ -32,11 +32,12 @@ from .classes import slab_classes
 from .inputs import Item
 from .item import VALUE_MAX, ntotal_function
 from .placement import TOO_LARGE, place
+from .process import hash_table_bytes
 from .report import Report, build_report, item_for_size
 from .settings import Settings
 
 MIB = 1 << 20
-HASHPOWER_DEFAULT = 16       # memcached's primary hash table starts with 2^16 buckets
+
 VARNISH_STORAGE_SHARE = (3, 4)   # Varnish's advice: give -s malloc 75 % of the host's memory
 REDIS_RELEASES = {"7.2": JEMALLOC_5_REDIS, "7.0": JEMALLOC_5_REDIS_PAD}
 
@@ -79,14 +80,6 @@ class Comparison:
     data_bytes: int                # key + value bytes of the items
     varnish_counted: int           # what -s malloc,SIZE must hold
     varnish_total: int             # what Varnish's objects take in all
-
-
-def hash_table_bytes(items: int, pointer: int = 8, hashpower: int = HASHPOWER_DEFAULT) -> int:
-    """memcached's primary hash table (outside -m): a pointer per bucket, doubled once
-    ``items > 1.5 x buckets`` (``assoc_insert``)."""
-    while items > (1 << hashpower) * 3 // 2:
-        hashpower += 1
-    return pointer << hashpower
 
 
 def stored_items(settings: Settings, distribution: Mapping[Item, int], size_key_length: int = 16

@@ -11,7 +11,8 @@ ends and blank lines are accepted anywhere):
     (``n``, ``items``, ``freq``, ``frequency``: the row stands for that many
     identical items).  Comma-separated, or tab- or semicolon-separated when
     the header has no comma.  Without a key column every row takes
-    ``key_length`` (``--key N``).
+    ``key_length`` (``--key N``), or, with a ``key_name`` (``name``) column of the keys
+    themselves, the UTF-8 length of each key.
 ``item_size``
     The same CSV with a column of full item sizes (``item_size``, ``ntotal``,
     ``total_size``): memcached's own ``ntotal``, which already holds the key,
@@ -80,6 +81,7 @@ _ALIASES = {
     "flags": ("flags", "flag"),
     "count": ("count", "n", "items", "freq", "frequency"),
     "item_size": ("item_size", "ntotal", "total_size"),
+    "key_name": ("key_name", "keyname", "name"),   # the key itself: its length in UTF-8 bytes
 }
 _COLUMN = {alias: name for name, aliases in _ALIASES.items() for alias in aliases}
 
@@ -367,7 +369,8 @@ class _Reader:
         else:
             read = {name: columns[name] for name in ("key", "value", "flags") if name in columns}
             self.key_at, self.value_at, self.flags_at = read.get("key"), read["value"], read.get("flags")
-            if self.key_at is None:
+            self.key_name_at = columns.get("key_name") if self.key_at is None else None
+            if self.key_at is None and self.key_name_at is None:
                 self.key = self._given_key("no key column; give --key N")
             self.parse = self._parse_row
             fmt = "csv"
@@ -417,7 +420,10 @@ class _Reader:
         if not line.strip():
             return _BLANK
         cells = self._cells(line)
-        key = self.key if self.key_at is None else _cell_number(cells, self.key_at, "key", line)
+        if self.key_name_at is not None:
+            key = len(cells[self.key_name_at].strip().encode()) if self.key_name_at < len(cells) else 0
+        else:
+            key = self.key if self.key_at is None else _cell_number(cells, self.key_at, "key", line)
         if key not in _KEYS:
             raise _Rejected(f"key length must be 1..{KEY_MAX}", str(key))
         value = _cell_number(cells, self.value_at, "value", line)

@@ -50,6 +50,8 @@ class Settings:
     slab_sizes: tuple[int, ...] | None = None
     suffix: str | None = None  # the flags rule in force when an option changed the profile's
     warnings: tuple[str, ...] = field(default=())
+    hashpower_init: int | None = None  # -o hashpower=N: the hash table's starting power (outside -m)
+    hash_expand: bool = True           # not -o no_hashexpand: the hash table doubles as items grow
 
     @property
     def suffix_rule(self) -> str:
@@ -97,6 +99,10 @@ class Settings:
         if self.slab_reassign != p.default_slab_reassign and (
                 "slab_reassign" if self.slab_reassign else "no_slab_reassign") in p.suboptions:
             subopts.append("slab_reassign" if self.slab_reassign else "no_slab_reassign")
+        if self.hashpower_init is not None:
+            subopts.append(f"hashpower={self.hashpower_init}")
+        if not self.hash_expand:
+            subopts.append("no_hashexpand")
         if subopts:
             argv += ["-o", ",".join(subopts)]
         return argv
@@ -196,6 +202,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     slab_sizes_at = 0  # where its value starts in its -o argument
     printed: list[str] = []  # messages memcached prints without stopping
     suffix: str | None = None
+    hashpower_init: int | None = None
+    hash_expand = True
 
     for letter, value in _getopt(argv, p.getopt):
         if letter == "f":
@@ -236,6 +244,12 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
                         raise Refused.crashed(p.crashes["slab_sizes_without_value"], printed)
                     if has_value:
                         slab_sizes_text, slab_sizes_at = subvalue, _value_offset(subopts, index)
+                elif name in ("hashpower", "no_hashexpand") and name in p.ignored_suboptions:
+                    # outside -m: only the whole-process model (process.py) reads them
+                    if name == "no_hashexpand":
+                        hash_expand = False
+                    elif has_value:
+                        hashpower_init = c_atoi(subvalue)
                 elif effect is not None:
                     changes = dict(effect.set)
                     if not chunk_max_given:
@@ -278,7 +292,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
         slab_sizes = _parse_slab_sizes(slab_sizes_text, chunk_size, upper, p.align, p.max_regular)
     return Settings(profile=p, chunk_size=chunk_size, factor=factor, item_size_max=item_size_max,
                     maxbytes=maxbytes, use_cas=use_cas, slab_chunk_max=chunk_max, slab_page_size=page,
-                    slab_reassign=slab_reassign, slab_sizes=slab_sizes, suffix=suffix, warnings=tuple(printed))
+                    slab_reassign=slab_reassign, slab_sizes=slab_sizes, suffix=suffix, warnings=tuple(printed),
+                    hashpower_init=hashpower_init, hash_expand=hash_expand)
 
 
 def _big_item_chunk_max(p: Profile, item_size_max: int, chunk_max: int | None, given: bool) -> int | None:

@@ -1,0 +1,169 @@
+"""Whole-process memory: what a memcached process takes besides the ``-m`` it is given.
+
+``-m`` counts slab pages only (``do_slabs_newslab``).  A process also holds:
+
+- the primary hash table (``assoc.c``): one pointer per bucket, ``2^hashpower``
+  buckets.  ``hashpower`` starts at 16 (``-o hashpower=N`` sets it); once a
+  second ``clock_handler()`` calls ``assoc_start_expand(curr_items)``, which
+  doubles the table when ``curr_items > (2^hashpower * 3) / 2`` -- strictly
+  more, so 98 304 items still fit 2^16 buckets -- up to ``HASHPOWER_MAX``
+  (32), unless ``-o no_hashexpand``.  While it doubles, both tables are held
+  (``stats`` ``hash_bytes`` counts both until ``hash_is_expanding`` is 0);
+- slab pages past ``-m``: a class's first page is granted even when the limit
+  is reached, so a workload touching many classes with few items takes more
+  pages than ``-m`` says;
+- everything else (connection buffers, thread stacks, the binary, allocator
+  slack): an allowance the operator supplies (:class:`Overhead`).
+
+All arithmetic is on integers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .units import parse_size
+
+MIB = 1 << 20
+HASHPOWER_DEFAULT = 16   # assoc.c: static unsigned int hashpower = HASHPOWER_DEFAULT
+HASHPOWER_MAX = 32       # assoc_start_expand() stops doubling here
+
+
+def hashpower_for(items: int, start: int = HASHPOWER_DEFAULT, expand: bool = True) -> int:
+    """The hash power a table settles at once ``items`` are linked (one doubling per check)."""
+    hashpower = start
+    while expand and hashpower < HASHPOWER_MAX and items > (1 << hashpower) * 3 // 2:
+        hashpower += 1
+    return hashpower
+
+
+def hash_table_bytes(items: int, pointer: int = 8, hashpower: int = HASHPOWER_DEFAULT,
+                     expand: bool = True) -> int:
+    """memcached's primary hash table (outside -m) once ``items`` are linked: a pointer per bucket."""
+    return pointer << hashpower_for(items, hashpower, expand)
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """The operator's allowance for the rest of the process: a size, or a share of the total."""
+
+    bytes: int = 0
+    share: Fraction | None = None   # e.g. 1/4: the rest is a quarter of the whole process
+
+    def on(self, base: int) -> int:
+        """Bytes of overhead on top of ``base`` bytes of slab pages and hash table."""
+        if self.share is None:
+            return self.bytes
+        return -(-base * self.share.numerator // (self.share.denominator - self.share.numerator))
+
+    def __str__(self) -> str:
+        if self.share is None:
+            return f"{self.bytes} bytes"
+        return f"{_pct_text(self.share)}% of the process"
+
+
+def _pct_text(share: Fraction) -> str:
+    value = share * 100
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+
+def parse_pct(text: str, what: str = "percentage") -> Fraction:
+    """``"5"``, ``"5%"``, ``"12.5%"`` -> a Fraction share in [0, 1); ValueError otherwise."""
+    raw = str(text).strip().removesuffix("%").strip()
+    try:
+        value = Fraction(raw)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"{what} {text!r} is not a number (e.g. 5 or 12.5%)") from None
+    if not 0 <= value < 100:
+        raise ValueError(f"{what} {text!r} must be at least 0 and below 100")
+    return value / 100
+
+
+def parse_overhead(text: str) -> Overhead:
+    """``--overhead``: a size (``64m``, ``200000``) or a share of the process (``5%``)."""
+    text = str(text).strip()
+    if text.endswith("%"):
+        return Overhead(share=parse_pct(text, "overhead"))
+    return Overhead(bytes=parse_size(text))
+
+
+@dataclass(frozen=True)
+class ProcessMemory:
+    """One process holding a workload: ``-m`` to pass and what the process takes in all."""
+
+    memory_limit_mb: int     # -m to pass (or the -m given)
+    items: int               # items linked (what sizes the hash table)
+    slab_bytes: int          # slab pages the items take
+    hashpower: int
+    hash_bytes: int          # the hash table once settled
+    hash_peak_bytes: int     # while it doubled to this size (both tables held)
+    overhead: int            # the operator's allowance
+
+    @property
+    def limit_bytes(self) -> int:
+        return self.memory_limit_mb * MIB
+
+    @property
+    def overshoot(self) -> int:
+        """Slab bytes past -m: first pages of classes, granted even at the limit."""
+        return max(0, self.slab_bytes - self.limit_bytes)
+
+    @property
+    def total(self) -> int:
+        """Expected process memory: slab pages + hash table + overhead."""
+        return self.slab_bytes + self.hash_bytes + self.overhead
+
+    @property
+    def limit_headroom(self) -> int:
+        """Bytes of -m the items leave free (room to grow before evictions)."""
+        return max(0, self.limit_bytes - self.slab_bytes)
+
+
+def process_memory(report, overhead: Overhead = Overhead()) -> ProcessMemory:
+    """The process holding ``report``'s items (:func:`slabcalc.report.build_report`).
+
+    Without a memory limit in the report: ``-m`` is the smallest that stores
+    them all.  With one (``report.capacity``): a full cache of this mix under
+    that ``-m``: the capacity's items in the pages they take.
+    """
+    settings = report.settings
+    slab = report.total("page_bytes")
+    items = report.items
+    if report.capacity is not None:
+        limit_mb = report.capacity.memory_limit // MIB
+        if report.items:
+            items, slab = report.capacity.items, _pages_bytes(report, report.capacity.items)
+    else:
+        limit_mb = report.memory_limit_needed if report.classes else 0
+    start = settings.hashpower_init if settings.hashpower_init is not None else HASHPOWER_DEFAULT
+    hashpower = hashpower_for(items, start, settings.hash_expand)
+    pointer = settings.profile.bits // 8
+    hash_bytes = pointer << hashpower
+    peak = hash_bytes + (hash_bytes // 2 if hashpower > start else 0)
+    return ProcessMemory(limit_mb, items, slab, hashpower, hash_bytes, peak, overhead.on(slab + hash_bytes))
+
+
+def _pages_bytes(report, n: int) -> int:
+    """Page bytes of ``n`` items of the mix (as :func:`slabcalc.report.capacity` scales it)."""
+    total = 0
+    for c in report.classes:
+        chunks = -(-n * c.chunks // report.items)
+        total += -(-chunks // c.slab_class.perslab) * c.page_length
+    return total
+
+
+def process_record(memory: ProcessMemory) -> dict:
+    """Stable JSON fields of the whole-process figures."""
+    return {
+        "memory_limit_mb": memory.memory_limit_mb,
+        "items": memory.items,
+        "slab_bytes": memory.slab_bytes,
+        "overshoot_bytes": memory.overshoot,
+        "hashpower": memory.hashpower,
+        "hash_bytes": memory.hash_bytes,
+        "hash_peak_bytes": memory.hash_peak_bytes,
+        "overhead_bytes": memory.overhead,
+        "process_bytes": memory.total,
+        "limit_headroom_bytes": memory.limit_headroom,
+    }

@@ -1,0 +1,205 @@
+"""report's deployment options: --overhead, --nodes, --node-ram/--headroom, --group-by, and the
+CI gate (--fail-over-waste / --fail-over-memory) on report and stats.
+
+Expected figures are worked out here by hand from memcached's rules (item 79 bytes -> class 1,
+chunk 96, 10922 per 1 MiB page; 8 bytes per hash bucket, 2^16 buckets up to 98 304 items), not
+read back from the code under test; the key groups are checked against a real server's metadump.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from memcached_server import MemcachedServer
+from slabcalc.cli import cli
+
+MIB = 1 << 20
+HIST = "key,value,count\n10,10,100000\n"      # ntotal 48+8+11+12 = 79: class 1, 10922 per page
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, list(args), input=input, prog_name="slabcalc")
+
+
+def doc(*args, input=HIST):
+    result = run("report", "--format", "json", *args, "-", input=input)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_process_memory_of_a_histogram():
+    p = doc()["process"]
+    # ceil(100000 / 10922) = 10 pages; 100000 > 98304 = 1.5 x 2^16: the table doubled to 2^17
+    assert (p["slab_bytes"], p["memory_limit_mb"], p["hashpower"], p["hash_bytes"]) == (10 * MIB, 10, 17, 8 << 17)
+    assert p["process_bytes"] == 10 * MIB + (8 << 17) and p["overhead_bytes"] == 0
+
+
+def test_overhead_size_and_share():
+    assert doc("--overhead", "64m")["process"]["process_bytes"] == 10 * MIB + (8 << 17) + 64 * MIB
+    p = doc("--overhead", "20%")["process"]
+    base = 10 * MIB + (8 << 17)
+    assert p["overhead_bytes"] == -(-base // 4)      # 20% of the whole = a quarter of the rest
+    assert run("report", "--overhead", "100%", "-", input=HIST).exit_code == 2
+    assert run("report", "--overhead", "lots", "-", input=HIST).exit_code == 2
+
+
+def test_hashpower_option_fixes_the_start():
+    p = doc("-o", "hashpower=20")["process"]
+    assert (p["hashpower"], p["hash_bytes"]) == (20, 8 << 20)
+    assert doc("-o", "hashpower=13,no_hashexpand")["process"]["hashpower"] == 13
+
+
+def test_nodes_split_evenly():
+    n = doc("--nodes", "4")["nodes"]
+    # 25000 items a node: ceil(25000 / 10922) = 3 pages, 2^16 buckets
+    assert n == {"nodes": 4, "memory_limit_mb": 3, "items": 25000, "pages": 3, "slab_bytes": 3 * MIB,
+                 "hash_bytes": 8 << 16, "overhead_bytes": 0, "process_bytes": 3 * MIB + (8 << 16)}
+    assert doc("--nodes", "3")["nodes"]["items"] == 33334          # 100000 = 33334 + 33333 + 33333
+    assert doc("--nodes", "1")["nodes"]["process_bytes"] == doc()["process"]["process_bytes"]
+
+
+def test_node_ram_finds_the_fewest_nodes():
+    # usable 90% of 4 MiB = 3774873 bytes: 3 pages + 512 KiB fit, 4 pages do not -> 25000 items a node
+    r = doc("--node-ram", "4m", "--headroom", "10")["node_ram"]
+    assert r["usable_bytes"] == 4 * MIB * 9 // 10 and r["needed"]["nodes"] == 4
+    text = run("report", "--node-ram", "4m", "--headroom", "10%", "-", input=HIST).output
+    assert "4 nodes of 4194304 bytes (4.00 MiB) hold these items" in text
+    # no headroom: 4 pages + 512 KiB fit 4 MiB? no (4.5 MiB); 3 pages still -> 4 nodes
+    assert doc("--node-ram", "4m")["node_ram"]["needed"]["nodes"] == 4
+    assert doc("--node-ram", "1g")["node_ram"]["needed"]["nodes"] == 1
+    assert "no number of nodes" in run("report", "--node-ram", "1m", "-", input=HIST).output
+    assert run("report", "--nodes", "2", "-m", "64", "-", input=HIST).exit_code == 2
+
+
+def test_gate_on_report():
+    # one item in class 1: 79 of 1 MiB hold data
+    ok = run("report", "--fail-over-waste", "99.99", "-", input="key,value\n10,10\n")
+    assert ok.exit_code == 3 and ok.stdout.startswith("class")           # the normal output first
+    assert ok.stderr.strip().startswith("Error: waste 99.9925% is over --fail-over-waste 99.99%")
+    assert ok.stderr.count("\n") == 1
+    assert run("report", "--fail-over-waste", "100", "-", input="key,value\n10,10\n").exit_code == 2
+    assert run("report", "--fail-over-waste", "50", "-", input=HIST).exit_code == 0
+    # HIST wastes 1 - 100000*79/(10 MiB) = 24.66%
+    assert run("report", "--fail-over-waste", "24.7", "-", input=HIST).exit_code == 0
+    assert run("report", "--fail-over-waste", "24.6", "-", input=HIST).exit_code == 3
+    memory = 10 * MIB + (8 << 17)
+    assert run("report", "--fail-over-memory", str(memory), "-", input=HIST).exit_code == 0
+    over = run("report", "--fail-over-memory", str(memory - 1), "-", input=HIST)
+    assert over.exit_code == 3 and "process memory 11534336 bytes" in over.stderr
+    # with --nodes the gate takes one node's process
+    assert run("report", "--nodes", "4", "--fail-over-memory", "4m", "-", input=HIST).exit_code == 0
+    assert run("report", "--format", "json", "--fail-over-waste", "1", "-", input=HIST).exit_code == 3
+
+
+def test_gate_on_stats():
+    # examples/stats-calcified.txt: 4194304 total_malloced + 524288 hash_bytes
+    assert run("stats", "examples/stats-calcified.txt", "--fail-over-memory", "4718592").exit_code == 0
+    over = run("stats", "examples/stats-calcified.txt", "--fail-over-memory", "4718591")
+    assert over.exit_code == 3 and over.stdout and "4718592 bytes" in over.stderr
+    assert run("stats", "examples/stats-calcified.txt", "--fail-over-waste", "99").exit_code == 0
+    assert run("stats", "examples/stats-calcified.txt", "--fail-over-waste", "10").exit_code == 3
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_root():
+    import os
+    from pathlib import Path
+    old = os.getcwd()
+    os.chdir(Path(__file__).resolve().parent.parent)
+    yield
+    os.chdir(old)
+
+
+def _raw_metadump(srv) -> list[str]:
+    """``lru_crawler metadump all`` lines exactly as the server sends them (keys URL-encoded)."""
+    srv.metadump()                                    # waits out a busy crawler
+    srv._send(b"lru_crawler metadump all\r\n")
+    lines = []
+    while (line := srv._readline()) != "END":
+        lines.append(line)
+    return lines
+
+
+def test_group_by_prefix_on_a_real_metadump(memcached, tmp_path, monkeypatch_root):
+    keys = ([(f"user:{i}", 100) for i in range(20)] + [(f"session:{i}:x", 1000) for i in range(10)]
+            + [(f"plain{i}", 5000) for i in range(3)])
+    with MemcachedServer(["-m", "64"], memcached=memcached) as srv:
+        for key, size in keys:
+            assert srv.set(key, b"v" * size) == "STORED"
+        lines = _raw_metadump(srv)
+        chunk = {cls: s["chunk_size"] for cls, s in srv.slab_stats().per_class.items()}
+    assert any("user%3A" in line for line in lines)             # memcached encodes ':'
+    path = tmp_path / "dump.txt"
+    path.write_text("\n".join(lines) + "\nEND\n")
+    fields = [dict(t.split("=", 1) for t in line.split()) for line in lines]
+    expected = {}
+    for f in fields:
+        name = "user:*" if f["key"].startswith("user%3A") else "session:*" if f["key"].startswith("session") \
+            else "(no separator)"
+        g = expected.setdefault(name, [0, 0, 0])
+        g[0] += 1
+        g[1] += int(f["size"])
+        g[2] += chunk[int(f["cls"])]                         # the server's own class of the item
+    document = json.loads(run("report", str(path), "--group-by", "prefix", "--format", "json").stdout)
+    got = {g["group"]: [g["items"], g["requested_bytes"], g["used_bytes"]] for g in document["groups"]}
+    assert got == expected
+    assert [g["group"] for g in document["groups"]] == sorted(expected, key=lambda n: -expected[n][2])
+    # a regex on the decoded keys: its first group names the group
+    regex = json.loads(run("report", str(path), "--group-by", r"^(\w+):", "--format", "json").stdout)
+    assert {g["group"]: g["items"] for g in regex["groups"]} == {"session": 10, "user": 20, "(no match)": 3}
+
+
+def test_group_by_csv_key_names_and_separator():
+    text = "key_name,value\na.1,100\na.2,100\nb.1,5000\nzzz,10\n"
+    document = doc("--group-by", "prefix", "--separator", ".", input=text)
+    groups = {g["group"]: g for g in document["groups"]}
+    assert [g["group"] for g in document["groups"]] == ["b.*", "a.*", "(no separator)"]
+    # a.1: 48 + 8 + 4 + 102 = 162 -> chunk 192 (class 4)
+    assert groups["a.*"]["requested_bytes"] == 324 and groups["a.*"]["used_bytes"] == 384
+
+
+def test_group_by_refuses_inputs_without_key_names():
+    result = run("report", "--group-by", "prefix", "-", input=HIST)
+    assert result.exit_code == 1 and "key_name" in result.output
+    assert run("report", "--group-by", "(", "-", input="key_name,value\na,1\n").exit_code == 1
+
+
+def test_readme_capacity_plan_by_hand():
+    """README's plan (examples/capacity-mix.csv on 8 GiB nodes, 10% headroom, 5% overhead), redone
+    from memcached 1.6's published class table (-vv: chunk size and perslab) and assoc.c's rule."""
+    from pathlib import Path
+
+    # (items, key, value) -> ntotal 48 + 8 + key + 1 + value + 2 -> the class (chunk, perslab) holding it
+    mix = [(25_000_000, 20, 100, 192, 5461), (10_000_000, 30, 500, 600, 1747),
+           (4_000_000, 24, 2000, 2320, 451), (1_000_000, 16, 12000, 13880, 75)]
+    for _, key, value, chunk, _ in mix:
+        assert 48 + 8 + key + 1 + value + 2 <= chunk
+
+    def node(n):
+        items = sum(count // n for count, *_ in mix)
+        pages = sum(-(-(count // n) // perslab) for count, _, _, _, perslab in mix)
+        hashpower = 16
+        while items > (1 << hashpower) * 3 // 2:
+            hashpower += 1
+        base = pages * MIB + (8 << hashpower)
+        return pages, base + -(-base * 5 // 95)
+
+    usable = 8 * 1024 * MIB * 9 // 10
+    fewest = next(n for n in range(1, 100) if node(n)[1] <= usable)
+    assert fewest == 5 and node(5) == (6502, 7247315807) and node(4)[1] == 9043140177
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for text in ("8 M items in 6502 pages (`-m 6502`)", "7247315807 bytes of the 7730941132", "9043140177 bytes",
+                 "5 nodes of 8589934592 bytes"):
+        assert text in readme
+    assert usable == 7730941132
+
+
+def test_place_with_m_prints_process_memory():
+    # 16 + 100 bytes: 175-byte item in the 192-byte class (5461 a page); -m 64 holds 64 pages of them,
+    # 349504 items > 1.5 x 2^17: 2^18 buckets of 8 bytes
+    document = json.loads(run("place", "--key", "16", "--value", "100", "-m", "64", "--format", "json").stdout)
+    assert document["capacity"] == 64 * 5461
+    assert (document["process_bytes"], document["hash_bytes"]) == (64 * MIB + (8 << 18), 8 << 18)

@@ -1,0 +1,88 @@
+"""Whole-process memory: the hash table against a real memcached, and the arithmetic around it."""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+
+import pytest
+
+from memcached_server import MemcachedServer
+from slabcalc import configure, load_profile
+from slabcalc.inputs import Item
+from slabcalc.process import Overhead, hashpower_for, parse_overhead, parse_pct, process_memory
+from slabcalc.report import build_report
+
+MIB = 1 << 20
+
+
+def _settled(srv, timeout: float = 8.0) -> tuple[int, int]:
+    """(hash_power_level, hash_bytes) after the next once-a-second expansion check has run
+    (``clock_handler`` -> ``assoc_start_expand``) and any expansion it started is done."""
+    time.sleep(1.1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        stats = srv.stats()
+        if stats["hash_is_expanding"] == "0":
+            return int(stats["hash_power_level"]), int(stats["hash_bytes"])
+        time.sleep(0.05)
+    raise AssertionError("hash table still expanding")
+
+
+def _load(srv, start: int, stop: int) -> None:
+    for i in range(start, stop):
+        assert srv.set(f"k{i}", b"v") == "STORED"
+
+
+def test_hash_table_crosses_two_growth_points(memcached, profile):
+    """-o hashpower=13 (8192 buckets): 12288 items stay at 13, the 12289th (> 1.5 x 8192) doubles it;
+    24576 stay at 14, the 24577th doubles it again.  The report's process model says the same."""
+    args = ["-m", "64", "-o", "hashpower=13"]
+    settings = configure(profile, args)
+    assert settings.hashpower_init == 13
+    points = [(12288, 13), (12289, 14), (24576, 14), (24577, 15)]
+    with MemcachedServer(args, memcached=memcached) as srv:
+        assert _settled(srv) == (13, 8 << 13)
+        loaded = 0
+        for items, expected in points:
+            _load(srv, loaded, items)
+            loaded = items
+            level, hash_bytes = _settled(srv)
+            model = process_memory(build_report(settings, {Item(len(f"k{items}"), 1, 0, None): items}))
+            assert (level, hash_bytes) == (expected, 8 << expected)
+            assert (model.hashpower, model.hash_bytes) == (level, hash_bytes), items
+
+
+def test_hashpower_rule():
+    assert hashpower_for(0) == 16 and hashpower_for(98304) == 16 and hashpower_for(98305) == 17
+    assert hashpower_for(10**12) == 32                      # HASHPOWER_MAX
+    assert hashpower_for(10**6, 13, expand=False) == 13     # -o no_hashexpand
+
+
+def test_settings_read_hashpower_and_no_hashexpand():
+    s = configure(load_profile("1.6.18"), ["-o", "hashpower=20,no_hashexpand"])
+    assert (s.hashpower_init, s.hash_expand) == (20, False)
+    assert "hashpower=20,no_hashexpand" in " ".join(s.as_argv())
+    assert configure(load_profile("1.6.18"), []).hashpower_init is None
+
+
+def test_overhead_forms():
+    assert parse_overhead("64m") == Overhead(bytes=64 * MIB)
+    assert parse_overhead("25%") == Overhead(share=Fraction(1, 4))
+    assert Overhead(share=Fraction(1, 4)).on(300) == 100      # a quarter of the 400-byte whole
+    assert Overhead(bytes=5).on(10**9) == 5
+    for bad in ("100%", "-1%", "x%"):
+        with pytest.raises(ValueError):
+            parse_overhead(bad)
+    assert parse_pct("12.5") == Fraction(1, 8)
+
+
+def test_first_pages_past_the_limit():
+    """Three items in three classes: -m 2 is enough (the least 1.6 starts with -I 1m; first pages
+    are granted past it), the process still holds three pages: one past -m."""
+    settings = configure(load_profile("1.6.18"), [])
+    report = build_report(settings, {Item(10, 10, 0, None): 1, Item(10, 1000, 0, None): 1,
+                                     Item(10, 10000, 0, None): 1})
+    memory = process_memory(report)
+    assert memory.memory_limit_mb == 2 and memory.slab_bytes == 3 * MIB and memory.overshoot == MIB
+    assert memory.total == 3 * MIB + (8 << 16)
