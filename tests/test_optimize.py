@@ -263,3 +263,20 @@ def test_cli_validate_reports_both_parts():
     assert result.exit_code == 0, result.output
     header = result.output.splitlines()[0].split(",")
     assert "held_out_page_bytes" in header and "held_out_gain_pct" in header
+
+
+def test_gate_measures_the_configuration_given_as_report_does():
+    from click.testing import CliRunner
+
+    from slabcalc.cli import cli
+
+    def run(*args):
+        return CliRunner().invoke(cli, list(args), prog_name="slabcalc")
+
+    for gate in (["--fail-over-waste", "5"], ["--fail-over-memory", "100m"]):
+        crossed, same = run("optimize", "examples/bimodal.csv", *gate), run("report", "examples/bimodal.csv", *gate)
+        assert crossed.exit_code == same.exit_code == 3
+        assert crossed.output.splitlines()[-1] == same.output.splitlines()[-1]
+        assert crossed.output.splitlines()[-1].startswith("Error: ")
+    passed = run("optimize", "examples/bimodal.csv", "--fail-over-waste", "50", "--fail-over-memory", "1g")
+    assert passed.exit_code == 0 and "Error" not in passed.output

@@ -77,3 +77,29 @@ def test_missing_matplotlib_is_one_line(tmp_path, monkeypatch):
     assert result.exit_code == 1
     assert result.output.splitlines()[-1] == "Error: --plot needs matplotlib: pip install 'slabcalc[plot]'"
     assert not (tmp_path / "s.png").exists()
+
+
+@pytest.mark.parametrize("every", [[], ["--every", "5"]], ids=["classes", "timeline"])
+def test_simulate_plot(tmp_path: Path, every: list[str]) -> None:
+    out = tmp_path / "simulate.png"
+    result = CliRunner().invoke(cli, ["simulate", str(ROOT / "examples" / "calcification.csv"), "-m", "2",
+                                      *every, "--plot", str(out)], prog_name="slabcalc")
+    assert result.exit_code == 0, result.output
+    check(out)
+
+
+def test_simulate_memory_records_split_each_class_page_bytes() -> None:
+    import io
+
+    from slabcalc import configure, load_profile
+    from slabcalc.simulate import memory_records, simulate
+    from slabcalc.workload import read_workload
+
+    settings = configure(load_profile("1.6.18"), ["-m", "2", "-o", "no_modern"])
+    ops, _ = read_workload(io.StringIO("time,key,value_size\n0,a,100\n0,b,100\n0,c,5000\n"), "w.csv")
+    rows = memory_records(simulate(settings, ops))
+    # 48 header + 8 cas + 2 key + 102 value = 160 bytes: class 4 (192); 5060 bytes: class 19 (5680)
+    assert [r["class"] for r in rows] == [4, 19]
+    # no_modern: no slab_reassign, so a page is chunk_size x perslab bytes, not 1 MiB
+    assert rows[0]["used_bytes"] == 2 * 192 and rows[0]["free_bytes"] == 192 * (2 ** 20 // 192) - 2 * 192
+    assert rows[1]["used_bytes"] == 5680 and rows[1]["free_bytes"] == 5680 * (2 ** 20 // 5680) - 5680

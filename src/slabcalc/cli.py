@@ -862,6 +862,7 @@ OPTIMIZE_COLUMNS = ("space", "page_bytes", "pages", "waste_pct", "capacity", "cl
               metavar="FRACTION", help="Hold back this random part of the items, optimise on the rest, "
                                        "and report both.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed of --validate.")
+@gate_options
 @model_options
 @format_option()
 def optimize(file, key_length, strict, max_classes, validate, seed, fmt, **model):
@@ -871,7 +872,8 @@ def optimize(file, key_length, strict, max_classes, validate, seed, fmt, **model
     -n/-f (a fine grid), -o slab_sizes (the exact optimum, by dynamic
     programming) and -o slab_chunk_max (when there are large items).  With -m
     the objective is the items of this mix that fit instead.  Every winner is
-    scored again by `report`.
+    scored again by `report`.  --fail-over-waste/--fail-over-memory gate the
+    configuration given (the baseline), as `report` would.
 
     \b
     Python: optimize(settings, read_items(...)[0], memory_limit=..., max_classes=...)
@@ -899,6 +901,19 @@ def optimize(file, key_length, strict, max_classes, validate, seed, fmt, **model
     except ValueError as exc:
         raise DataError(f"{source}: {exc}") from None
     record = optimum_record(found)
+    _print_optimum(record, limit, fmt)
+    _gate_baseline(found.baseline.report)
+
+
+def _gate_baseline(base) -> None:
+    """The CI gate of ``optimize``: the configuration given, measured as ``report`` measures it."""
+    from .process import process_memory
+
+    measured(_measure(base.total("page_bytes") - base.total("requested_bytes"), base.total("page_bytes"),
+                      process_memory(base).total, "process memory"))
+
+
+def _print_optimum(record, limit, fmt) -> None:
     if fmt == "json":
         click.echo(output.render_json(record))
         return
@@ -948,9 +963,10 @@ TIMELINE_COLUMNS = ("time", "class", "pages", "items", "evicted", "evicted_total
 @click.option("--automove", type=click.FloatRange(0), default=None, metavar="SECONDS",
               help="A page-moving policy (a model, not memcached's automover): at most one page every "
                    "SECONDS to a class out of chunks, from the class with the most free chunks or oldest items.")
+@plot_option
 @model_options
 @format_option()
-def simulate_command(file, key_length, strict, every, automove, fmt, **model):
+def simulate_command(file, key_length, strict, every, automove, plot, fmt, **model):
     """Replay a workload under -m: pages, LRUs, expiry, evictions, calcification.
 
     FILE (or standard input) is a CSV with a header -- time, op (set, get,
@@ -964,6 +980,8 @@ def simulate_command(file, key_length, strict, every, automove, fmt, **model):
     pages, items, evicted, reclaimed, outofmemory, hits, misses; totals and a
     calcification finding (a class evicting while others hold idle memory).
     --automove SECONDS lets pages move between classes by a stated policy.
+    --plot draws the timeline (with --every), else the memory per class at
+    the end.
 
     \b
     Python: simulate(settings, read_workload(...)[0], lru=lru_mode(settings, suboptions))
@@ -997,6 +1015,12 @@ def simulate_command(file, key_length, strict, every, automove, fmt, **model):
             click.echo("", err=True)
     record = simulation_record(result, accounting)
     _print_simulation(result, record, fmt)
+    if plot and "timeline" in record:
+        _draw("plot_timeline", [{**row, "evicted": row["evicted_total"]} for row in record["timeline"]], plot)
+    elif plot:
+        from .simulate import memory_records
+
+        _draw("plot_classes", memory_records(result), plot)
 
 
 def _print_simulation(result, record, fmt):

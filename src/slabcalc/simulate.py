@@ -838,6 +838,15 @@ def _clean(value: float | None):
     return int(value) if value is not None and float(value).is_integer() else value
 
 
+def memory_records(sim: Simulation) -> list[dict]:
+    """Each class's page bytes at the end, split into used chunks and free page bytes (the unused
+    chunks and the page tails); the item bytes inside chunks are not tracked (``None``)."""
+    return [{"class": r.slab_class.id, "requested_bytes": None, "chunk_waste": None,
+             "used_bytes": r.used_chunks * r.slab_class.chunk_size,
+             "free_bytes": r.pages * r.page_length - r.used_chunks * r.slab_class.chunk_size}
+            for r in sim.classes if r.pages]
+
+
 def timeline_record(row: TimelineRow) -> dict:
     return {"time": _clean(row.time), "class": row.class_id, "pages": row.pages, "items": row.items,
             "evicted": row.evicted, "evicted_total": row.evicted_total}
