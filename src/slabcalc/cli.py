@@ -1090,8 +1090,6 @@ def _keep_text(stream):
 
 def _deploy_plan(settings, base, triples, deploy, key_length, source):
     """``report``'s whole-process memory, node plan and key groups (library calls only)."""
-    from fractions import Fraction
-
     from .deploy import aggregate, nodes_needed, plan_nodes, usable
     from .process import parse_overhead, parse_pct, process_memory
 

@@ -344,15 +344,7 @@ class _Reader:
         here = f"{self.source}:{self.base}"
         self.delimiter = next((d for d in ",\t;" if d in text), ",")
         names = _split(text, self.delimiter)
-        columns: dict[str, int] = {}
-        for i, name in enumerate(names):
-            column = _COLUMN.get(re.sub(r"[\s-]+", "_", name.strip().lower()))
-            if column is None:
-                continue
-            if column in columns:
-                raise InputError(f"{here}: two {column} columns: "
-                                 f"{names[columns[column]].strip()!r} and {name.strip()!r}")
-            columns[column] = i
+        columns = header_columns(names, _COLUMN, here)
         if "value" not in columns and "item_size" not in columns:
             if all(_NUMBERISH.fullmatch(name.strip()) for name in names):
                 raise InputError(f"{here}: no header: the first line must name the columns "
@@ -623,6 +615,21 @@ def _positions(keys: list[str], key: str, wanted: int) -> list[int]:
             break
         found.append(at)
     return found
+
+
+def header_columns(names: list[str], aliases: dict[str, str], here: str) -> dict[str, int]:
+    """``{column: position}`` of a header's cells that ``aliases`` knows (case, spaces and dashes
+    ignored); two cells naming one column are an :class:`InputError` at ``here`` (file:line)."""
+    columns: dict[str, int] = {}
+    for i, name in enumerate(names):
+        column = aliases.get(re.sub(r"[\s-]+", "_", name.strip().lower()))
+        if column is None:
+            continue
+        if column in columns:
+            raise InputError(f"{here}: two {column} columns: "
+                             f"{names[columns[column]].strip()!r} and {name.strip()!r}")
+        columns[column] = i
+    return columns
 
 
 def _split(text: str, delimiter: str) -> list[str]:

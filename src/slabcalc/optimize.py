@@ -65,10 +65,8 @@ from functools import cached_property
 from typing import Iterable, Sequence
 
 from .classes import SlabClass, slab_classes
-from .inputs import Item
-from .item import item_size, ntotal_function
 from .placement import TOO_LARGE, check_placeable
-from .report import ClassUsage, Report, build_report, capacity
+from .report import ClassUsage, Report, build_report, capacity, item_sizer
 from .settings import Refused, Settings, configure
 
 SPACES = ("n_f", "slab_sizes", "slab_chunk_max")
@@ -116,18 +114,12 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
 
     classes = slab_classes(settings)
     check_placeable(settings, classes)
-    ntotal = ntotal_function(settings)
     largest = min(classes[-1].chunk_size, settings.item_size_max)
-    smallest_item = item_size(settings, 1, 0).total
     requests: dict[int, int] = {}
     placed = too_large = 0
+    size_of = item_sizer(settings)
     for item, count, *_ in _pairs(distribution):
-        size = item.item_size
-        if size is None:
-            size = ntotal(item.key, item.value, item.flags)
-        elif size < smallest_item:
-            raise ValueError(f"item size {size} is smaller than the smallest possible item "
-                             f"({smallest_item} bytes)")
+        size = size_of(item)
         if size <= largest:
             requests[size] = requests.get(size, 0) + count
             placed += count

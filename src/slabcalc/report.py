@@ -144,6 +144,23 @@ def item_for_size(settings: Settings, ntotal: int, key_length: int) -> tuple[int
     return key, value
 
 
+def item_sizer(settings: Settings):
+    """``Item -> ntotal``: its lengths summed, or its given ``item_size`` (ValueError when smaller
+    than any item memcached makes)."""
+    ntotal = ntotal_function(settings)
+    smallest_item = item_size(settings, 1, 0).total
+
+    def size_of(item: Item) -> int:
+        size = item.item_size
+        if size is None:
+            return ntotal(item.key, item.value, item.flags)
+        if size < smallest_item:
+            raise ValueError(f"item size {size} is smaller than the smallest possible item "
+                             f"({smallest_item} bytes)")
+        return size
+    return size_of
+
+
 def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable[tuple],
                  memory_limit: int | None = None, size_key_length: int = 16) -> Report:
     """The report of ``distribution`` under ``settings``.
@@ -159,7 +176,6 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
     pairs = distribution.items() if isinstance(distribution, Mapping) else distribution
     usage = {c.id: [0, 0, 0, 0] for c in classes}  # items, chunks, requested, mem_requested
     check_placeable(settings, classes)
-    ntotal = ntotal_function(settings)
     largest = min(classes[-1].chunk_size, settings.item_size_max)
     smallest_item = item_size(settings, 1, 0).total
     # An item that fits one chunk is placed by its ntotal alone: sum those by ntotal
@@ -190,14 +206,10 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
         return columns.select(~fits).triples()
 
     pairs = chain.from_iterable(in_one_chunk(p) if isinstance(p, ItemColumns) else (p,) for p in pairs)
+    size_of = item_sizer(settings)
     for item, count, *rows in pairs:
         rows = rows[0] if rows else count
-        size = item.item_size
-        if size is None:
-            size = ntotal(item.key, item.value, item.flags)
-        elif size < smallest_item:
-            raise ValueError(f"item size {size} is smaller than the smallest possible item "
-                             f"({smallest_item} bytes)")
+        size = size_of(item)
         if size <= largest:
             entry = by_size.get(size)
             if entry is None:

@@ -29,7 +29,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterator, TextIO
 
-from .inputs import FIRST_REJECTIONS, KEY_MAX, TEXT_MAX, Accounting, InputError, Rejection, _split
+from .inputs import (FIRST_REJECTIONS, KEY_MAX, TEXT_MAX, Accounting, InputError, Rejection, _split,
+                     header_columns)
 from .item import FLAGS_MAX, VALUE_MAX
 from .simulate import DELETE, GET, SET, TOUCH
 
@@ -111,15 +112,7 @@ class _Reader:
     def _read_header(self, text: str) -> dict[str, int]:
         self.delimiter = next((d for d in ",\t;" if d in text), ",")
         names = _split(text, self.delimiter)
-        columns: dict[str, int] = {}
-        for i, name in enumerate(names):
-            column = _COLUMN.get(re.sub(r"[\s-]+", "_", name.strip().lower()))
-            if column is None:
-                continue
-            if column in columns:
-                raise InputError(f"{self.source}:{self.line}: two {column} columns: "
-                                 f"{names[columns[column]].strip()!r} and {name.strip()!r}")
-            columns[column] = i
+        columns = header_columns(names, _COLUMN, f"{self.source}:{self.line}")
         if not columns or all(_NUMBER.fullmatch(n.strip()) for n in names):
             raise InputError(f"{self.source}:{self.line}: no header: the first line must name the columns "
                              f"(time,op,key,value_size,ttl,...), not {text!r}")
