@@ -976,7 +976,9 @@ def simulate_command(file, key_length, strict, every, automove, plot, fmt, **mod
     class's first page always), per-class free chunks and LRU, expired tail
     items reclaimed before allocating, the first live tail item evicted, the
     60 s bump rule, chunked items.  Exact for 1.4.24+ and for 1.5+/1.6 with
-    -o no_modern; for the 1.5+ defaults it says it runs a model.  Per class:
+    -o no_modern; for the 1.5+ defaults it runs a model of the segmented
+    HOT/WARM/COLD LRU (the LRU maintainer once per workload second) and
+    says so.  Per class:
     pages, items, evicted, reclaimed, outofmemory, hits, misses; totals and a
     calcification finding (a class evicting while others hold idle memory).
     --automove SECONDS lets pages move between classes by a stated policy.

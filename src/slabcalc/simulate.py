@@ -41,8 +41,11 @@ time ``t`` is ``current_time = floor(t)``.  A TTL is a duration in seconds:
 ``exptime = current_time + ttl``.
 
 The 1.5+ defaults (segmented HOT/WARM/COLD LRU, LRU crawler, slab automover)
-depend on background threads and timers; for them the report says plainly
-that it runs the compat path as a model, not a replay.
+depend on background threads and timers: for them :mod:`slabcalc.segmented`
+runs the segmented LRU's synchronous rules and the LRU maintainer as a stated
+policy, and the report says plainly that it is a model, not a replay (with
+``--automove``, or for 1.4.x ``-o lru_maintainer``, the compat path runs, as
+a model).
 """
 
 from __future__ import annotations
@@ -130,6 +133,11 @@ def describe_model(settings: Settings, lru: str, automove: float | None = None) 
         text = (f"memcached {p.release}, compat LRU (one per class), no page moves, {limit}: "
                 f"a replay of the synchronous allocation path, exact")
         return Model(p.release, lru, True, text)
+    if release >= (1, 5, 0):
+        text = (f"memcached {p.release}, segmented HOT/WARM/COLD LRU, no page moves, {limit}: a MODEL, "
+                f"not a replay: 1.6.18's synchronous LRU rules, the LRU maintainer's juggle applied once "
+                f"per workload second, no LRU crawler, no slab automover")
+        return Model(p.release, lru, False, text)
     text = (f"memcached {p.release} defaults run a segmented LRU with background threads "
             f"(LRU maintainer, crawler, slab automover); this is a MODEL, not a replay: the compat "
             f"LRU path without page moves, {limit}; start memcached with -o no_modern to compare")
@@ -749,7 +757,12 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, lru: str | None = None
     """
     lru = lru or lru_mode(settings)
     model = describe_model(settings, lru, automove)
-    engine = Engine(settings, lru, automove)
+    if lru == "segmented" and automove is None and _version(settings.profile.release) >= (1, 5, 0):
+        from .segmented import SegmentedEngine
+
+        engine = SegmentedEngine(settings)
+    else:
+        engine = Engine(settings, lru, automove)
     timeline = engine.run(ops, every=every)
     return engine.results(model, timeline)
 
