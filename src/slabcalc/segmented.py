@@ -58,7 +58,7 @@ import gc
 from collections import OrderedDict
 from typing import Iterable
 
-from .simulate import (_CHUNKS, _CLS, _EXP, _FETCHED, _TIME, ALLOC_ROUNDS, DELETE, GET, ITEM_UPDATE_INTERVAL,
+from .simulate import (_CLS, _EXP, _FETCHED, _TIME, ALLOC_ROUNDS, DELETE, GET, ITEM_UPDATE_INTERVAL,
                        LRU_PULL_TRIES, SET, TOUCH, Engine, TimelineRow)
 
 HOT, WARM, COLD = range(3)
