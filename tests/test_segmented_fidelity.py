@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import pytest
 
-from memcached_server import MemcachedServer
 from slabcalc import configure
 from slabcalc.simulate import DELETE, GET, lru_mode, simulate
-from test_simulate_fidelity import TooSlow, _op, _set, replay, server_counts, simulated_counts
+from test_simulate_fidelity import _op, _set, compare_with_server
 
 DEFAULTS = "no_lru_crawler,slab_automove=0"
 PER_PAGE_4 = 5461     # class 4 (chunk 192) of a 1 MiB page (slab_reassign is on by default)
@@ -31,20 +30,7 @@ def check(memcached, profile, args, ops):
     assert lru == "segmented"
     sim = simulate(settings, ops, lru=lru)
     assert not sim.model.exact and "MODEL, not a replay" in sim.model.text
-    for attempt in range(3):
-        with MemcachedServer(args, memcached=memcached) as server:
-            try:
-                replay(server, ops)
-            except TooSlow:
-                if attempt == 2:
-                    raise
-                continue
-            real_classes, real_totals = server_counts(server)
-            break
-    sim_classes, sim_totals = simulated_counts(sim)
-    assert sim_totals == real_totals
-    assert sim_classes == real_classes
-    return sim
+    return compare_with_server(memcached, args, ops, sim)
 
 
 def sets_and_deletes():

@@ -132,6 +132,11 @@ def check(memcached, profile, args, ops):
     assert lru == "compat"
     sim = simulate(settings, ops, lru=lru)
     assert sim.model.exact
+    return compare_with_server(memcached, args, ops, sim)
+
+
+def compare_with_server(memcached, args, ops, sim):
+    """Replay ``ops`` into a real memcached started with ``args``; its counts must equal ``sim``'s."""
     for attempt in range(3):     # a fresh server when a loaded machine could not keep the pace
         with MemcachedServer(args, memcached=memcached) as server:
             try:
