@@ -109,20 +109,13 @@ class SegmentedEngine(Engine):
             self.moves_to_warm[cls] += 1
 
     def _store(self, key, cls: int, ttl: int, chunks) -> None:
-        """``do_store_item`` for a set: release the old item, link the new one at the HOT head."""
-        now = self.now
-        old = self.index.get(key)
-        if old is not None:
-            exptime = old[_EXP]
-            if exptime and exptime <= now:
-                self.counts["get_expired"] += 1
-            self.release(key, old)
-        rec = [cls, now + ttl if ttl else 0, now, 0, chunks, HOT, 0, self._pending_ntotal]
-        self.lrus[cls][key] = rec
+        """``do_store_item`` for a set, as the one-LRU engine does it; the new item also goes
+        to the HOT head (not ACTIVE, with its ntotal for the segments' byte limits)."""
+        super()._store(key, cls, ttl, chunks)
+        rec = self.index[key]
+        rec += (HOT, 0, self._pending_ntotal)
         self.segs[HOT][cls][key] = rec
         self.seg_bytes[HOT][cls] += rec[_NTOTAL]
-        self.index[key] = rec
-        self.gone.pop(key, None)
 
     # -- lru_pull_tail ---------------------------------------------------------------
 
