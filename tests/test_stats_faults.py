@@ -23,8 +23,8 @@ REPLIES = {p.stem.replace("_", " "): p.read_text().replace("\n", "\r\n").encode(
 TIMEOUT = 0.5
 
 
-def good(conn):
-    """A fake memcached 1.4.39 answering the saved replies, command by command."""
+def serve_lines(conn, answer):
+    """Answer each command line the client sends with ``answer(line)`` until it hangs up."""
     buffer = b""
     while True:
         data = conn.recv(4096)
@@ -33,7 +33,12 @@ def good(conn):
         buffer += data
         while b"\r\n" in buffer:
             line, buffer = buffer.split(b"\r\n", 1)
-            conn.sendall(REPLIES.get(line.decode(), b"ERROR\r\n"))
+            conn.sendall(answer(line.decode()))
+
+
+def good(conn):
+    """A fake memcached 1.4.39 answering the saved replies, command by command."""
+    serve_lines(conn, lambda line: REPLIES.get(line, b"ERROR\r\n"))
 
 
 def stall(conn):
@@ -204,16 +209,10 @@ def test_read_node_sends_only_read_commands(fake):
     seen = []
 
     def recording(conn):
-        buffer = b""
-        while True:
-            data = conn.recv(4096)
-            if not data:
-                return
-            buffer += data
-            while b"\r\n" in buffer:
-                line, buffer = buffer.split(b"\r\n", 1)
-                seen.append(line.decode())
-                conn.sendall(REPLIES.get(line.decode(), b"END\r\n"))
+        def answer(line):
+            seen.append(line)
+            return REPLIES.get(line, b"END\r\n")
+        serve_lines(conn, answer)
 
     read_node(parse_address(fake(recording)), TIMEOUT, sample_items=5)
     assert seen == ["version", "stats", "stats slabs", "stats items", "stats settings", "lru_crawler metadump all"]
