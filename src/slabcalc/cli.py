@@ -8,6 +8,7 @@ module: it builds a memcached argument list, hands it to
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from typing import Callable
@@ -520,27 +521,17 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     \b
     Python: build_report(settings, read_items(...)[0], memory_limit)
     """
-    from .inputs import InputError, open_input, read_items
+    from .inputs import InputError, read_items
     from .report import build_report
 
     settings = _settings(**model)
     limit = settings.maxbytes if model.get("memory_limit") is not None else None
-    if file == "-" and sys.stdin.isatty():
-        raise Refusal("reading item sizes from the terminal: give a FILE, or pipe one in (cat sizes.csv | slabcalc report -)")
-    progress = _progress_printer() if sys.stderr.isatty() else None
-    try:
-        stream, source = open_input(file)
+    with _input(file, "report") as (stream, source, progress):
         if deploy["group_by"] is not None:   # read twice: sizes for the report, names for the groups
             stream, deploy["text"] = _keep_text(stream)
-        with stream:
-            items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
-                                           progress=progress, columns=True)
-            triples = list(items)           # build_report sums an item that comes more than once
-    except InputError as exc:
-        raise DataError(str(exc)) from None
-    finally:
-        if progress:
-            click.echo("", err=True)
+        items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
+                                       progress=progress, columns=True)
+        triples = list(items)               # build_report sums an item that comes more than once
     try:
         base = build_report(settings, triples, limit, size_key_length=key_length or 16)
         others = [(text, build_report(_vs_settings(settings, model, text), triples,
@@ -570,6 +561,39 @@ def _vs_settings(settings, model, text):
         raise Refusal(f"--vs {text!r}: {settings.profile.label} refuses: {exc.message or exc.crash}") from None
     except ValueError as exc:
         raise Refusal(f"--vs {text!r}: {exc}") from None
+
+
+@contextlib.contextmanager
+def _input(file: str, command: str, what: str = "item sizes", example: str = "sizes.csv",
+           value_errors: bool = False):
+    """FILE (standard input for ``-``) opened for ``command``: ``(stream, source, progress)``.
+
+    An interactive terminal gets a one-line hint instead of a hang;
+    ``progress`` prints rows read to stderr when stderr is a terminal (else
+    None); an unusable input, here or while the block reads it, is one line
+    and exit 1, and so, with ``value_errors``, is any ValueError of the work
+    in the block, named by the source.
+    """
+    from .inputs import InputError, open_input
+
+    if file == "-" and sys.stdin.isatty():
+        raise Refusal(f"reading {what} from the terminal: give a FILE, or pipe one in "
+                      f"(cat {example} | slabcalc {command} -)")
+    progress = _progress_printer() if sys.stderr.isatty() else None
+    source = file
+    try:
+        stream, source = open_input(file)
+        with stream:
+            yield stream, source, progress
+    except InputError as exc:
+        raise DataError(str(exc)) from None
+    except ValueError as exc:
+        if not value_errors:
+            raise
+        raise DataError(f"{source}: {exc}") from None
+    finally:
+        if progress:
+            click.echo("", err=True)
 
 
 def _progress_printer():
@@ -813,25 +837,16 @@ def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator
     """
     from .allocators.varnish import VarnishObject
     from .compare import CompareOptions, compare as compare_stores, comparison_record
-    from .inputs import InputError, open_input, read_items
+    from .inputs import read_items
 
     settings = _settings(**model)
     if fetch_chunksize < 4096:
         raise Refusal(f"--fetch-chunksize: Varnish's minimum is 4k, not {fetch_chunksize}")
-    if file == "-" and sys.stdin.isatty():
-        raise Refusal("reading item sizes from the terminal: give a FILE, or pipe one in "
-                      "(cat sizes.csv | slabcalc compare -)")
     options = CompareOptions(VarnishObject(varnish_headers, varnish_chunked, fetch_chunksize), varnish_allocator,
                              redis_release, redis_ttl, key_length or 16)
-    try:
-        stream, source = open_input(file)
-        with stream:
-            items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
-            result = compare_stores(settings, items, options)
-    except InputError as exc:
-        raise DataError(str(exc)) from None
-    except ValueError as exc:
-        raise DataError(f"{source}: {exc}") from None
+    with _input(file, "compare", value_errors=True) as (stream, source, _):
+        items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
+        result = compare_stores(settings, items, options)
     record = comparison_record(result, accounting, options)
     if fmt == "json":
         click.echo(output.render_json(record))
@@ -878,7 +893,7 @@ def optimize(file, key_length, strict, max_classes, validate, seed, fmt, **model
     \b
     Python: optimize(settings, read_items(...)[0], memory_limit=..., max_classes=...)
     """
-    from .inputs import InputError, open_input, read_items
+    from .inputs import read_items
     from .optimize import optimize as run, optimum_record
 
     settings = _settings(**model)
@@ -886,15 +901,9 @@ def optimize(file, key_length, strict, max_classes, validate, seed, fmt, **model
     if max_classes is not None and max_classes > settings.profile.max_regular:
         raise Refusal(f"--max-classes: memcached {settings.profile.release} takes at most "
                       f"{settings.profile.max_regular} slab sizes")
-    if file == "-" and sys.stdin.isatty():
-        raise Refusal("reading item sizes from the terminal: give a FILE, or pipe one in (cat sizes.csv | slabcalc optimize -)")
-    try:
-        stream, source = open_input(file)
-        with stream:
-            items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
-            triples = list(items)
-    except InputError as exc:
-        raise DataError(str(exc)) from None
+    with _input(file, "optimize") as (stream, source, _):
+        items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
+        triples = list(items)
     try:
         found = run(settings, triples, memory_limit=limit, max_classes=max_classes, validate=validate, seed=seed,
                     size_key_length=key_length or 16)
@@ -988,7 +997,6 @@ def simulate_command(file, key_length, strict, every, automove, plot, fmt, **mod
     \b
     Python: simulate(settings, read_workload(...)[0], lru=lru_mode(settings, suboptions))
     """
-    from .inputs import InputError, open_input
     from .simulate import SimulationError, describe_model, lru_mode, simulate, simulation_record
     from .workload import read_workload
 
@@ -999,22 +1007,9 @@ def simulate_command(file, key_length, strict, every, automove, plot, fmt, **mod
         describe_model(settings, lru, automove)
     except SimulationError as exc:
         raise Refusal(str(exc)) from None
-    if file == "-" and sys.stdin.isatty():
-        raise Refusal("reading a workload from the terminal: give a FILE, or pipe one in "
-                      "(cat ops.csv | slabcalc simulate -)")
-    progress = _progress_printer() if sys.stderr.isatty() else None
-    try:
-        stream, source = open_input(file)
-        with stream:
-            ops, accounting = read_workload(stream, source, key_length=key_length, strict=strict, progress=progress)
-            result = simulate(settings, ops, lru=lru, every=every, automove=automove)
-    except InputError as exc:
-        raise DataError(str(exc)) from None
-    except ValueError as exc:
-        raise DataError(f"{source}: {exc}") from None
-    finally:
-        if progress:
-            click.echo("", err=True)
+    with _input(file, "simulate", "a workload", "ops.csv", value_errors=True) as (stream, source, progress):
+        ops, accounting = read_workload(stream, source, key_length=key_length, strict=strict, progress=progress)
+        result = simulate(settings, ops, lru=lru, every=every, automove=automove)
     record = simulation_record(result, accounting)
     _print_simulation(result, record, fmt)
     if plot and "timeline" in record:
