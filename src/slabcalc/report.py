@@ -154,11 +154,16 @@ def item_sizer(settings: Settings):
         size = item.item_size
         if size is None:
             return ntotal(item.key, item.value, item.flags)
-        if size < smallest_item:
-            raise ValueError(f"item size {size} is smaller than the smallest possible item "
-                             f"({smallest_item} bytes)")
+        _check_item_size(size, smallest_item)
         return size
     return size_of
+
+
+def _check_item_size(size: int, smallest_item: int) -> None:
+    """A given item size must be one memcached can make: at least its smallest item."""
+    if size < smallest_item:
+        raise ValueError(f"item size {size} is smaller than the smallest possible item "
+                         f"({smallest_item} bytes)")
 
 
 def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable[tuple],
@@ -191,12 +196,12 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
         sizes = columns.item_size
         if sizes is None:
             sizes = ntotal_array(settings, columns.key, columns.value, columns.flags)
-        elif len(sizes) and sizes.min() < smallest_item:
-            raise ValueError(f"item size {sizes.min()} is smaller than the smallest possible item "
-                             f"({smallest_item} bytes)")
+        elif len(sizes):
+            _check_item_size(int(sizes.min()), smallest_item)
         fits = sizes <= largest
-        order = np.argsort(sizes[fits], kind="stable")
-        ordered, counts = sizes[fits][order], columns.counts[fits][order]
+        fitting = sizes[fits]
+        order = np.argsort(fitting, kind="stable")
+        ordered, counts = fitting[order], columns.counts[fits][order]
         starts = np.flatnonzero(np.diff(ordered, prepend=-1))
         for size, count in zip(ordered[starts].tolist(), np.add.reduceat(counts, starts).tolist()
                                if len(starts) else ()):
