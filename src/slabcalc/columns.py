@@ -102,11 +102,6 @@ class ColumnCounter:
         self.held, self.held_rows = [], 0
         return dict(zip(self.names, columns)), counts
 
-    def distinct(self) -> tuple[dict[str, list[int]], list[int]]:
-        """:meth:`arrays` as Python lists."""
-        columns, counts = self.arrays()
-        return {name: column.tolist() for name, column in columns.items()}, counts.tolist()
-
 
 def _distinct(columns: list[np.ndarray], counts: np.ndarray | None) -> tuple[list[np.ndarray], np.ndarray]:
     """The distinct rows of ``columns`` (non-negative int64, equally long) and the count of each:

@@ -560,27 +560,22 @@ class _Reader:
         items = list(map(self.cache.__getitem__, keys))
         if len(self.cache) > CACHE_MAX:
             self.cache.clear()
-        if last and self.columns is not None and self.hand_out_columns:
-            columns, column_counts = self.columns.arrays()
-            triples = zip(items, counts, counts)
-            if not len(column_counts):
-                return triples
-            get = columns.get
-            return chain(triples, [ItemColumns(get("key"), get("value"), get("flags"), get("item_size"),
-                                               column_counts)])
-        if last and self.columns is not None:
-            columns, column_counts = self.columns.distinct()
-            fast = _new_items(len(column_counts), columns.get("key") or repeat(None),
-                              columns.get("value") or repeat(None), columns.get("flags") or repeat(0),
-                              columns.get("item_size") or repeat(None))
-            if items:                                 # some blocks were read line by line: merge
-                totals = dict(zip(fast, column_counts))
-                for item, n in zip(items, counts):
-                    totals[item] = totals.get(item, 0) + n
-                items, counts = list(totals), list(totals.values())
-            else:
-                items, counts = fast, column_counts
-        return zip(items, counts, counts)  # one row per item: rows == items
+        triples = zip(items, counts, counts)          # one row per item: rows == items
+        if not last or self.columns is None:
+            return triples
+        columns, column_counts = self.columns.arrays()
+        if not len(column_counts):
+            return triples
+        get = columns.get
+        bulk = ItemColumns(get("key"), get("value"), get("flags"), get("item_size"), column_counts)
+        if self.hand_out_columns:
+            return chain(triples, [bulk])
+        if not items:
+            return bulk.triples()
+        totals: dict[Item, int] = {}                  # some blocks were read line by line: merge
+        for item, n, _ in chain(bulk.triples(), triples):
+            totals[item] = totals.get(item, 0) + n
+        return ((item, n, n) for item, n in totals.items())
 
     def _reject(self, bad: list[str], keys: list[str], lines: list[str]) -> None:
         """Keep the first rejections with their line numbers; raise the first if strict."""
