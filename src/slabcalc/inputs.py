@@ -296,19 +296,7 @@ class _Reader:
         self.hand_out_columns = hand_out_columns           # see read_items(columns=...)
         self.base = 0                                      # physical lines before the next block
 
-        first = None
-        try:
-            for raw in stream:
-                self.base += 1
-                if self.base == 1:
-                    raw = raw.lstrip("\ufeff")
-                if raw.strip():
-                    first = raw
-                    break
-        except UnicodeDecodeError as exc:
-            raise self._not_utf8(exc) from None
-        if first is None:
-            raise InputError(f"{source}: empty input")
+        first, self.base = first_line(stream, source)
         self.eol = "\r\n" if first.endswith("\r\n") else "\n"
         text = first.strip()
         if text.startswith("STAT "):
@@ -610,6 +598,22 @@ def _positions(keys: list[str], key: str, wanted: int) -> list[int]:
             break
         found.append(at)
     return found
+
+
+def first_line(stream: TextIO, source: str) -> tuple[str, int]:
+    """The first non-blank line of ``stream`` (a UTF-8 BOM dropped) and its line number;
+    InputError for an empty input or one that is not UTF-8."""
+    number = 0
+    try:
+        for raw in stream:
+            number += 1
+            if number == 1:
+                raw = raw.lstrip("\ufeff")
+            if raw.strip():
+                return raw, number
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{source}: not UTF-8 text (line {number + 1} or after: {exc.reason})") from None
+    raise InputError(f"{source}: empty input")
 
 
 def header_columns(names: list[str], aliases: dict[str, str], here: str) -> dict[str, int]:

@@ -30,7 +30,7 @@ import re
 from typing import Callable, Iterator, TextIO
 
 from .inputs import (FIRST_REJECTIONS, KEY_MAX, TEXT_MAX, Accounting, InputError, Rejection, _split,
-                     header_columns)
+                     first_line, header_columns)
 from .item import FLAGS_MAX, VALUE_MAX
 from .simulate import DELETE, GET, SET, TOUCH
 
@@ -76,20 +76,7 @@ def read_workload(stream: TextIO, source: str, *, key_length: int | None = None,
 class _Reader:
     def __init__(self, stream, source, key_length, strict, progress):
         self.stream, self.source, self.strict, self.progress = stream, source, strict, progress
-        self.line = 0
-        first = None
-        try:
-            for raw in stream:
-                self.line += 1
-                if self.line == 1:
-                    raw = raw.lstrip("\ufeff")
-                if raw.strip():
-                    first = raw
-                    break
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{source}: not UTF-8 text (line {self.line}: {exc.reason})") from None
-        if first is None:
-            raise InputError(f"{source}: empty input")
+        first, self.line = first_line(stream, source)
         text = first.strip()
         cells = [c.strip() for c in text.split(",")]
         if len(cells) == 7 and _NUMBER.fullmatch(cells[0]) and cells[5].lower() in _TWITTER_OPS:
