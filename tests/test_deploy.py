@@ -164,7 +164,14 @@ def test_group_by_csv_key_names_and_separator():
 def test_group_by_refuses_inputs_without_key_names():
     result = run("report", "--group-by", "prefix", "-", input=HIST)
     assert result.exit_code == 1 and "key_name" in result.output
-    assert run("report", "--group-by", "(", "-", input="key_name,value\na,1\n").exit_code == 1
+
+
+
+def test_group_by_pattern_and_separator_are_usage_errors():
+    bad = run("report", "--group-by", "(", "-", input="key_name,value\na,1\n")
+    assert bad.exit_code == 2 and "is not a regular expression" in bad.output
+    empty = run("report", "--group-by", "prefix", "--separator", "", "-", input="key_name,value\na,1\n")
+    assert empty.exit_code == 2 and "--separator must not be empty" in empty.output
 
 
 def test_readme_capacity_plan_by_hand():

@@ -165,7 +165,15 @@ def deploy_options(func: Callable) -> Callable:
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        return func(*args, deploy={name: kwargs.pop(name) for name in names}, **kwargs)
+        deploy = {name: kwargs.pop(name) for name in names}
+        if deploy["group_by"] is not None:   # a bad pattern or separator is a usage error: before reading
+            from .keyspace import grouper
+
+            try:
+                grouper(deploy["group_by"], deploy["separator"])
+            except ValueError as exc:
+                raise Refusal(str(exc)) from None
+        return func(*args, deploy=deploy, **kwargs)
     options = [
         click.option("--overhead", "overhead", default=None, metavar="SIZE|PCT",
                      help="Process memory besides slab pages and the hash table (connections, threads, "
