@@ -37,6 +37,18 @@ VALUE_TARGETS = ("slab_sizes",)
 CRASH_POINTS = ("slab_chunk_max_zero", "slab_chunk_max_without_value", "slab_sizes_without_value")
 
 
+BACKGROUND_FIELDS = {
+    # field: type of its value (what simulate's background threads read; engines/background.py)
+    "lru": str, "lru_maintainer": bool, "lru_crawler": bool, "slab_automove": int,
+    "slab_automove_ratio": float, "slab_automove_window": int, "hot_lru_pct": int, "warm_lru_pct": int,
+    "hot_max_factor": float, "warm_max_factor": float,
+}
+BACKGROUND_CONSTANTS = ("maintainer_sleep_min_us", "maintainer_sleep_max_us", "juggles", "tail_tries",
+                        "alloc_rounds", "update_interval", "crawl_min_wait", "crawl_max_wait", "crawl_step",
+                        "automove_source_pages", "automove_reclaim_tenths")
+REFUSE_TESTS = ("lt", "le", "gt", "ge")
+
+
 class ProfileError(ValueError):
     """A profile that cannot be found, parsed or validated (one line, names the field)."""
 
@@ -58,6 +70,32 @@ class SubOption:
     set: Mapping[str, Any] = field(default_factory=dict)
     set_if_chunk_max_default: Mapping[str, Any] = field(default_factory=dict)
     value_to: str | None = None  # the suboption's value also goes to this one (a C fall-through)
+
+
+@dataclass(frozen=True)
+class BackgroundOption:
+    """What one ``-o`` word does to the background threads: fixed changes, or its value into a field."""
+
+    set: Mapping[str, Any] = field(default_factory=dict)
+    value: str | None = None          # the field the word's value goes to (atoi/atof)
+    default: Any = None               # the value of the bare word (``slab_automove`` alone is 1)
+    refuse: Mapping[str, float] = field(default_factory=dict)   # lt/le/gt/ge bounds memcached refuses
+    message: str | None = None        # what it prints then (exit 1)
+
+
+@dataclass(frozen=True)
+class BackgroundRules:
+    """The background threads of a release, as data: defaults, constants and the -o words."""
+
+    replay: bool                      # simulate replays this release
+    refusal: str | None               # why not, when it does not
+    defaults: Mapping[str, Any]       # BACKGROUND_FIELDS at start-up
+    constants: Mapping[str, int]      # BACKGROUND_CONSTANTS, read from the release's source
+    automove_modes: tuple[int, ...]   # the slab_automove values the engine runs for this release
+    segmented_exact: bool             # the segmented LRU's rules were read from this line's source
+    rules_from: str | None            # the release whose source the thread rules were read from
+    note: str | None                  # said in the model line (e.g. a rewrite after rules_from)
+    suboptions: Mapping[str, BackgroundOption]
 
 
 @dataclass(frozen=True)
@@ -132,6 +170,7 @@ class Profile:
     crashes: Mapping[str, Crash]
     suboptions: Mapping[str, SubOption]
     ignored_suboptions: frozenset[str]
+    background: BackgroundRules | None = None
 
     @property
     def has_cas_option(self) -> bool:
@@ -383,6 +422,65 @@ class _Reader:
         return tuple(out)
 
 
+def _background(r: _Reader) -> BackgroundRules | None:
+    """The ``background`` section: what ``slabcalc simulate`` runs beside the requests."""
+    raw = r.get("background", dict, optional=True)
+    if raw is None:
+        return None
+    known = {"replay", "refusal", "defaults", "constants", "automove_modes", "segmented_exact", "rules_from",
+             "note", "suboptions"}
+    for name in raw:
+        if name not in known:
+            raise r.fail(f"background.{name}", "unknown field (see the Profiles section of README.md)")
+    defaults = dict(raw.get("defaults") or {})
+    for name, kind in BACKGROUND_FIELDS.items():
+        value = defaults.get(name)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            defaults[name] = value = float(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise r.fail(f"background.defaults.{name}", f"must be {kind.__name__}")
+    for name in defaults:
+        if name not in BACKGROUND_FIELDS:
+            raise r.fail(f"background.defaults.{name}", f"must be one of {', '.join(BACKGROUND_FIELDS)}")
+    if defaults["lru"] not in ("segmented", "compat"):
+        raise r.fail("background.defaults.lru", "must be segmented or compat")
+    constants = dict(raw.get("constants") or {})
+    for name in BACKGROUND_CONSTANTS:
+        if not isinstance(constants.get(name), int) or isinstance(constants.get(name), bool):
+            raise r.fail(f"background.constants.{name}", "must be a whole number")
+    for name in constants:
+        if name not in BACKGROUND_CONSTANTS:
+            raise r.fail(f"background.constants.{name}", f"must be one of {', '.join(BACKGROUND_CONSTANTS)}")
+    options = {}
+    for word, spec in (raw.get("suboptions") or {}).items():
+        where = f"background.suboptions.{word}"
+        if not isinstance(spec, Mapping) or set(spec) - {"set", "value", "default", "refuse", "message"}:
+            raise r.fail(where, "takes set, or value with default, refuse and message")
+        changes = dict(spec.get("set") or {})
+        for name in changes:
+            if name not in BACKGROUND_FIELDS:
+                raise r.fail(f"{where}.set.{name}", f"must be one of {', '.join(BACKGROUND_FIELDS)}")
+        value = spec.get("value")
+        if value is not None and value not in BACKGROUND_FIELDS:
+            raise r.fail(f"{where}.value", f"must be one of {', '.join(BACKGROUND_FIELDS)}")
+        refuse = dict(spec.get("refuse") or {})
+        if set(refuse) - set(REFUSE_TESTS) or (refuse and not isinstance(spec.get("message"), str)):
+            raise r.fail(f"{where}.refuse", f"takes {', '.join(REFUSE_TESTS)} bounds and a message")
+        options[str(word)] = BackgroundOption(set=changes, value=value, default=spec.get("default"),
+                                              refuse=refuse, message=spec.get("message"))
+    modes = raw.get("automove_modes") or []
+    if not isinstance(modes, list) or not all(isinstance(m, int) for m in modes):
+        raise r.fail("background.automove_modes", "must be a list of slab_automove values")
+    replay = raw.get("replay")
+    if not isinstance(replay, bool):
+        raise r.fail("background.replay", "must be true or false")
+    if not replay and not isinstance(raw.get("refusal"), str):
+        raise r.fail("background.refusal", "must say why simulate does not replay this release")
+    return BackgroundRules(replay=replay, refusal=raw.get("refusal"), defaults=defaults, constants=constants,
+                           automove_modes=tuple(modes), segmented_exact=bool(raw.get("segmented_exact")),
+                           rules_from=raw.get("rules_from"), note=raw.get("note"), suboptions=options)
+
+
 def _validate(raw: Mapping, bits: int, source: str) -> Profile:
     r = _Reader(raw, source)
     schema = r.get("schema", int)
@@ -488,6 +586,7 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         crashes=crashes,
         suboptions=suboptions,
         ignored_suboptions=frozenset(map(str, ignored)),
+        background=_background(r),
     )
     if profile.default_factor <= 1.0:
         raise r.fail("defaults.factor", "must be greater than 1")

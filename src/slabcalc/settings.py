@@ -52,6 +52,7 @@ class Settings:
     warnings: tuple[str, ...] = field(default=())
     hashpower_init: int | None = None  # -o hashpower=N: the hash table's starting power (outside -m)
     hash_expand: bool = True           # not -o no_hashexpand: the hash table doubles as items grow
+    suboptions: tuple[str, ...] = ()   # every -o word in order (the background threads read them)
 
     @property
     def suffix_rule(self) -> str:
@@ -204,6 +205,7 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     suffix: str | None = None
     hashpower_init: int | None = None
     hash_expand = True
+    words: list[str] = []
 
     for letter, value in _getopt(argv, p.getopt):
         if letter == "f":
@@ -233,6 +235,7 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
             subopts = value.split(",")
             if len(subopts) > 1 and subopts[-1] == "":
                 subopts.pop()          # getsubopt() stops at the end: a trailing comma is nothing
+            words += subopts
             for index, sub in enumerate(subopts):
                 name, has_value, subvalue = sub.partition("=")
                 effect = p.suboptions.get(name)
@@ -293,7 +296,7 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     return Settings(profile=p, chunk_size=chunk_size, factor=factor, item_size_max=item_size_max,
                     maxbytes=maxbytes, use_cas=use_cas, slab_chunk_max=chunk_max, slab_page_size=page,
                     slab_reassign=slab_reassign, slab_sizes=slab_sizes, suffix=suffix, warnings=tuple(printed),
-                    hashpower_init=hashpower_init, hash_expand=hash_expand)
+                    hashpower_init=hashpower_init, hash_expand=hash_expand, suboptions=tuple(words))
 
 
 def _big_item_chunk_max(p: Profile, item_size_max: int, chunk_max: int | None, given: bool) -> int | None:
