@@ -29,7 +29,7 @@ def check(memcached, profile, args, ops):
     lru = lru_mode(settings, suboptions)
     assert lru == "segmented"
     sim = simulate(settings, ops, lru=lru)
-    assert not sim.model.exact and "MODEL, not a replay" in sim.model.text
+    assert not sim.model.exact and "LRU maintainer, no LRU crawler" in sim.model.text
     return compare_with_server(memcached, args, ops, sim)
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from slabcalc import configure, load_profile
-from slabcalc.simulate import (DELETE, GET, SET, TOUCH, SimulationError, describe_model, lru_mode,
-                               simulate, simulation_record)
+from slabcalc.simulate import (DELETE, GET, SET, TOUCH, SimulationError, background_for, describe_model,
+                               lru_mode, simulate, simulation_record)
 
 COMPAT = ["-o", "no_modern"]
 PER_PAGE_4 = 5461
@@ -26,7 +26,7 @@ def settings(*args, release="1.6.18"):
 def run(ops, *args, release="1.6.18", every=None):
     words = [w for i, a in enumerate(args) if i and args[i - 1] == "-o" for w in a.split(",")]
     config = settings(*args, release=release)
-    return simulate(config, ops, lru=lru_mode(config, words), every=every)
+    return simulate(config, ops, suboptions=words, every=every)
 
 
 def by_class(sim):
@@ -236,16 +236,36 @@ def test_lru_mode(release, words, mode):
 
 @pytest.mark.parametrize("release", ["1.2.8", "1.4.23"])
 def test_releases_before_lru_pull_tail_are_refused(release):
+    config = settings(release=release)
     with pytest.raises(SimulationError, match="1.4.24 and later"):
-        describe_model(settings(release=release), "compat")
+        describe_model(config, background_for(config))
 
 
 def test_every_report_names_its_model():
     exact = run([s(0, "a00000")], *COMPAT)
     assert exact.model.exact and "exact" in exact.model.text
     model = run([s(0, "a00000")])
-    assert not model.model.exact and "MODEL, not a replay" in model.model.text
-    assert simulation_record(model)["model"]["exact"] is False
+    assert not model.model.exact and "not exact" in model.model.text
+    assert ("slab automover 1 (window 30 s, ratio 0.8), LRU maintainer, LRU crawler" in model.model.text)
+    record = simulation_record(model)["model"]
+    assert (record["exact"], record["slab_automove"], record["lru_maintainer"], record["lru_crawler"]) == (
+        False, 1, True, True)
+    off = run([s(0, "a00000")], "-o", "no_lru_crawler,slab_automove=0")
+    assert "no slab automover (pages stay in their class), LRU maintainer, no LRU crawler" in off.model.text
+
+
+def test_background_values_are_refused_as_memcached_refuses_them():
+    from slabcalc.settings import Refused
+
+    for words, message in ((["slab_automove=3"], "slab_automove must be between 0 and 2"),
+                           (["slab_automove_ratio=0"], "slab_automove_ratio must be > 0 and < 1"),
+                           (["slab_automove_window=2"], "slab_automove_window must be > 2"),
+                           (["hot_lru_pct=80"], "hot_lru_pct must be > 1 and < 80"),
+                           (["slab_automove_ratio"], "Missing slab_automove_ratio argument")):
+        with pytest.raises(Refused, match=message):
+            background_for(settings(), words)
+    assert background_for(settings(), ["slab_automove"]).slab_automove == 1     # the bare word is 1
+    assert background_for(settings(), ["slab_automove=x"]).slab_automove == 0   # atoi
 
 
 def test_timeline_rows_at_every_boundary_and_after_the_last_operation():
@@ -255,33 +275,85 @@ def test_timeline_rows_at_every_boundary_and_after_the_last_operation():
     assert rows == [(2, 4, 1, 2), (6, 4, 1, 2), (8, 4, 1, 2), (8, 15, 1, 1)]
 
 
-# -- --automove: a stated policy, not a replay --------------------------------------------
+# -- page moves: the automovers and the page mover (slab_automove.c, slabs.c 730-1300) ------------
 
 
-def _calcified(automove):
-    # class 4 fills -m 3 (3 pages) with items that expire at t=5; then, from t=10, 100 sets a
-    # second of class 15, which has one page (451 chunks)
-    ops = [s(0, f"f{i:05d}", ttl=5) for i in range(3 * PER_PAGE_4)]
-    ops += [s(10 + i // 100, f"b{i:05d}", 2000) for i in range(1000)]
-    return simulate(settings("-m", "3", *COMPAT), ops, lru="compat", automove=automove)
+def test_a_class_with_over_two_and_a_half_free_pages_and_a_clean_window_gives_pages_to_the_pool():
+    # -m 8, defaults: 5 pages of class 4 items that expire at t=2 (reclaimed by the maintainer at
+    # t=3).  Page growth made the window dirty; 30 runs later the first clean run sends a page to the
+    # global pool, and again every wake-up (1 ms) while more than 2.5 pages (13652 chunks) are free:
+    # 5 -> 4 -> 3 -> 2 pages (10922 free).  total_malloced stays: the pages are still the process's.
+    ops = [s(0, f"f{i:05d}", ttl=2) for i in range(5 * PER_PAGE_4)]
+    sim = simulate(settings("-m", "8"), ops + [op(20, GET, "x"), op(45, GET, "x")], at=[20, 45])
+    (t20, early), (t45, late) = sim.snapshots
+    assert (by_class(early)[4].pages, early.totals.pages_moved) == (5, 0)
+    assert (by_class(late)[4].pages, late.totals.pages_moved, late.totals.global_page_pool) == (2, 3, 3)
+    assert late.totals.total_malloced == 5 << 20 and by_class(late)[4].moved_out == 3
 
 
-def test_without_automove_the_expired_class_keeps_its_pages():
-    c = by_class(_calcified(None))
-    assert (c[4].pages, c[15].pages, c[15].evicted) == (3, 1, 1000 - 451)
-
-
-def test_automove_moves_at_most_one_page_per_interval_from_the_idle_class():
-    sim = _calcified(5)      # out of chunks at t=14 (set 451) and t=19 (set 902): a move each
+def test_pool_pages_past_the_limit_are_freed():
+    # -m 4: four pages of class 4 (expiring) and class 15's first page, granted past the limit:
+    # 5 MiB.  Two pages go to the pool (4 -> 2 pages); memory_release frees pool pages while
+    # total_malloced is over -m: one, back to 4 MiB, and one stays in the pool.
+    ops = [s(0, f"f{i:05d}", ttl=2) for i in range(4 * PER_PAGE_4)] + [s(1, "b00000", 2000)]
+    sim = simulate(settings("-m", "4"), ops + [op(45, GET, "x")])
     c = by_class(sim)
-    assert (c[4].moved_out, c[15].moved_in, sim.totals.pages_moved) == (2, 2, 2)
-    assert (c[4].pages, c[15].pages, c[15].evicted) == (1, 3, 0)
-    assert c[4].reclaimed == 2 * PER_PAGE_4      # the expired items on the moved pages
-    assert sim.totals.total_malloced == 4 << 20  # slab_reassign: every page 1 MiB
-    assert not sim.model.exact and "--automove 5" in sim.model.text
+    assert (c[4].pages, c[15].pages, sim.totals.pages_moved) == (2, 1, 2)
+    assert (sim.totals.global_page_pool, sim.totals.total_malloced) == (1, 4 << 20)
 
 
-def test_automove_waits_its_interval():
-    sim = _calcified(6)      # t=14, then not before t=20: the last 98 sets evict
+def test_a_page_from_the_pool_is_taken_before_new_memory():
+    ops = [s(0, f"f{i:05d}", ttl=2) for i in range(5 * PER_PAGE_4)]
+    ops += [s(45 + i // 400, f"b{i:05d}", 2000) for i in range(900)]     # class 15: 451 a page
+    sim = simulate(settings("-m", "8"), ops)
     c = by_class(sim)
-    assert (sim.totals.pages_moved, c[15].evicted) == (1, 1000 - 902)
+    assert (c[15].pages, sim.totals.global_page_pool, sim.totals.total_malloced) == (2, 1, 5 << 20)
+
+
+def test_the_automover_moves_a_page_from_the_oldest_class_to_the_youngest_evicting_one():
+    # -m 4: class 4 fills 3 pages with items never read (old); from t=5 class 15 (1 page, 451
+    # chunks) takes 100 sets a second and evicts.  Once the 30-run window has filled, its age (the
+    # COLD tail's, a few seconds) is under 0.8 of class 4's and it evicted in over half the window:
+    # class 4's first page moves, its 5461 live items dropped (no free chunk to rescue them into).
+    # Then class 4 has 2 pages, no longer more than 2: nothing else moves.
+    ops = [s(0, f"f{i:05d}") for i in range(3 * PER_PAGE_4)]
+    ops += [s(5 + i / 100, f"b{i:05d}", 2000) for i in range(100 * 60)]
+    sim = simulate(settings("-m", "4"), ops)
+    c, t = by_class(sim), sim.totals
+    assert (c[4].pages, c[4].moved_out, c[15].pages, c[15].moved_in, t.pages_moved) == (2, 1, 2, 1, 1)
+    assert (t.slab_reassign_evictions_nomem, t.slab_reassign_rescues, c[4].evicted) == (PER_PAGE_4, 0, 0)
+    none = simulate(settings("-m", "4", "-o", "slab_automove=0"), ops)
+    assert (by_class(none)[15].pages, none.totals.pages_moved) == (1, 0)
+    assert none.totals.evicted > t.evicted + 400
+
+
+def test_slab_automove_2_moves_a_page_on_each_eviction_from_the_next_class_with_a_spare_page():
+    ops = [s(0, f"f{i:05d}") for i in range(2 * PER_PAGE_4)]
+    ops += [s(5, f"b{i:05d}", 2000) for i in range(451 + 1)]
+    sim = simulate(settings("-m", "3", "-o", "slab_automove=2"), ops)
+    c = by_class(sim)
+    # set 452 evicts one class-15 item, then a page of class 4 moves: the next 451 sets need none
+    assert (c[15].evicted, c[15].pages, c[4].pages, sim.totals.pages_moved) == (1, 2, 1, 1)
+
+
+def test_the_mover_rescues_live_items_into_free_chunks_outside_the_page():
+    from slabcalc.engines.background import background_for as bg_for
+    from slabcalc.engines.engine import Engine
+    from slabcalc.engines.mover import move_page
+
+    config = settings("-o", "no_lru_crawler,slab_automove=0")
+    e = Engine(config, bg_for(config, ["no_lru_maintainer"]))
+    # page 0 full (5461 items), page 1 with 10: 5451 free chunks outside page 0
+    e.run([s(0, f"f{i:05d}") for i in range(PER_PAGE_4 + 10)] + [op(0, DELETE, "f00000")])
+    before = e.counts["total_items"]
+    e.now += 3
+    assert move_page(e, 4, 15)
+    k = e.counts
+    # the deleted item's chunk (slot 5460, freed last) is popped first: inline-reclaimed; then
+    # 5451 - 0 free chunks of page 1 take 5451 of page 0's 5460 live items; 9 are dropped
+    assert (k["inline_reclaim"], k["rescues"], k["evictions_nomem"]) == (1, 5451, 9)
+    assert k["total_items"] - before == 5451          # a rescue links the copy again
+    assert len(e.index) == 5451 + 10
+    assert all(item.time == e.now for item in e.index.values() if item.key < "f05461")
+    assert (len(e.slabs.pages[4]), len(e.slabs.pages[15]), len(e.slabs.free[4])) == (1, 1, 0)
+    assert not move_page(e, 4, 15)                    # a class needs 2 pages to give one

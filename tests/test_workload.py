@@ -110,7 +110,8 @@ def test_json_contract():
 def test_table_prints_the_model_and_the_finding():
     result = invoke("--profile", "1.6.18")
     assert result.exit_code == 0
-    assert "MODEL, not a replay" in result.output and "calcification" in result.output
+    assert "slab automover 1 (window 30 s, ratio 0.8), LRU maintainer, LRU crawler" in result.output
+    assert "calcification" in result.output
 
 
 def test_every_adds_a_timeline():

@@ -964,9 +964,9 @@ def _verdict(record, limit) -> str:
 
 # -- slabcalc simulate ---------------------------------------------------------------
 
-SIMULATE_COLUMNS = ("class", "chunk_size", "pages", "items", "evicted", "reclaimed", "outofmemory", "hits",
-                    "misses", "free_chunks", "expired_items")
-MOVED_COLUMNS = ("moved_in", "moved_out")
+SIMULATE_COLUMNS = ("class", "chunk_size", "pages", "items", "evicted", "reclaimed", "crawler_reclaimed",
+                    "outofmemory", "hits", "misses", "free_chunks", "expired_items")
+MOVED_COLUMNS = ("pages_moved_in", "pages_moved_out")
 TIMELINE_COLUMNS = ("time", "class", "pages", "items", "evicted", "evicted_total")
 
 
@@ -977,47 +977,45 @@ TIMELINE_COLUMNS = ("time", "class", "pages", "items", "evicted", "evicted_total
 @click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
 @click.option("--every", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
               help="Add a timeline: pages, items and evictions per class every SECONDS of workload time.")
-@click.option("--automove", type=click.FloatRange(0), default=None, metavar="SECONDS",
-              help="A page-moving policy (a model, not memcached's automover): at most one page every "
-                   "SECONDS to a class out of chunks, from the class with the most free chunks or oldest items.")
+@click.option("--uptime", type=click.FloatRange(0), default=0.0, metavar="SECONDS",
+              help="How long the server had run when the workload began (its background threads, and "
+                   "the automover's window, start with the server).  Default 0.")
 @plot_option
 @model_options
 @format_option()
-def simulate_command(file, key_length, strict, every, automove, plot, fmt, **model):
-    """Replay a workload under -m: pages, LRUs, expiry, evictions, calcification.
+def simulate_command(file, key_length, strict, every, uptime, plot, fmt, **model):
+    """Replay a workload under -m: pages, LRUs, expiry, evictions, page moves, calcification.
 
     FILE (or standard input) is a CSV with a header -- time, op (set, get,
     delete, touch), key, key_size, value_size, ttl, flags -- or a
-    twitter/cache-trace file.  memcached's synchronous paths run on the
-    workload's clock (one-second resolution): pages granted up to -m (a
-    class's first page always), per-class free chunks and LRU, expired tail
-    items reclaimed before allocating, the first live tail item evicted, the
-    60 s bump rule, chunked items.  Exact for 1.4.24+ and for 1.5+/1.6 with
-    -o no_modern; for the 1.5+ defaults it runs a model of the segmented
-    HOT/WARM/COLD LRU (the LRU maintainer once per workload second) and
-    says so.  Per class:
-    pages, items, evicted, reclaimed, outofmemory, hits, misses; totals and a
-    calcification finding (a class evicting while others hold idle memory).
-    --automove SECONDS lets pages move between classes by a stated policy.
-    --plot draws the timeline (with --every), else the memory per class at
-    the end.
+    twitter/cache-trace file.  memcached's request paths run on the
+    workload's clock (one-second resolution), and beside them what the
+    release runs by default, changed by -o as memcached reads it: on 1.6 the
+    segmented HOT/WARM/COLD LRU with its maintainer thread, the LRU crawler,
+    the slab automover (-o slab_automove=0|1|2, slab_automove_ratio,
+    slab_automove_window) and the page mover with the global page pool.
+    With -o no_modern (or 1.4) nothing runs in the background and the replay
+    is exact.  Per class: pages, items, evicted, reclaimed (at an LRU tail),
+    crawler_reclaimed, outofmemory, hits, misses, pages moved in and out;
+    totals, the global page pool, and a calcification finding (a class
+    evicting while others hold idle memory) that says what the automover
+    did.  --plot draws the timeline (with --every), else the memory per
+    class at the end.
 
     \b
-    Python: simulate(settings, read_workload(...)[0], lru=lru_mode(settings, suboptions))
+    Python: simulate(settings, read_workload(...)[0], boot=uptime)
     """
-    from .simulate import SimulationError, describe_model, lru_mode, simulate, simulation_record
+    from .simulate import SimulationError, background_for, describe_model, simulate, simulation_record
     from .workload import read_workload
 
     settings = _settings(**model)
-    suboptions = [word for text in model.get("extra_options") or () for word in text.split(",") if word]
-    lru = lru_mode(settings, suboptions)
     try:
-        describe_model(settings, lru, automove)
+        describe_model(settings, background_for(settings))
     except SimulationError as exc:
         raise Refusal(str(exc)) from None
     with _input(file, "simulate", "a workload", "ops.csv", value_errors=True) as (stream, source, progress):
         ops, accounting = read_workload(stream, source, key_length=key_length, strict=strict, progress=progress)
-        result = simulate(settings, ops, lru=lru, every=every, automove=automove)
+        result = simulate(settings, ops, every=every, boot=uptime)
     record = simulation_record(result, accounting)
     _print_simulation(result, record, fmt)
     if plot and "timeline" in record:
@@ -1041,9 +1039,13 @@ def _print_simulation(result, record, fmt):
         else:
             click.echo(output.render_rows(record["classes"], SIMULATE_COLUMNS, "csv"))
         return
-    columns = SIMULATE_COLUMNS + (MOVED_COLUMNS if record["totals"]["pages_moved"] else ())
-    totals = {c: sum(row[c] for row in record["classes"]) for c in columns[2:]}
-    click.echo(output.render_rows(record["classes"] + [{"class": "total", **totals}], columns, fmt))
+    t = record["totals"]
+    columns = SIMULATE_COLUMNS + (MOVED_COLUMNS if t["slabs_moved"] else ())
+    rows = list(record["classes"])
+    if t["slab_global_page_pool"]:
+        rows.append({"class": "pool", "pages": t["slab_global_page_pool"]})
+    totals = {c: sum(row.get(c, 0) for row in rows) for c in columns[2:]}
+    click.echo(output.render_rows(rows + [{"class": "total", **totals}], columns, fmt))
     click.echo()
     click.echo(output.render_pairs(_simulation_lines(result, record, finding_lines), fmt))
     if "timeline" in record:
@@ -1065,14 +1067,19 @@ def _simulation_lines(result, record, finding_lines):
     if t["deletes"] or t["touches"]:
         lines.append(("deletes, touches", f"{t['deletes']}, {t['touches']} ({t['touch_hits']} found)"))
     lines += [
-        ("evicted", f"{t['evicted']} (reclaimed {t['reclaimed']} expired at an LRU tail, "
-                    f"{t['get_expired']} found expired on access)"),
+        ("evicted", f"{t['evicted']} (reclaimed {t['reclaimed']} expired at an LRU tail, {t['crawler_reclaimed']} "
+                    f"by the LRU crawler, {t['get_expired']} found expired on access)"),
         ("memory", f"{t['total_malloced']} bytes in {t['pages']} pages"
                    + (f" of -m {limit >> 20} ({limit} bytes)" if limit else " (no -m limit)")
-                   + (f"; {t['pages_moved']} pages moved by --automove" if t["pages_moved"] else "")),
-        ("items", f"{t['curr_items']} at the end (t={record['end_time']})"),
+                   + (f", {t['slab_global_page_pool']} of them in the global page pool"
+                      if t["slab_global_page_pool"] else "")),
     ]
-    lines += finding_lines(result.finding, moving=result.totals.pages_moved > 0)
+    if t["slabs_moved"]:
+        lines.append(("pages moved", f"{t['slabs_moved']} (slabs_moved); their live items: "
+                                     f"{t['slab_reassign_rescues']} rescued, "
+                                     f"{t['slab_reassign_evictions_nomem']} dropped (slab_reassign_evictions_nomem)"))
+    lines.append(("items", f"{t['curr_items']} at the end (t={record['end_time']})"))
+    lines += finding_lines(result.finding, result.model, t["slabs_moved"])
     lines += [(f"rejected line {r['line']}", f"{r['reason']}: {r['text']}") for r in i["rejections"]]
     return lines
 

@@ -1,0 +1,135 @@
+"""Which background threads a server runs, and with what settings: the release's data plus ``-o``.
+
+memcached reads its ``-o`` words in order (``memcached.c main()``): each word
+changes the settings the words before it left, so ``-o no_modern,lru_maintainer``
+runs the segmented LRU again.  The defaults, the constants of the threads and
+what each word does are the profile's ``background`` section; nothing here
+knows a release number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from ..profile import BackgroundRules
+from ..settings import Refused, Settings
+from ..units import c_atof, c_atoi
+
+
+class SimulationError(ValueError):
+    """A configuration or workload the engine does not model."""
+
+
+@dataclass(frozen=True)
+class Background:
+    """What runs beside the requests, and the constants it runs with."""
+
+    lru: str                    # "segmented" (HOT/WARM/COLD) or "compat" (one LRU per class)
+    lru_maintainer: bool
+    lru_crawler: bool
+    slab_reassign: bool         # the page mover thread exists (settings.slab_reassign)
+    slab_automove: int          # 0, 1 (windowed) or 2 (a page on each eviction)
+    slab_automove_ratio: float
+    slab_automove_window: int
+    hot_lru_pct: int
+    warm_lru_pct: int
+    hot_max_factor: float
+    warm_max_factor: float
+    rules: BackgroundRules
+
+    @property
+    def constant(self):
+        return self.rules.constants
+
+    @property
+    def moves_pages(self) -> bool:
+        """Whether pages can change class: the mover thread and an automover to ask it (automover 1
+        runs on the LRU maintainer thread, 2 on the request's own eviction)."""
+        return self.slab_reassign and ((self.slab_automove == 1 and self.lru_maintainer)
+                                       or self.slab_automove == 2)
+
+    @property
+    def maintainer(self) -> bool:
+        """The LRU maintainer thread runs (it also runs the crawler's checks and automover 1)."""
+        return self.lru_maintainer
+
+    @property
+    def crawls(self) -> bool:
+        """Auto-expiry crawls: the crawler thread, kicked by the maintainer (items.c 1669)."""
+        return self.lru_crawler and self.lru_maintainer
+
+    @property
+    def threads(self) -> bool:
+        """Whether anything runs on the workload's clock between requests."""
+        return self.lru_maintainer or self.moves_pages
+
+    def describe(self) -> str:
+        """``automove 1 (window 30 s, ratio 0.8), LRU maintainer, LRU crawler`` -- what ran."""
+        parts = []
+        if self.slab_reassign and self.slab_automove == 1 and self.lru_maintainer:
+            parts.append(f"slab automover 1 (window {self.slab_automove_window} s, "
+                         f"ratio {self.slab_automove_ratio:g})")
+        elif self.slab_reassign and self.slab_automove == 2:
+            parts.append("slab automover 2 (a page moves on each eviction)")
+        elif self.slab_automove and not self.slab_reassign:
+            parts.append(f"slab_automove={self.slab_automove} without slab_reassign: no page moves")
+        else:
+            parts.append("no slab automover (pages stay in their class)")
+        parts.append("LRU maintainer" if self.lru_maintainer else "no LRU maintainer")
+        parts.append("LRU crawler" if self.crawls else "no LRU crawler")
+        return ", ".join(parts)
+
+
+def background_for(settings: Settings, suboptions: Sequence[str] | None = None) -> Background:
+    """The threads of a server of ``settings`` started with the ``-o`` words ``suboptions``
+    (the ones ``configure`` read when None).
+
+    Refuses, with memcached's own message (exit 1), the values memcached refuses.
+    """
+    rules = settings.profile.background
+    if rules is None:
+        raise SimulationError(f"the profile of {settings.profile.release} says nothing of its background threads")
+    values = dict(rules.defaults)
+    for word in settings.suboptions if suboptions is None else suboptions:
+        name, has_value, text = word.partition("=")
+        option = rules.suboptions.get(name)
+        if option is None:
+            continue
+        values.update(option.set)
+        if option.value is None:
+            continue
+        if not has_value:
+            if option.default is None:
+                raise Refused(f"Missing {name} argument", 1)
+            value = option.default
+        else:
+            value = c_atof(text) if isinstance(rules.defaults[option.value], float) else c_atoi(text)
+        if _refused(value, option.refuse):
+            raise Refused(option.message or f"{name}: {text} is out of range", 1)
+        values[option.value] = value
+    return Background(slab_reassign=settings.slab_reassign, rules=rules, **values)
+
+
+def _refused(value: float, bounds) -> bool:
+    tests = {"lt": value < bounds.get("lt", float("-inf")), "le": value <= bounds.get("le", float("-inf")),
+             "gt": value > bounds.get("gt", float("inf")), "ge": value >= bounds.get("ge", float("inf"))}
+    return any(tests[name] for name in bounds)
+
+
+def with_lru(background: Background, lru: str) -> Background:
+    """The same threads with another LRU (a caller that already knows which one runs)."""
+    return replace(background, lru=lru, lru_maintainer=lru == "segmented" and background.lru_maintainer)
+
+
+def check_replayable(settings: Settings, background: Background) -> None:
+    """Refuse what the engine does not replay, saying why (the profile's words)."""
+    p = settings.profile
+    if not background.rules.replay:
+        raise SimulationError(background.rules.refusal.replace("this release", p.release))
+    if p.chunked == "eager" and settings.chunked_items:
+        raise SimulationError(f"simulate does not model {p.release}'s chunked items "
+                              f"(1.4.29-1.4.35 take every chunk from the largest class)")
+    if background.slab_automove not in background.rules.automove_modes and background.slab_reassign:
+        raise SimulationError(f"simulate does not model {p.release}'s slab_automove={background.slab_automove}; "
+                              f"start it with -o slab_automove=0 to compare")

@@ -1,0 +1,114 @@
+"""The LRU crawler's auto-expiry, as the maintainer schedules it (1.6.18 ``items.c`` 1511-1566, ``crawler.c``).
+
+Once per second of ``current_time`` the maintainer looks at every LRU (HOT,
+WARM, COLD of every class; TEMP is off by default):
+
+* when the LRU's last crawl is complete, it decides the next one from that
+  crawl's histogram of the items' remaining TTLs, by minute: if more than
+  ``seen_with_ttl / 100 + 1`` items expire within minute ``x``, the wait
+  grows by 60 s when it is below ``x * 60`` and shrinks by 60 s otherwise
+  (down to 0); no item with a TTL makes it grow by 60 s; at most an hour.
+  The next crawl is due ``wait + 5`` seconds later;
+* an LRU whose crawl is due (``current_time > next``) is crawled, and its next
+  check is at least 5 s away.  A server's first check crawls every LRU.
+
+A crawl walks the LRU from its tail and frees every item with ``exptime <
+current_time`` (``crawler_reclaimed``, ``expired_unfetched`` if never
+fetched); it stops one item short of the longest LRU crawled in that run
+(``remaining`` is that LRU's size, decremented before each item).  Starting a
+run clears every LRU's crawl statistics, crawled or not
+(``crawler_expired_init``).  The crawler walks about 10 000 items per
+millisecond (it sleeps 100 us per 1 000), so the model crawls at the instant
+of the check.
+"""
+
+from __future__ import annotations
+
+from .lru import COLD, HOT, WARM
+
+BUCKETS = 60
+
+
+class _Stats:
+    __slots__ = ("seen", "noexp", "histo", "complete", "end_time")
+
+    def __init__(self):
+        self.seen = self.noexp = 0
+        self.histo = [0] * (BUCKETS + 1)
+        self.complete = False
+        self.end_time = 0
+
+
+class Crawler:
+    def __init__(self, engine):
+        self.e = engine
+        const = engine.bg.constant
+        self.min_wait, self.max_wait, self.step = const["crawl_min_wait"], const["crawl_max_wait"], const["crawl_step"]
+        self.lrus = [(cls, seg) for cls in range(1, len(engine.size)) for seg in (HOT, WARM, COLD)]
+        self.stats = {lru: _Stats() for lru in self.lrus}
+        self.next_crawl = dict.fromkeys(self.lrus, 0)
+        self.wait = dict.fromkeys(self.lrus, 0)
+
+    def check(self) -> None:
+        """``lru_maintainer_crawler_check``: schedule, then crawl what is due."""
+        e = self.e
+        now = e.now
+        todo = []
+        for lru in self.lrus:
+            s = self.stats[lru]
+            if s.complete:
+                possible = s.seen - s.noexp
+                low_watermark = possible // 100 + 1
+                available = 0
+                wait = self.wait[lru]
+                for x in range(BUCKETS):
+                    available += s.histo[x]
+                    if available > low_watermark:
+                        if wait < x * self.step:
+                            wait += self.step
+                        elif wait >= self.step:
+                            wait -= self.step
+                        break
+                if available == 0:
+                    wait += self.step
+                self.wait[lru] = wait = min(wait, self.max_wait)
+                self.next_crawl[lru] = now + wait + self.min_wait
+                s.complete = False
+            if now > self.next_crawl[lru]:
+                todo.append(lru)
+                self.next_crawl[lru] = now + self.min_wait
+        if todo:
+            self.crawl(todo)
+
+    def crawl(self, todo) -> None:
+        e = self.e
+        now = e.now
+        q = e.lrus.q
+        for lru in self.lrus:
+            self.stats[lru] = _Stats()
+        limit = max(len(q[seg][cls]) for cls, seg in todo)
+        lrus = e.lrus
+        for lru in todo:
+            cls, seg = lru
+            s = self.stats[lru]
+            walked = 0
+            for item in list(q[seg][cls].values()):
+                if limit and walked >= limit - 1:
+                    break
+                walked += 1
+                exptime = item.exptime
+                if exptime and exptime < now:
+                    lrus.crawler_reclaimed[cls] += 1
+                    if not item.fetched:
+                        lrus.expired_unfetched[cls] += 1
+                    e.unlink(item)
+                    continue
+                s.seen += 1
+                if not exptime:
+                    s.noexp += 1
+                elif exptime - now <= 3599:
+                    bucket = (exptime - now) // 60
+                    if bucket <= BUCKETS:
+                        s.histo[bucket] += 1
+            s.complete = True
+            s.end_time = now

@@ -1,0 +1,453 @@
+"""The op loop: sets, gets, deletes and touches on the workload's clock, background threads between them.
+
+Requests run memcached's synchronous paths (1.6.18 ``proto_text.c``,
+``items.c``): a set allocates first (which may evict, even the key's own old
+item) and then replaces the old item; an item with ``exptime <=
+current_time`` is freed when a request finds it; a hit marks FETCHED, then
+ACTIVE (segmented), or moves an item last bumped more than 60 s ago to its
+LRU's head (compat).  A set memcached cannot store deletes the key's old item.
+
+memcached's clock (``current_time``) has one-second resolution: the workload
+time ``t`` is second ``floor(t)`` of the server's clock.  A TTL is a duration:
+``exptime = current_time + ttl``.
+
+Between requests, the background threads run at the instants the real ones
+wake (:mod:`.maintainer`, :mod:`.crawler`, :mod:`.automove`, :mod:`.mover`),
+on the same clock, from the server's start (``boot`` seconds before the
+workload's time 0).  A page move asked for during a request is carried out
+when the request is done (the mover is a thread of its own that needs
+milliseconds for a page).
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+from typing import Iterable
+
+from ..classes import class_for, slab_classes
+from ..item import ntotal_function
+from ..placement import CHUNKED, TOO_LARGE, check_placeable, place
+from ..settings import Settings
+from .background import Background
+from .lru import COLD, HOT, WARM, Item, Lrus
+from .results import ClassResult, Model, Simulation, Totals, TimelineRow
+from .slabs import Slabs
+
+SET, GET, DELETE, TOUCH = range(4)
+OP_NAMES = ("set", "get", "delete", "touch")
+CLOCK_START = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
+US = 1_000_000
+
+
+class Engine:
+    """memcached's memory, changed one request at a time, with its background threads."""
+
+    def __init__(self, settings: Settings, background: Background, boot: float = 0.0):
+        classes = slab_classes(settings)
+        check_placeable(settings, classes)
+        self.settings, self.classes, self.bg = settings, classes, background
+        const = background.constant
+        self.tail_tries, self.alloc_rounds = const["tail_tries"], const["alloc_rounds"]
+        self.update_interval = const["update_interval"]
+        self.segmented = background.lru == "segmented"
+        self.link_seg = HOT if self.segmented else COLD
+        n = len(classes) + 1
+        self.size = [0] + [c.chunk_size for c in classes]
+        self.perslab = [0] + [c.perslab for c in classes]
+        page_len = [0] + [settings.page_length(c.chunk_size, c.perslab) for c in classes]
+        self.slabs = Slabs(self.size, self.perslab, page_len, settings.maxbytes)
+        self.lrus = Lrus(self, n)
+        self.largest = classes[-1].id
+        self.index: dict = {}
+        self.chunked: dict = {}         # key -> item, for the items whose chunks span classes
+        self.gone: dict = {}            # key -> class that evicted or expired it (misses by class)
+        self.hits = [0] * n
+        self.misses = [0] * n
+        self.moved_in, self.moved_out = [0] * n, [0] * n
+        self.counts = dict.fromkeys(("sets", "gets", "hits", "misses", "deletes", "touches", "delete_hits",
+                                     "touch_hits", "too_large", "chunk_failures", "get_expired", "ops",
+                                     "total_items", "slabs_moved", "rescues", "evictions_nomem",
+                                     "inline_reclaim", "chunk_rescues"), 0)
+        self.chunk_fallback = settings.profile.chunked == "lazy_fallback"
+        self.ntotal = ntotal_function(settings)
+        self.max_single = min(classes[-1].chunk_size, settings.item_size_max)
+        self._class_of: dict[int, int] = {}
+        self._shapes: dict[tuple, tuple | None] = {}
+        self.peak = (0, None, None)     # free bytes elsewhere at an eviction, time, class
+        self._peak_checked = None
+        self.epoch = CLOCK_START + int(math.ceil(boot))
+        self.now = self.epoch
+        self.time: float | None = None
+        self.bumps: list = []           # items queued by lru_bump_async
+        self.pending_move: tuple[int, int] | None = None
+        self.threads = []
+        self.next_wake = math.inf
+        if background.threads:
+            from .maintainer import Maintainer
+
+            self.maintainer = Maintainer(self, start=-boot)
+            self.next_wake = self.maintainer.next_wake
+        if background.slab_reassign and background.slab_automove == 2:
+            from .automove import PickAny
+
+            self.pick_any = PickAny(self)
+
+    # -- items -------------------------------------------------------------------------
+
+    def unlink(self, item: Item, lost: bool = True) -> None:
+        """``do_item_unlink`` + free: out of its LRU and the hash table, its chunks freed.
+
+        ``lost``: memcached removed it (evicted, expired): a later miss is this class's.
+        """
+        self.lrus.unlink(item)
+        key = item.key
+        del self.index[key]
+        if lost:
+            self.gone[key] = item.cls
+        free = self.slabs.free
+        if item.chunks is None:
+            free[item.cls].append(item.addr)
+        else:
+            del self.chunked[key]
+            for cls, addr in item.chunks:
+                free[cls].append(addr)
+
+    def link(self, item: Item) -> None:
+        """``do_item_link``: into the hash table and the head of its LRU, its time now."""
+        item.time = self.now
+        self.lrus.link(item)
+        self.index[item.key] = item
+        if item.chunks is not None:
+            self.chunked[item.key] = item
+        self.counts["total_items"] += 1
+
+    def evicted_in(self, cls: int) -> None:
+        """After an eviction: the calcification peak, and ``slab_automove=2``'s page request."""
+        if self._peak_checked != self.now:
+            self._note_peak(cls)
+        if self.bg.slab_reassign and self.bg.slab_automove == 2 and self.pending_move is None:
+            source = self.pick_any.source(cls)     # slabs_reassign(-1, id): items.c 1238
+            if source > 0:
+                self.pending_move = (source, cls)
+
+    def _note_peak(self, cls: int) -> None:
+        """Free chunk bytes outside ``cls`` at an eviction (checked once per second)."""
+        self._peak_checked = self.now
+        size, free = self.size, self.slabs.free
+        elsewhere = sum(size[c] * len(free[c]) for c in range(1, len(size)) if c != cls)
+        if elsewhere > self.peak[0]:
+            self.peak = (elsewhere, self.time, cls)
+
+    def class_of(self, ntotal: int) -> int:
+        """``slabs_clsid`` of an item that fits one chunk."""
+        cls = self._class_of.get(ntotal)
+        if cls is None:
+            cls = self._class_of[ntotal] = class_for(self.classes, ntotal).id
+        return cls
+
+    def shape(self, key_size: int, value_size: int, flags: int):
+        """A larger item's chunk plan ``(header class, [(class, requested), ...])``, or None if too large."""
+        spec = (key_size, value_size, flags)
+        if spec in self._shapes:
+            return self._shapes[spec]
+        placement = place(self.settings, key_size, value_size, flags, self.classes)
+        if placement.status == TOO_LARGE:
+            shape = None
+        elif placement.status == CHUNKED:
+            head, *body = placement.chunks
+            shape = (head.class_id, tuple((c.class_id, c.requested) for c in body))
+        else:
+            shape = (placement.chunks[0].class_id, None)
+        self._shapes[spec] = shape
+        return shape
+
+    def forget(self, key) -> None:
+        """A set memcached could not store deletes the key's old item (``do_item_get`` first)."""
+        item = self.index.get(key)
+        if item is not None:
+            expired = bool(item.exptime and item.exptime <= self.now)
+            self.counts["get_expired"] += expired
+            self.unlink(item, lost=expired)
+
+    def store(self, key, cls: int, ttl: int, ntotal: int, addr: int, chunks) -> None:
+        """``do_store_item`` for a set: the old item (if any) goes, the new one is linked."""
+        old = self.index.get(key)
+        if old is not None:
+            if old.exptime and old.exptime <= self.now:
+                self.counts["get_expired"] += 1
+            self.unlink(old, lost=False)
+        now = self.now
+        self.link(Item(key, cls, self.link_seg, now + ttl if ttl else 0, now, ntotal, addr, chunks))
+        self.gone.pop(key, None)
+
+    def set(self, key, key_size: int, value_size: int, ttl: int, flags: int) -> None:
+        self.counts["sets"] += 1
+        size = self.ntotal(key_size, value_size, flags)
+        if size > self.max_single:
+            self.set_large(key, key_size, value_size, flags, ttl, size)
+            return
+        cls = self._class_of.get(size) or self.class_of(size)
+        free = self.slabs.free[cls]
+        if free and (self.segmented or self._tail_live(cls)):
+            addr = free.pop()           # do_item_alloc_pull's first round, when it can only do this
+        else:
+            addr = self.lrus.alloc_pull(cls)
+        if addr < 0:
+            self.lrus.outofmemory[cls] += 1
+            self.forget(key)
+            return
+        self.store(key, cls, ttl, size, addr, None)
+
+    def _tail_live(self, cls: int) -> bool:
+        """The compat LRU's pre-allocation pull would reclaim nothing: the COLD tail is live."""
+        lru = self.lrus.q[COLD][cls]
+        if not lru:
+            return True
+        exptime = lru[next(iter(lru))].exptime
+        return not exptime or exptime >= self.now
+
+    def set_large(self, key, key_size: int, value_size: int, flags: int, ttl: int, size: int) -> None:
+        """A set of an item above the largest chunk: chunked (``do_item_alloc_chunk``), or too large."""
+        shape = self.shape(key_size, value_size, flags)
+        if shape is None:
+            self.counts["too_large"] += 1
+            self.forget(key)
+            return
+        head, body = shape
+        alloc_pull = self.lrus.alloc_pull
+        if body is None:                       # one chunk after all (e.g. the largest class)
+            addr = alloc_pull(head)
+            if addr < 0:
+                self.lrus.outofmemory[head] += 1
+                self.forget(key)
+                return
+            self.store(key, head, ttl, size, addr, None)
+            return
+        largest = self.largest
+        addr = alloc_pull(head)
+        if addr < 0:
+            self.lrus.outofmemory[largest] += 1     # counted on the item's own class (the LRU's)
+            self.forget(key)
+            return
+        chunks = [(head, addr)]
+        chunk_max = self.size[largest]
+        for cls, requested in body:
+            addr = alloc_pull(cls)
+            if addr < 0 and self.chunk_fallback and requested != chunk_max:
+                cls, addr = largest, alloc_pull(largest)   # 1.6.17+: a full chunk instead of the tail
+            if addr >= 0:
+                chunks.append((cls, addr))
+                continue
+            # "SERVER_ERROR Out of memory during read": the partial item is freed, the old kept
+            free = self.slabs.free
+            for c, a in chunks:
+                free[c].append(a)
+            self.counts["chunk_failures"] += 1
+            return
+        self.store(key, largest, ttl, size, -1, chunks)
+
+    def fetch(self, key, op: int, ttl: int) -> None:
+        """get, touch or delete: ``do_item_get`` (expired items freed), then the op's own rule."""
+        counts = self.counts
+        item = self.index.get(key)
+        if item is not None and item.exptime and item.exptime <= self.now:
+            counts["get_expired"] += 1
+            self.unlink(item)
+            item = None
+        if op == DELETE:
+            counts["deletes"] += 1
+            if item is not None:
+                counts["delete_hits"] += 1
+                self.unlink(item, lost=False)
+            return
+        if op == GET:
+            counts["gets"] += 1
+            if item is None:
+                counts["misses"] += 1
+                cls = self.gone.get(key)
+                if cls:
+                    self.misses[cls] += 1
+                return
+            counts["hits"] += 1
+            self.hits[item.cls] += 1
+        else:
+            counts["touches"] += 1
+            if item is None:
+                return
+            counts["touch_hits"] += 1
+        self.bump(item)
+        if op == TOUCH:
+            item.exptime = self.now + ttl if ttl else 0
+
+    def bump(self, item: Item) -> None:
+        """``do_item_bump`` (items.c 1063): the hit markers, and the bump they ask for."""
+        if self.segmented:
+            if item.active:
+                return
+            if not item.fetched:
+                item.fetched = True
+                return
+            item.active = True
+            if item.seg != COLD:
+                item.time = self.now                 # "only need to bump time"
+            else:
+                self.bumps.append(item)              # lru_bump_async: the maintainer moves it
+            return
+        item.fetched = True
+        if item.time < self.now - self.update_interval:     # do_item_update, compat
+            item.time = self.now
+            self.lrus.q[item.seg][item.cls].move_to_end(item.key)
+
+    def update(self, item: Item) -> None:
+        """``do_item_update`` of a queued bump (segmented): an ACTIVE COLD item to WARM."""
+        if self.index.get(item.key) is not item:        # unlinked since
+            return
+        item.time = self.now
+        if item.seg == COLD and item.active:
+            item.active = False
+            self.lrus.relink(item, WARM)
+            self.lrus.moves_to_warm[item.cls] += 1
+
+    # -- the clock -----------------------------------------------------------------------
+
+    def clock(self, t: float) -> None:
+        """The workload reached time ``t``: background wake-ups before it, then its second."""
+        if self.next_wake <= t * US:
+            self.maintainer.run_until(t * US)
+            self.next_wake = self.maintainer.next_wake
+        self.now = self.epoch + math.floor(t)
+        self.time = t
+
+    def move_pending(self) -> None:
+        if self.pending_move is not None:
+            from .mover import move_page
+
+            source, dest = self.pending_move
+            self.pending_move = None
+            move_page(self, source, dest)
+
+    # -- the workload ------------------------------------------------------------------------
+
+    def run(self, ops: Iterable[tuple], every: float | None = None, at: Iterable[float] = ()) -> list:
+        """Apply ``(time, op, key, key_size, value_size, ttl, flags)`` operations in order.
+
+        ``every`` adds a timeline row per class at every multiple of that many
+        seconds; ``at`` lists workload times at which to keep the whole state
+        (:attr:`snapshots`: ``(time, Simulation)``, before that time's
+        operations).  Returns the timeline.
+        """
+        timeline: list[TimelineRow] = []
+        marks = sorted(at)
+        self.snapshots: list = []
+        next_row = -1.0 if every else math.inf
+        last_evicted = [0] * len(self.size)
+        counts = self.counts
+        set_, fetch, clock = self.set, self.fetch, self.clock
+        collecting = gc.isenabled()
+        gc.disable()            # item records are many and acyclic: the collector would rescan them
+        try:
+            for t, op, key, key_size, value_size, ttl, flags in ops:
+                counts["ops"] += 1
+                while marks and t >= marks[0]:
+                    self.snapshot_at(marks.pop(0))
+                if t >= next_row:
+                    if next_row < 0:
+                        next_row = (t // every + 1) * every
+                    else:
+                        next_row = self._timeline_rows(timeline, next_row, every, t, last_evicted)
+                clock(t)
+                if op == SET:
+                    set_(key, key_size, value_size, ttl, flags)
+                    if self.pending_move is not None:
+                        self.move_pending()
+                else:
+                    fetch(key, op, ttl)
+            for mark in marks:
+                self.snapshot_at(mark)
+        finally:
+            if collecting:
+                gc.enable()
+        if every and self.time is not None:     # the state after the last operation
+            end = next_row if next_row > 0 else (self.time // every + 1) * every
+            self._snapshot(timeline, end, last_evicted)
+        return timeline
+
+    def snapshot_at(self, when: float) -> None:
+        """The state just before workload time ``when`` (background work before it included)."""
+        self.clock(when - 1e-6)
+        self.snapshots.append((when, self.results(None)))
+
+    def _timeline_rows(self, timeline, due, every, t, last_evicted):
+        """Rows for the boundary ``due``; a gap of several intervals gets rows at its first and last."""
+        self._snapshot(timeline, due, last_evicted)
+        if due + every <= t:
+            due += ((t - due) // every) * every
+            self._snapshot(timeline, due, last_evicted)
+        return due + every
+
+    def _snapshot(self, timeline, when, last_evicted) -> None:
+        pages, evicted, lrus = self.slabs.pages, self.lrus.evicted, self.lrus
+        for c in self.classes:
+            cls = c.id
+            if pages[cls]:
+                total = evicted[cls]
+                timeline.append(TimelineRow(when, cls, len(pages[cls]), lrus.count(cls),
+                                            total - last_evicted[cls], total))
+                last_evicted[cls] = total
+
+    # -- results ------------------------------------------------------------------------------
+
+    def expired_now(self) -> tuple[list[int], list[int]]:
+        """Per class: linked items past their exptime at the current time, and their chunk bytes."""
+        n = len(self.size)
+        items, chunk_bytes = [0] * n, [0] * n
+        now, size = self.now, self.size
+        for seg in self.lrus.q:
+            for cls, lru in enumerate(seg):
+                for item in lru.values():
+                    exptime = item.exptime
+                    if exptime and exptime <= now:
+                        items[cls] += 1
+                        if item.chunks is None:
+                            chunk_bytes[cls] += size[cls]
+                        else:
+                            for c, _ in item.chunks:
+                                chunk_bytes[c] += size[c]
+        return items, chunk_bytes
+
+    def results(self, model: Model | None, timeline=()) -> Simulation:
+        from .findings import finding
+
+        expired_items, expired_bytes = self.expired_now()
+        rows = []
+        lrus, slabs = self.lrus, self.slabs
+        for c in self.classes:
+            cls = c.id
+            pages = len(slabs.pages[cls])
+            if not pages:
+                continue
+            free = len(slabs.free[cls])
+            rows.append(ClassResult(
+                c, slabs.page_len[cls], pages, lrus.count(cls), pages * c.perslab - free, free,
+                lrus.evicted[cls], lrus.evicted_nonzero[cls], lrus.evicted_unfetched[cls], lrus.reclaimed[cls],
+                lrus.expired_unfetched[cls], lrus.outofmemory[cls], self.hits[cls], self.misses[cls],
+                expired_items[cls], expired_bytes[cls], self.moved_in[cls], self.moved_out[cls],
+                lrus.crawler_reclaimed[cls], len(lrus.q[HOT][cls]), len(lrus.q[WARM][cls]),
+                len(lrus.q[COLD][cls])))
+        k = self.counts
+        outofmemory = sum(lrus.outofmemory)
+        totals = Totals(
+            ops=k["ops"], sets=k["sets"], gets=k["gets"], hits=k["hits"], misses=k["misses"],
+            deletes=k["deletes"], delete_hits=k["delete_hits"], touches=k["touches"], touch_hits=k["touch_hits"],
+            stored=k["sets"] - k["too_large"] - outofmemory - k["chunk_failures"],
+            too_large=k["too_large"], chunk_failures=k["chunk_failures"],
+            outofmemory=outofmemory, evicted=sum(lrus.evicted), reclaimed=sum(lrus.reclaimed),
+            get_expired=k["get_expired"], curr_items=len(self.index),
+            total_malloced=slabs.malloced, pages=sum(map(len, slabs.pages)), pages_moved=k["slabs_moved"],
+            global_page_pool=len(slabs.pool), crawler_reclaimed=sum(lrus.crawler_reclaimed),
+            slab_reassign_rescues=k["rescues"], slab_reassign_evictions_nomem=k["evictions_nomem"],
+            slab_reassign_inline_reclaim=k["inline_reclaim"], slab_reassign_chunk_rescues=k["chunk_rescues"],
+            total_items=k["total_items"])
+        return Simulation(self.settings, model, tuple(rows), totals, finding(rows, self.peak, totals),
+                          tuple(timeline), self.time)

@@ -1,0 +1,79 @@
+"""Calcification: classes evicting while other classes hold memory they cannot use."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .results import ClassResult, Finding, Model, Totals
+
+
+def finding(rows: Sequence[ClassResult], peak, totals: Totals) -> Finding | None:
+    """Classes that evicted while other classes held free chunks or expired items.
+
+    None when nothing evicted, or when no other class held idle memory, at
+    the end or at any eviction (``peak``: the most free chunk bytes elsewhere
+    seen at an eviction, checked once per second of the workload).
+    """
+    evicting = tuple(r.slab_class.id for r in rows if r.evicted)
+    if not evicting:
+        return None
+    others = [r for r in rows if r.slab_class.id not in evicting]
+    idle = {r.slab_class.id: r.free_chunks * r.slab_class.chunk_size + r.expired_bytes for r in others}
+    holders = tuple(sorted((c for c in idle if idle[c]), key=lambda c: (-idle[c], c)))
+    free_bytes = sum(r.free_chunks * r.slab_class.chunk_size for r in others)
+    expired_bytes = sum(r.expired_bytes for r in others)
+    if not free_bytes and not expired_bytes and not peak[0]:
+        return None
+    return Finding(evicting, sum(r.evicted for r in rows), free_bytes, expired_bytes, holders, peak[0], peak[1],
+                   peak[2], totals.pages_moved, totals.global_page_pool)
+
+
+def finding_record(f: Finding | None) -> dict | None:
+    if f is None:
+        return None
+    return {
+        "evicting_classes": list(f.evicting), "evicted": f.evicted, "free_bytes": f.free_bytes,
+        "expired_bytes": f.expired_bytes, "idle_bytes": f.idle_bytes, "holding_classes": list(f.holders),
+        "peak_free_bytes": f.peak_free_bytes, "peak_time": f.peak_time, "peak_class": f.peak_class,
+        "pages_moved": f.pages_moved, "global_page_pool": f.pool_pages,
+    }
+
+
+def why(model: Model, pages_moved: int) -> str:
+    """Why pages did (not) follow the evictions, from what ran -- never a cause the setup rules out."""
+    if model.automove == 1:
+        text = (f"slab automover 1 moved {pages_moved} page{'s' if pages_moved != 1 else ''}: it moves at most "
+                f"one a second, from the class with the oldest items (more than 2 pages) to one that evicts "
+                f"with items younger than {model.automove_ratio:g} of those, once its {model.automove_window}-run "
+                f"window has filled; a class with over 2.5 pages of free chunks and no eviction or new page in "
+                f"the window gives pages to the global pool")
+    elif model.automove == 2:
+        text = (f"slab_automove=2 moved {pages_moved} page{'s' if pages_moved != 1 else ''}: one for each "
+                f"eviction, from the next class with more than one page")
+    else:
+        text = "no page moves (slab_automove=0 or no slab_reassign): a page serves its first class for good"
+    return text + "; a chunk freed by expiry or delete is reused only by its own class"
+
+
+def finding_lines(f: Finding | None, model: Model, pages_moved: int = 0) -> list[tuple[str, str]]:
+    """The calcification finding as (field, text) lines for a report."""
+    if f is None:
+        return [("calcification", "none: no class evicted while another held free chunks or expired items")]
+    plural = "es" if len(f.evicting) > 1 else ""
+    holders = ", ".join(map(str, f.holders[:5])) + (" ..." if len(f.holders) > 5 else "")
+    lines = [("calcification",
+              f"class{plural} {', '.join(map(str, f.evicting))} evicted {f.evicted} items while "
+              + (f"class{'es' if len(f.holders) > 1 else ''} {holders}" if f.holders else "other classes")
+              + f" held {f.idle_bytes} bytes ({f.idle_bytes / (1 << 20):.2f} MiB) at the end: "
+              f"{f.free_bytes} in free chunks, {f.expired_bytes} in expired items")]
+    if f.peak_free_bytes:
+        lines.append(("calcification peak", f"class {f.peak_class} evicted at t={_number(f.peak_time)} while "
+                                             f"other classes had {f.peak_free_bytes} bytes in free chunks"))
+    lines.append(("why", why(model, pages_moved)))
+    return lines
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "?"
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"

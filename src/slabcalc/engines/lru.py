@@ -1,0 +1,157 @@
+"""Items and their LRUs: linking, the one ``lru_pull_tail``, and the allocation path (1.6.18 ``items.c``).
+
+Each class has three LRUs, HOT, WARM and COLD.  The compat LRU (1.4, or 1.5+
+with ``-o no_modern``) links every item in COLD and never moves it between
+them (``do_item_alloc``: "There is only COLD in compat-mode"), so one walk,
+:meth:`Lrus.pull_tail`, serves both, as ``lru_pull_tail`` does in memcached.
+An LRU is an ``OrderedDict`` whose first entry is the tail (oldest).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+HOT, WARM, COLD = 0, 1, 2
+SEGMENTS = ("hot", "warm", "cold")
+
+
+class Item:
+    """A linked item: its LRU class and segment, times, hit markers, size and chunks.
+
+    ``addr`` is its chunk (``page << 32 | slot``) in class ``cls``; a chunked
+    item has ``addr`` -1 and ``chunks`` ``[(class, chunk), ...]``, header first
+    (its header lives in a small class, its LRU is the largest class's).
+    """
+
+    __slots__ = ("key", "cls", "seg", "exptime", "time", "fetched", "active", "ntotal", "addr", "chunks")
+
+    def __init__(self, key, cls, seg, exptime, time, ntotal, addr, chunks):
+        self.key, self.cls, self.seg, self.exptime, self.time = key, cls, seg, exptime, time
+        self.fetched = self.active = False
+        self.ntotal, self.addr, self.chunks = ntotal, addr, chunks
+
+
+class Lrus:
+    """Every class's HOT/WARM/COLD LRUs, their item bytes, and the counters ``stats items`` shows."""
+
+    def __init__(self, engine, n: int):
+        self.e = engine
+        self.q = [[OrderedDict() for _ in range(n)] for _ in SEGMENTS]
+        self.bytes = [[0] * n for _ in SEGMENTS]
+        self.evicted = [0] * n
+        self.evicted_nonzero = [0] * n
+        self.evicted_unfetched = [0] * n
+        self.reclaimed = [0] * n
+        self.expired_unfetched = [0] * n
+        self.crawler_reclaimed = [0] * n
+        self.outofmemory = [0] * n
+        self.moves_to_cold = [0] * n
+        self.moves_to_warm = [0] * n
+
+    def count(self, cls: int) -> int:
+        q = self.q
+        return len(q[HOT][cls]) + len(q[WARM][cls]) + len(q[COLD][cls])
+
+    def link(self, item: Item) -> None:
+        self.q[item.seg][item.cls][item.key] = item
+        self.bytes[item.seg][item.cls] += item.ntotal
+
+    def unlink(self, item: Item) -> None:
+        del self.q[item.seg][item.cls][item.key]
+        self.bytes[item.seg][item.cls] -= item.ntotal
+
+    def relink(self, item: Item, seg: int) -> None:
+        """``item_unlink_q`` + ``item_link_q``: to the head of ``seg`` (its own, or another)."""
+        cls = item.cls
+        del self.q[item.seg][cls][item.key]
+        self.bytes[item.seg][cls] -= item.ntotal
+        item.seg = seg
+        self.q[seg][cls][item.key] = item
+        self.bytes[seg][cls] += item.ntotal
+
+    def pull_tail(self, cls: int, seg: int, total_bytes: int = 0, evict: bool = False, max_age: int = 0) -> int:
+        """``lru_pull_tail`` (items.c 1121-1290): items removed or moved at the tail of ``seg``.
+
+        Up to ``tail_tries`` tail items: an expired one (``exptime <
+        current_time``) is reclaimed and the walk goes on; the first live one
+        ends it -- in HOT/WARM an ACTIVE item is kept (HOT: moved to WARM,
+        WARM: to its head), else moved to COLD when the segment holds more than
+        its share of ``total_bytes`` or the item is older than ``max_age``; in
+        COLD it is evicted when ``evict``, else moved to WARM if ACTIVE.
+        """
+        e = self.e
+        lru = self.q[seg][cls]
+        now = e.now
+        removed = 0
+        for _ in range(e.tail_tries):
+            if not lru:
+                break
+            item = lru[next(iter(lru))]
+            exptime = item.exptime
+            if exptime and exptime < now:
+                self.reclaimed[cls] += 1
+                if not item.fetched:
+                    self.expired_unfetched[cls] += 1
+                e.unlink(item)
+                removed += 1
+                continue
+            if seg == COLD:
+                if evict:
+                    self.evicted[cls] += 1
+                    if exptime:
+                        self.evicted_nonzero[cls] += 1
+                    if not item.fetched:
+                        self.evicted_unfetched[cls] += 1
+                    e.unlink(item)
+                    removed += 1
+                    e.evicted_in(cls)
+                elif item.active and e.segmented:
+                    item.active = False
+                    self.relink(item, WARM)
+                    self.moves_to_warm[cls] += 1
+                    removed += 1
+                break
+            if seg == HOT:
+                limit = total_bytes * e.bg.hot_lru_pct // 100
+            else:
+                limit = 0
+            if limit == 0:          # a HOT limit of 0 falls through to WARM's (items.c 1199)
+                limit = total_bytes * e.bg.warm_lru_pct // 100
+            if item.active:
+                item.active = False
+                removed += 1
+                if seg == WARM:
+                    lru.move_to_end(item.key)
+                else:
+                    self.relink(item, WARM)
+                    self.moves_to_warm[cls] += 1
+            elif self.bytes[seg][cls] > limit or now - item.time > max_age:
+                self.relink(item, COLD)
+                self.moves_to_cold[cls] += 1
+                removed += 1
+            break
+        return removed
+
+    def alloc_pull(self, cls: int) -> int:
+        """``do_item_alloc_pull`` (items.c 170-210): a chunk of ``cls``, or -1 (out of memory).
+
+        Up to ``alloc_rounds`` rounds.  The compat LRU first reclaims expired
+        COLD tail items; then ``slabs_alloc``; when that fails, evict from the
+        COLD tail, and when that removed nothing, the segmented LRU pushes its
+        HOT tail down (the compat one gives up).
+        """
+        e = self.e
+        alloc = e.slabs.alloc
+        segmented = e.segmented
+        pull_tail = self.pull_tail
+        for _ in range(e.alloc_rounds):
+            if not segmented:
+                pull_tail(cls, COLD)
+            addr = alloc(cls)
+            if addr >= 0:
+                return addr
+            if pull_tail(cls, COLD, evict=True) <= 0:
+                if not segmented:
+                    break
+                pull_tail(cls, HOT)
+        return -1

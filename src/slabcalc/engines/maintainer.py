@@ -1,0 +1,173 @@
+"""The LRU maintainer thread on the workload's clock (1.6.18 ``items.c`` 1440-1700).
+
+The thread sleeps, wakes, and for every class whose own wait is over runs
+``lru_maintainer_juggle``; a class's wait doubles down to nothing while it
+finds work and grows by an eighth (from 1 ms up to 1 s) while it does not.
+The thread sleeps for the shortest wait left (at most 1 s; 1 ms after it
+moved queued bumps, or after the automover sent a page to the global pool);
+a sleep of zero is no sleep.  Once per second of ``current_time`` it also
+checks the LRU crawler's schedule (:mod:`.crawler`) and, with
+``slab_automove=1``, runs the automover (:mod:`.automove`).
+
+The model runs each wake-up at its instant of workload time, between the
+requests before and after it; a zero sleep runs the next wake-up at the same
+instant.  The real thread's start is not the workload's: its phase against
+the requests, and how long each wake-up takes, are the timing jitter the
+paced tests' tolerances absorb.
+
+``lru_maintainer_juggle(cls)``: ``cold_age`` is the age of the COLD tail,
+``hot_age = cold_age * hot_max_factor`` and ``warm_age = cold_age *
+warm_max_factor`` (truncated), ``total_bytes`` the item bytes in HOT, WARM
+and COLD; up to ``juggles`` passes each pull the HOT tail (or, when that did
+nothing, the WARM tail) and then the COLD tail, until a pass does nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from heapq import heappop, heappush
+
+from .lru import COLD, HOT, WARM
+
+US = 1_000_000
+PHANTOM = 64        # the classes past the largest (MAX_NUMBER_OF_SLAB_CLASSES is 64)
+
+
+class Maintainer:
+    def __init__(self, engine, start: float):
+        self.e = engine
+        const = engine.bg.constant
+        self.min_sleep, self.max_sleep = const["maintainer_sleep_min_us"], const["maintainer_sleep_max_us"]
+        self.juggles = const["juggles"]
+        self.next_wake = start * US            # the thread starts with the server
+        self.to_sleep = self.min_sleep
+        # Every class memcached has (1..63), used or not, keeps its own wait, counted down by the
+        # thread's last sleep at each wake-up (a zero sleep counts as 1 ms).  Held as the point of
+        # that countdown clock (``self.clock``) at which each class is due, in a heap, so a wake-up
+        # touches only the classes due; the classes past this table's largest never hold items and
+        # share one entry (PHANTOM).
+        self.clock = 0
+        self.backoff = [0] * (len(engine.size) + 1)
+        self.due = [(0, cls) for cls in range(1, len(engine.size))]
+        if len(engine.size) <= 63:
+            self.due.append((0, PHANTOM))
+        self.last_crawler_check = None
+        self.last_automove_check = None
+        self.crawler = self.automover = None
+        bg = engine.bg
+        if bg.crawls:
+            from .crawler import Crawler
+
+            self.crawler = Crawler(engine)
+        if bg.slab_reassign and bg.slab_automove == 1 and bg.lru_maintainer:
+            from .automove import WindowedAutomover
+
+            self.automover = WindowedAutomover(engine)
+        self.juggling = bg.lru_maintainer
+
+    def run_until(self, t_us: float) -> None:
+        """Every wake-up at or before workload time ``t_us`` (microseconds)."""
+        e = self.e
+        epoch = e.epoch
+        while self.next_wake <= t_us:
+            wake = self.next_wake
+            e.now = epoch + math.floor(wake / US)
+            sleep = self.wake()
+            if e.pending_move is not None:
+                e.move_pending()
+            self.next_wake = wake + sleep
+
+    def wake(self) -> int:
+        """``lru_maintainer_thread``'s loop body; the microseconds it then sleeps."""
+        e = self.e
+        self.clock = clock = self.clock + (self.to_sleep if self.to_sleep > 1000 else 1000)
+        min_sleep, max_sleep = self.min_sleep, self.max_sleep
+        due, backoff = self.due, self.backoff
+        juggled = []
+        while due and due[0][0] <= clock:
+            juggled.append(heappop(due)[1])
+        to_sleep = due[0][0] - clock if due and due[0][0] - clock < max_sleep else max_sleep
+        juggle = self.juggle if self.juggling else None
+        for cls in juggled:
+            did = juggle(cls) if juggle is not None and cls != PHANTOM else 0
+            b = backoff[cls if cls != PHANTOM else 0]
+            if did == 0:
+                b = b + b // 8 if b else min_sleep
+                if b > max_sleep:
+                    b = max_sleep
+            elif b > 0:
+                b //= 2
+                if b < min_sleep:
+                    b = 0
+            backoff[cls if cls != PHANTOM else 0] = b
+            heappush(due, (clock + b, cls))
+            if b < to_sleep:
+                to_sleep = b
+        if e.segmented and e.bumps:             # lru_maintainer_bumps(): queued COLD hits to WARM
+            bumps, e.bumps = e.bumps, []
+            for item in bumps:
+                e.update(item)
+            if to_sleep > 1000:
+                to_sleep = 1000
+        now = e.now
+        if self.crawler is not None and self.last_crawler_check != now:
+            self.crawler.check()
+            self.last_crawler_check = now
+        if self.automover is not None and self.last_automove_check != now:
+            source, dest = self.automover.run()
+            if source != -1 and dest != -1 and e.pending_move is None:
+                e.pending_move = (source, dest)         # slabs_reassign(src, dst)
+            if dest != 0:
+                self.last_automove_check = now
+            else:
+                to_sleep = 1000
+        self.to_sleep = to_sleep
+        return to_sleep
+
+    def juggle(self, cls: int) -> int:
+        """``lru_maintainer_juggle``: passes over the class's LRU tails that moved something."""
+        e = self.e
+        lrus = e.lrus
+        q = lrus.q
+        hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
+        if not (hot or warm or cold):
+            return 0
+        now = e.now
+        cold_age = now - cold[next(iter(cold))].time if cold else 0
+        bg = e.bg
+        hot_age, warm_age = int(cold_age * bg.hot_max_factor), int(cold_age * bg.warm_max_factor)
+        nbytes = lrus.bytes
+        total = nbytes[COLD][cls] + nbytes[HOT][cls] + nbytes[WARM][cls]
+        if self._idle(hot, warm, cold, nbytes, cls, now, total, hot_age, warm_age):
+            return 0
+        pull_tail = lrus.pull_tail
+        did = 0
+        for _ in range(self.juggles):
+            more = 1 if (pull_tail(cls, HOT, total, max_age=hot_age)
+                         or pull_tail(cls, WARM, total, max_age=warm_age)) else 0
+            if e.segmented:
+                more += pull_tail(cls, COLD, total)
+            if not more:
+                break
+            did += 1
+        return did
+
+    def _idle(self, hot, warm, cold, nbytes, cls, now, total, hot_age, warm_age) -> bool:
+        """Whether a juggle's first pass would find nothing to do (its tails as ``lru_pull_tail``
+        sees them): then the juggle is 0 moves, and the pulls need not run."""
+        bg = self.e.bg
+        for lru, seg, limit, age in ((hot, HOT, total * bg.hot_lru_pct // 100, hot_age),
+                                     (warm, WARM, 0, warm_age)):
+            if not lru:
+                continue
+            if limit == 0:
+                limit = total * bg.warm_lru_pct // 100
+            item = lru[next(iter(lru))]
+            if ((item.exptime and item.exptime < now) or item.active or nbytes[seg][cls] > limit
+                    or now - item.time > age):
+                return False
+        if cold and self.e.segmented:
+            item = cold[next(iter(cold))]
+            if (item.exptime and item.exptime < now) or item.active:
+                return False
+        return True

@@ -1,0 +1,79 @@
+"""The slab allocator: pages, each class's free list, the global page pool (1.6.18 ``slabs.c``).
+
+Chunks are physical: a chunk is ``page << 32 | slot``, so the page mover can
+find what lives in the page it clears.  Orders follow memcached:
+
+``split_slab_page_into_freelist`` (slabs.c 349)
+    A new page's chunks are freed first to last, so the last chunk is on top
+    of the free list and is handed out first.
+``do_slabs_alloc`` / ``do_slabs_free`` (slabs.c 406, 498)
+    The free list is a stack: the chunk freed last is reused first.
+``do_slabs_newslab`` (slabs.c 369)
+    A page of ``slab_page_size`` bytes when ``slab_reassign`` or chunked
+    items are on, else ``size * perslab``.  Refused when ``total_malloced +
+    page > -m`` *and* the class has a page *and* the global pool is empty --
+    a class's first page is always granted; a pool page is taken before new
+    memory (``get_page_from_global_pool``, the page freed last), and does not
+    count again in ``total_malloced``.
+``slab_list`` (slabs.c 1139-1144)
+    A class's pages in the order it got them; the page mover always takes
+    the first ("most likely to contain the oldest items").
+"""
+
+from __future__ import annotations
+
+from array import array
+
+PAGE_SHIFT = 32
+SLOT_MASK = (1 << PAGE_SHIFT) - 1
+
+
+class Slabs:
+    """Pages and free chunks per class; class 0 is the global page pool."""
+
+    def __init__(self, sizes, perslab, page_len, limit: int):
+        self.size, self.perslab, self.page_len = sizes, perslab, page_len
+        n = len(sizes)
+        self.limit = limit
+        self.malloced = 0
+        self.pages: list[list[int]] = [[] for _ in range(n)]     # slab_list per class
+        self.free = [array("q") for _ in range(n)]              # the free list, top at the end
+        self.pool: list[int] = []                                # SLAB_GLOBAL_PAGE_POOL
+        self._next_page = 0
+
+    def newslab(self, cls: int) -> bool:
+        """``do_slabs_newslab``: a page for ``cls``, from the pool or new memory, if allowed."""
+        pages = self.pages[cls]
+        length = self.page_len[cls]
+        if self.limit and self.malloced + length > self.limit and pages and not self.pool:
+            return False
+        if self.pool:
+            page = self.pool.pop()
+        else:
+            page = self._next_page
+            self._next_page += 1
+            self.malloced += length
+        pages.append(page)
+        self.split(page, cls)
+        return True
+
+    def split(self, page: int, cls: int) -> None:
+        """``split_slab_page_into_freelist``: every chunk of ``page`` on ``cls``'s free list."""
+        base = page << PAGE_SHIFT
+        self.free[cls].extend(range(base, base + self.perslab[cls]))
+
+    def alloc(self, cls: int) -> int:
+        """``do_slabs_alloc``: a chunk of ``cls`` (a new page if needed), or -1."""
+        free = self.free[cls]
+        if not free and not self.newslab(cls):
+            return -1
+        return free.pop()
+
+    def free_count(self, cls: int) -> int:
+        return len(self.free[cls])
+
+    def release_pool(self, page_size: int) -> None:
+        """``memory_release``: free pool pages while more than ``-m`` is allocated."""
+        while self.malloced > self.limit and self.pool:
+            self.pool.pop()
+            self.malloced -= page_size
