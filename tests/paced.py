@@ -1,0 +1,249 @@
+"""Paced runs of a real memcached: a workload replayed on its own clock, snapshots every few seconds.
+
+A *scenario* is a workload (``(time, op, key, value_size, ttl)`` rows in time
+order), the server's arguments and a snapshot interval.  :func:`capture`
+starts memcached, waits for its one-second clock to tick, and from that
+instant sends each operation at its workload time (batched every few
+milliseconds), taking ``stats``, ``stats slabs`` and ``stats items`` at
+every multiple of the interval, before the operations of that instant.
+
+The same scenarios are captured once into ``tests/data/paced/*.json.gz`` by
+``scripts/capture_paced.py`` (long runs, replayed by the tests) and one short
+one is run live in CI.  Stdlib only.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from memcached_server import MemcachedServer
+
+DATA = Path(__file__).parent / "data" / "paced"
+BATCH = 0.005          # seconds of workload sent together
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    args: tuple[str, ...]
+    duration: int                      # seconds of workload
+    build: Callable[[], list]          # the workload rows
+    interval: int = 10                 # seconds between snapshots
+    about: str = ""
+
+
+def _spread(start: float, count: int, seconds: float) -> list[float]:
+    """``count`` instants spread evenly over ``seconds`` from ``start`` (millisecond grain)."""
+    return [round(start + seconds * i / count, 3) for i in range(count)]
+
+
+def expired_class_then_new_size() -> list:
+    """The issue's case: 9 950 x 1 KiB items with a 10 s TTL, then 300 new 256-byte items a second."""
+    rows = [(t, "set", f"a{i:05d}", 1024, 10) for i, t in enumerate(_spread(0, 9950, 1))]
+    rows += [(t, "set", f"b{i:06d}", 256, 0) for i, t in enumerate(_spread(2, 300 * 118, 118))]
+    return rows
+
+
+def short_expired_then_new_size() -> list:
+    """A 55 s version for CI: 6 000 x 1 KiB items with a 5 s TTL, then 400 x 200 B a second."""
+    rows = [(t, "set", f"a{i:05d}", 1024, 5) for i, t in enumerate(_spread(0, 6000, 1))]
+    rows += [(t, "set", f"b{i:06d}", 200, 0) for i, t in enumerate(_spread(2, 400 * 53, 53))]
+    return rows
+
+
+def three_size_shift() -> list:
+    """Three item sizes one after another (40 s each), each read back while it is written."""
+    rng = random.Random(3)
+    rows = []
+    for phase, size in enumerate((120, 900, 4000)):
+        written = 0
+        for t in _spread(phase * 40, 40 * 350, 40):
+            key = f"p{phase}k{written:06d}"
+            rows.append((t, "set", key, size, 0))
+            written += 1
+            if written > 50 and rng.random() < 0.6:        # a read of a recent key
+                back = written - 1 - int(rng.expovariate(1 / 2000)) % written
+                rows.append((t, "get", f"p{phase}k{back:06d}", 0, 0))
+    return rows
+
+
+def mixed_ttls_with_gets() -> list:
+    """TTLs from 2 s to a minute, two sizes, gets of recent keys: reclaimed by crawler and maintainer."""
+    rng = random.Random(5)
+    rows = []
+    keys: list[str] = []
+    ttls = (2, 5, 10, 30, 60, 0)
+    for i, t in enumerate(_spread(0, 120 * 250, 120)):
+        key = f"m{i:06d}"
+        size = 300 if i % 3 else 2000
+        rows.append((t, "set", key, size, ttls[rng.randrange(len(ttls))]))
+        keys.append(key)
+        for _ in range(2):
+            back = len(keys) - 1 - int(rng.expovariate(1 / 1500)) % len(keys)
+            rows.append((t, "get", keys[back], 0, 0))
+    return rows
+
+
+def chunked_items() -> list:
+    """Items above slab_chunk_max (chunked) beside small ones, TTLs so pages free up."""
+    rng = random.Random(7)
+    rows = []
+    for i, t in enumerate(_spread(0, 60 * 12, 60)):
+        size = rng.choice((600_000, 900_000, 1_000_000, 300_000))
+        rows.append((t, "set", f"c{i:05d}", size, rng.choice((0, 8, 20))))
+    for i, t in enumerate(_spread(0.0005, 60 * 200, 60)):
+        rows.append((t, "set", f"s{i:06d}", 700, 0))
+    rows.sort(key=lambda r: r[0])
+    return rows
+
+
+def pages_move_without_eviction() -> list:
+    """-m large enough for everything: a class whose items expire gives its pages to the pool."""
+    rows = [(t, "set", f"a{i:05d}", 1500, 4) for i, t in enumerate(_spread(0, 20000, 2))]
+    rows += [(t, "set", f"b{i:06d}", 100, 0) for i, t in enumerate(_spread(3, 200 * 87, 87))]
+    return rows
+
+
+def readme_example() -> list:
+    """``examples/automove.csv``, the workload README's automover example replays."""
+    import csv
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "automove.csv"
+    with open(path, newline="") as src:
+        return [(float(r["time"]), r["op"], r["key"], int(r["value_size"] or 0), int(r["ttl"] or 0))
+                for r in csv.DictReader(src)]
+
+
+SCENARIOS = {s.name: s for s in (
+    Scenario("automove-default", ("-m", "16"), 120, expired_class_then_new_size,
+             about="slab_automove=1 (default): pages move from the expired class"),
+    Scenario("automove-2", ("-m", "16", "-o", "slab_automove=2"), 120, expired_class_then_new_size,
+             about="slab_automove=2: a page moves on each eviction"),
+    Scenario("automove-0", ("-m", "16", "-o", "slab_automove=0"), 120, expired_class_then_new_size,
+             about="slab_automove=0: pages stay"),
+    Scenario("three-size-shift", ("-m", "12"), 120, three_size_shift,
+             about="a calcifying shift between three sizes, with gets"),
+    Scenario("mixed-ttls", ("-m", "24"), 120, mixed_ttls_with_gets,
+             about="TTLs of seconds to a minute with gets: crawler and maintainer reclaim"),
+    Scenario("chunked", ("-m", "48"), 60, chunked_items,
+             about="chunked items beside small ones"),
+    Scenario("moves-no-eviction", ("-m", "256"), 90, pages_move_without_eviction,
+             about="no eviction, pages still move to the global pool"),
+    Scenario("readme-automove", ("-m", "4"), 60, readme_example,
+             about="README's automover example (examples/automove.csv)"),
+    Scenario("live-short", ("-m", "8"), 55, short_expired_then_new_size,
+             about="the short live run in CI"),
+)}
+
+
+# -- the paced replay ----------------------------------------------------------------
+
+def _uptime(server: MemcachedServer) -> int:
+    return int(server.stats()["uptime"])
+
+
+def _snapshot(server: MemcachedServer) -> dict:
+    return {"stats": server.stats(), "slabs": server.stats("slabs"), "items": server.stats("items")}
+
+
+@dataclass
+class Capture:
+    scenario: str
+    args: list
+    version: str
+    interval: int
+    boot: float                 # seconds the server had run when the workload's time 0 began
+    workload: list
+    snapshots: list = field(default_factory=list)   # {"time", "uptime", "late", "stats", "slabs", "items"}
+
+    def to_json(self) -> dict:
+        return self.__dict__
+
+
+def capture(scenario: Scenario, memcached: str | None = None) -> Capture:
+    """Replay ``scenario`` into a fresh memcached on its own clock; the snapshots it took."""
+    rows = scenario.build()
+    with MemcachedServer(list(scenario.args), memcached=memcached, timeout=10) as server:
+        started = time.monotonic()
+        first = _uptime(server)
+        while _uptime(server) == first:        # wait for a tick: workload time 0 is its start
+            time.sleep(0.002)
+        wall0 = time.monotonic()
+        start_uptime = _uptime(server)
+        result = Capture(scenario.name, list(scenario.args), server.version(), scenario.interval,
+                         round(wall0 - started, 3), [list(r) for r in rows])
+        sock = server._sock
+        assert sock is not None
+        sock.settimeout(30)
+        i, n = 0, len(rows)
+        next_snap = scenario.interval
+        while True:
+            elapsed = time.monotonic() - wall0
+            if elapsed >= next_snap and (i >= n or rows[i][0] >= next_snap):
+                snap = _snapshot(server)
+                snap.update(time=next_snap, uptime=int(snap["stats"]["uptime"]) - start_uptime,
+                            late=round(time.monotonic() - wall0 - next_snap, 4))
+                result.snapshots.append(snap)
+                next_snap += scenario.interval
+                if next_snap > scenario.duration:
+                    break
+                continue
+            payload = bytearray()
+            ops = []
+            while i < n and rows[i][0] <= elapsed and rows[i][0] < next_snap:
+                t, op, key, value_size, ttl = rows[i]
+                if op == "set":
+                    payload += b"set %s 0 %d %d\r\n%s\r\n" % (key.encode(), ttl, value_size, b"v" * value_size)
+                elif op == "get":
+                    payload += b"get %s\r\n" % key.encode()
+                elif op == "delete":
+                    payload += b"delete %s\r\n" % key.encode()
+                elif op == "touch":
+                    payload += b"touch %s %d\r\n" % (key.encode(), ttl)
+                ops.append(op)
+                i += 1
+            if payload:
+                server._send(bytes(payload))
+                for op in ops:
+                    line = server._readline()
+                    while op == "get" and line != "END":
+                        if line.startswith("VALUE "):
+                            _read_value(server, int(line.split()[3]))
+                        line = server._readline()
+                continue
+            due = min(rows[i][0], next_snap) if i < n else next_snap
+            wait = due - (time.monotonic() - wall0)
+            if wait > 0:
+                time.sleep(min(wait, BATCH))
+    return result
+
+
+def _read_value(server: MemcachedServer, size: int) -> None:
+    """Skip a value of ``size`` bytes and its CRLF."""
+    need = size + 2
+    while len(server._buf) < need:
+        chunk = server._sock.recv(max(65536, need - len(server._buf)))
+        if not chunk:
+            raise ConnectionError("memcached closed the connection")
+        server._buf += chunk
+    del server._buf[:need]
+
+
+def save(result: Capture, directory: Path = DATA) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{result.scenario}.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as out:
+        json.dump(result.to_json(), out, separators=(",", ":"))
+    return path
+
+
+def load(name: str, directory: Path = DATA) -> Capture:
+    with gzip.open(directory / f"{name}.json.gz", "rt", encoding="utf-8") as src:
+        return Capture(**json.load(src))
