@@ -1,0 +1,79 @@
+"""The background threads' schedules, one rule a test, with figures worked out from 1.6.18's source.
+
+1.6.18 defaults, a 6-byte key and a 100-byte value: ntotal 165, class 4 (chunk
+192, 5461 a page).  The server starts at the workload's time 0 (``boot`` 0):
+``current_time`` is then 62 (memcached.c: process_started = time(0) - 62).
+"""
+
+from __future__ import annotations
+
+from slabcalc import configure, load_profile
+from slabcalc.engines.background import background_for
+from slabcalc.engines.engine import Engine
+from slabcalc.simulate import GET, SET, simulate
+
+
+def settings(*args):
+    return configure(load_profile("1.6.18"), list(args))
+
+
+def s(t, key, value=100, ttl=0):
+    return (t, SET, key, len(key), value, ttl, 0)
+
+
+def test_an_idle_maintainer_backs_off_by_an_eighth_from_1_ms_to_1_s():
+    # items.c 1623-1636: a class that did nothing waits backoff + backoff / 8, from 1000 us, at
+    # most 1 s; the thread sleeps for the shortest wait
+    config = settings()
+    e = Engine(config, background_for(config))
+    sleeps = [e.maintainer.wake() for _ in range(60)]
+    assert sleeps[:5] == [1000, 1125, 1265, 1423, 1600]
+    assert sleeps[-1] == 1_000_000 and sorted(sleeps) == sleeps
+
+
+def test_a_class_with_work_is_juggled_again_at_once():
+    # items.c 1637-1642: a juggle that moved items halves the class's wait, under 1 ms to 0, and a
+    # zero wait is no sleep; the next wake-up, with nothing left to move, sets it to 1 ms again
+    config = settings("-o", "slab_automove=0")
+    e = Engine(config, background_for(config))
+    e.run([s(0, f"a{i:05d}") for i in range(10)])
+    m = e.maintainer
+    e.now += 2                       # the items are 2 s old: older than hot_age (0), to COLD
+    assert (m.wake(), m.backoff[4], e.lrus.moves_to_cold[4]) == (0, 0, 10)
+    assert m.wake() <= 1000 and m.backoff[4] == 1000
+
+
+def test_the_crawler_waits_65_s_after_its_first_empty_crawl_then_frees_expired_items_anywhere():
+    # A new server crawls every LRU at its first check (next_crawls start at 0), finds nothing, and
+    # waits 60 + 5 s: the crawl is due when current_time > 63 + 65 = 128, at t=67 (items.c
+    # 1519-1555).  The expiring items sit before a live COLD tail, where the maintainer's tail
+    # pulls never reach them; only the crawler frees them (crawler_reclaimed, not reclaimed) --
+    # all but the newest: a crawl stops one item short of the longest LRU it crawls (crawler.c
+    # 446: --remaining < 1 with remaining = that LRU's size).
+    ops = [s(0, f"live{i:04d}") for i in range(100)] + [s(0, f"exp{i:05d}", ttl=3) for i in range(100)]
+    ops += [(80, GET, "nothing", 7, 0, 0, 0)]
+    sim = simulate(settings("-o", "slab_automove=0"), ops, at=[66.5, 67.5])
+    (_, before), (_, after) = sim.snapshots
+    assert (before.totals.crawler_reclaimed, after.totals.crawler_reclaimed) == (0, 99)
+    assert after.totals.reclaimed == 0 and after.totals.curr_items == 101
+    off = simulate(settings("-o", "slab_automove=0,no_lru_crawler"), ops)
+    assert (off.totals.crawler_reclaimed, off.totals.curr_items) == (0, 200)
+
+
+def test_the_crawler_comes_back_within_seconds_for_a_class_whose_items_expire_within_the_minute():
+    # After a crawl that saw more than 1 % + 1 of the TTL items due in the first minute, the wait
+    # stays 0: the next crawl is due 5 s after the check that read the result (check at t+1,
+    # crawl when current_time > that + 5: at t+7).  So items expiring every few seconds are freed
+    # within about 7 s, not a minute.
+    ops = [s(0, f"live{i:04d}") for i in range(100)]
+    ops += [s(60 + i / 10, f"e{i:05d}", ttl=5) for i in range(600)]       # 10 a second from t=60
+    ops += [(130, GET, "nothing", 7, 0, 0, 0)]
+    sim = simulate(settings("-o", "slab_automove=0"), ops, at=[75, 90, 105, 125])
+    freed = [state.totals.crawler_reclaimed for _, state in sim.snapshots]
+    assert freed[0] > 0 and freed == sorted(freed)
+    # at each snapshot, at most about 7 + 5 seconds' worth of expired items are still held
+    for when, state in sim.snapshots:
+        set_so_far = min(600, int((when - 60) * 10))
+        expired = max(0, min(600, int((when - 66) * 10)))
+        held = set_so_far - (state.totals.curr_items - 100)
+        assert expired - held <= 7 * 10 + 10, (when, expired, held)
