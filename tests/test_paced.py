@@ -7,7 +7,7 @@ same workload goes through ``simulate`` (the server's ``-o`` words, its uptime
 when the workload began) and at **every** snapshot:
 
 * pages per class within 1 page, the global page pool within 1;
-* ``evictions`` and ``curr_items`` within 3 % or 300 items;
+* ``evictions``, ``curr_items``, ``get_hits`` and ``total_items`` within 3 % or 300;
 * ``slabs_moved`` within 2;
 * ``reclaimed`` and ``crawler_reclaimed`` within 5 % or 50 items;
 * ``slab_reassign_evictions_nomem`` and ``slab_reassign_rescues`` within 5 % or 300.
@@ -68,6 +68,8 @@ def differences(snapshot: dict, sim) -> list[str]:
     near("evictions", stats["evictions"], t.evicted, 3, 300)
     near("curr_items", stats["curr_items"], t.curr_items, 3, 300)
     near("slabs_moved", stats["slabs_moved"], t.pages_moved, 0, 2)
+    near("get_hits", stats["get_hits"], t.hits, 3, 300)
+    near("total_items", stats["total_items"], t.total_items, 3, 300)
     near("reclaimed", stats["reclaimed"], t.reclaimed, 5, 50)
     near("crawler_reclaimed", stats["crawler_reclaimed"], t.crawler_reclaimed, 5, 50)
     near("slab_reassign_evictions_nomem", stats["slab_reassign_evictions_nomem"],
