@@ -171,15 +171,26 @@ class Engine:
             self.unlink(item, lost=expired)
 
     def store(self, key, cls: int, ttl: int, ntotal: int, addr: int, chunks) -> None:
-        """``do_store_item`` for a set: the old item (if any) goes, the new one is linked."""
-        old = self.index.get(key)
+        """``do_store_item`` for a set: the old item (if any) goes, the new one is linked
+        (``do_item_link``, written out: it runs for every set)."""
+        index = self.index
+        old = index.get(key)
+        now = self.now
         if old is not None:
-            if old.exptime and old.exptime <= self.now:
+            if old.exptime and old.exptime <= now:
                 self.counts["get_expired"] += 1
             self.unlink(old, lost=False)
-        now = self.now
-        self.link(Item(key, cls, self.link_seg, now + ttl if ttl else 0, now, ntotal, addr, chunks))
-        self.gone.pop(key, None)
+        seg = self.link_seg
+        item = Item(key, cls, seg, now + ttl if ttl else 0, now, ntotal, addr, chunks)
+        lrus = self.lrus
+        lrus.q[seg][cls][key] = item
+        lrus.bytes[seg][cls] += ntotal
+        index[key] = item
+        if chunks is not None:
+            self.chunked[key] = item
+        self.counts["total_items"] += 1
+        if self.gone:
+            self.gone.pop(key, None)
 
     def set(self, key, key_size: int, value_size: int, ttl: int, flags: int) -> None:
         self.counts["sets"] += 1
@@ -188,9 +199,13 @@ class Engine:
             self.set_large(key, key_size, value_size, flags, ttl, size)
             return
         cls = self._class_of.get(size) or self.class_of(size)
-        free = self.slabs.free[cls]
+        slabs = self.slabs
+        free = slabs.free[cls]
         if free and (self.segmented or self._tail_live(cls)):
             addr = free.pop()           # do_item_alloc_pull's first round, when it can only do this
+        elif (not free and slabs.limit and not slabs.pool and slabs.pages[cls]
+              and slabs.malloced + slabs.page_len[cls] > slabs.limit):
+            addr = self._evict_tail(cls)
         else:
             addr = self.lrus.alloc_pull(cls)
         if addr < 0:
@@ -198,6 +213,28 @@ class Engine:
             self.forget(key)
             return
         self.store(key, cls, ttl, size, addr, None)
+
+    def _evict_tail(self, cls: int) -> int:
+        """``do_item_alloc_pull`` when no chunk and no page can be had: the common eviction of a
+        live COLD tail written out (it runs for every set of a full cache), else the long way."""
+        lrus = self.lrus
+        lru = lrus.q[COLD][cls]
+        if not lru:
+            return lrus.alloc_pull(cls)
+        victim = lru[next(iter(lru))]
+        exptime = victim.exptime
+        if (exptime and exptime < self.now) or victim.chunks is not None:
+            return lrus.alloc_pull(cls)
+        lrus.evicted[cls] += 1
+        if exptime:
+            lrus.evicted_nonzero[cls] += 1
+        if not victim.fetched:
+            lrus.evicted_unfetched[cls] += 1
+        self.unlink(victim)
+        self.evicted_in(cls)
+        if not self.segmented and not self._tail_live(cls):
+            return lrus.alloc_pull(cls, lrus.e.alloc_rounds - 1)   # round two reclaims first
+        return self.slabs.free[cls].pop()                          # the victim's chunk
 
     def _tail_live(self, cls: int) -> bool:
         """The compat LRU's pre-allocation pull would reclaim nothing: the COLD tail is live."""

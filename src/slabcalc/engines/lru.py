@@ -132,7 +132,7 @@ class Lrus:
             break
         return removed
 
-    def alloc_pull(self, cls: int) -> int:
+    def alloc_pull(self, cls: int, rounds: int | None = None) -> int:
         """``do_item_alloc_pull`` (items.c 170-210): a chunk of ``cls``, or -1 (out of memory).
 
         Up to ``alloc_rounds`` rounds.  The compat LRU first reclaims expired
@@ -144,7 +144,7 @@ class Lrus:
         alloc = e.slabs.alloc
         segmented = e.segmented
         pull_tail = self.pull_tail
-        for _ in range(e.alloc_rounds):
+        for _ in range(e.alloc_rounds if rounds is None else rounds):
             if not segmented:
                 pull_tail(cls, COLD)
             addr = alloc(cls)
