@@ -47,6 +47,12 @@ BACKGROUND_CONSTANTS = ("maintainer_sleep_min_us", "maintainer_sleep_max_us", "j
                         "alloc_rounds", "update_interval", "crawl_min_wait", "crawl_max_wait", "crawl_step",
                         "automove_source_pages", "automove_reclaim_tenths")
 REFUSE_TESTS = ("lt", "le", "gt", "ge")
+BACKGROUND_RULES = {
+    # rule: its choices -- how the release's threads behave where releases differ
+    "automover_thread": ("maintainer", "mover"),         # which thread runs slab_automove=1
+    "free_pages_need_full_memory": (False, True),        # the 2.5-free-pages rule only once -m is reached
+    "mover_without_free_chunk": ("drop", "evict"),       # a live item the mover has no chunk for
+}
 
 
 class ProfileError(ValueError):
@@ -92,6 +98,7 @@ class BackgroundRules:
     defaults: Mapping[str, Any]       # BACKGROUND_FIELDS at start-up
     constants: Mapping[str, int]      # BACKGROUND_CONSTANTS, read from the release's source
     automove_modes: tuple[int, ...]   # the slab_automove values the engine runs for this release
+    rules: Mapping[str, Any]          # BACKGROUND_RULES
     segmented_exact: bool             # the segmented LRU's rules were read from this line's source
     rules_from: str | None            # the release whose source the thread rules were read from
     note: str | None                  # said in the model line (e.g. a rewrite after rules_from)
@@ -428,7 +435,7 @@ def _background(r: _Reader) -> BackgroundRules | None:
     if raw is None:
         return None
     known = {"replay", "refusal", "defaults", "constants", "automove_modes", "segmented_exact", "rules_from",
-             "note", "suboptions"}
+             "note", "suboptions", "rules"}
     for name in raw:
         if name not in known:
             raise r.fail(f"background.{name}", "unknown field (see the Profiles section of README.md)")
@@ -468,6 +475,13 @@ def _background(r: _Reader) -> BackgroundRules | None:
             raise r.fail(f"{where}.refuse", f"takes {', '.join(REFUSE_TESTS)} bounds and a message")
         options[str(word)] = BackgroundOption(set=changes, value=value, default=spec.get("default"),
                                               refuse=refuse, message=spec.get("message"))
+    rules = dict(raw.get("rules") or {})
+    for name, choices in BACKGROUND_RULES.items():
+        if rules.get(name) not in choices:
+            raise r.fail(f"background.rules.{name}", f"must be one of {', '.join(map(str, choices))}")
+    for name in rules:
+        if name not in BACKGROUND_RULES:
+            raise r.fail(f"background.rules.{name}", f"must be one of {', '.join(BACKGROUND_RULES)}")
     modes = raw.get("automove_modes") or []
     if not isinstance(modes, list) or not all(isinstance(m, int) for m in modes):
         raise r.fail("background.automove_modes", "must be a list of slab_automove values")
@@ -477,7 +491,7 @@ def _background(r: _Reader) -> BackgroundRules | None:
     if not replay and not isinstance(raw.get("refusal"), str):
         raise r.fail("background.refusal", "must say why simulate does not replay this release")
     return BackgroundRules(replay=replay, refusal=raw.get("refusal"), defaults=defaults, constants=constants,
-                           automove_modes=tuple(modes), segmented_exact=bool(raw.get("segmented_exact")),
+                           automove_modes=tuple(modes), rules=rules, segmented_exact=bool(raw.get("segmented_exact")),
                            rules_from=raw.get("rules_from"), note=raw.get("note"), suboptions=options)
 
 

@@ -24,6 +24,8 @@ stopped) that has more than one page.
 
 from __future__ import annotations
 
+import math
+
 from .lru import COLD
 
 
@@ -36,6 +38,7 @@ class WindowedAutomover:
         const = bg.constant
         self.source_pages = const["automove_source_pages"]
         self.reclaim_tenths = const["automove_reclaim_tenths"]
+        self.needs_full = bg.rules.rules["free_pages_need_full_memory"]
         n = len(engine.size)
         # per class, per slot: [age, dirty, evicted_ratio, evicted_seen]
         self.window = [[[0, 0, 0.0, 0] for _ in range(self.size)] for _ in range(n)]
@@ -62,6 +65,7 @@ class WindowedAutomover:
         youngest, youngest_age, youngest_evicting = -1, None, False
         cold = e.lrus.q[COLD]
         free, perslab = e.slabs.free, e.perslab
+        may_free = e.slabs.full or not self.needs_full     # 1.6.45: slab_automove.c 130
         for c in range(1, n):
             slot = self.window[c][slot_at]
             slot[:] = [0, 0, 0.0, 0]
@@ -77,7 +81,7 @@ class WindowedAutomover:
             window = self.window[c]
             age = sum(s[0] for s in window) // self.size
             dirty = sum(s[1] for s in window)
-            if len(free[c]) * 10 > perslab[c] * self.reclaim_tenths and dirty == 0:
+            if len(free[c]) * 10 > perslab[c] * self.reclaim_tenths and dirty == 0 and may_free:
                 src, dst = c, 0
                 oldest = youngest = -1
                 break
@@ -93,6 +97,43 @@ class WindowedAutomover:
             if youngest_age < oldest_age * self.ratio and youngest_evicting:
                 src, dst = oldest, youngest
         return src, dst
+
+
+class MoverThread:
+    """``slab_automove`` on the page mover's own thread (1.6.45 ``slabs_mover.c`` 604-720).
+
+    When idle the thread runs the automover, then sleeps 100 ms -- 1 s once it
+    has gone 11 runs without a move; a move resets that count.  A move to
+    another class sets ``am_last`` to the second of the wall clock (the model:
+    of the workload), and the runs left in that second do not run the
+    algorithm; a move to the global pool does not, and the algorithm runs again
+    as soon as the page has moved.  Each run fills a slot of the window, so the
+    window is counted in runs, ten to a second after a move.
+    """
+
+    def __init__(self, engine, start: float):
+        self.e = engine
+        self.automover = WindowedAutomover(engine)
+        self.next_wake = start * 1_000_000       # the thread starts with the server
+        self.idle_runs = 0                       # algo_backoff
+        self.last_move_second = None             # am_last.tv_sec
+
+    def step(self) -> None:
+        from .mover import move_page
+
+        e = self.e
+        wake = self.next_wake
+        second = math.floor(wake / 1_000_000)
+        if self.last_move_second != second:
+            source, dest = self.automover.run()
+            if source != -1 and dest != -1:
+                move_page(e, source, dest)
+                if dest != 0:
+                    self.last_move_second = second
+                self.idle_runs = 0
+                return                           # run again at once (next_wake unchanged)
+        self.next_wake = wake + (1_000_000 if self.idle_runs > 10 else 100_000)
+        self.idle_runs += 1
 
 
 class PickAny:

@@ -43,11 +43,20 @@ class Background:
         return self.rules.constants
 
     @property
+    def automover_runs(self) -> bool:
+        """The windowed automover runs: on the LRU maintainer thread for ``slab_automove=1``
+        (1.6.18), or on the mover's for 1 and 2 (1.6.45)."""
+        if not self.slab_reassign:
+            return False
+        if self.rules.rules["automover_thread"] == "mover":     # slabs_mover.c 607: any slab_automove
+            return self.slab_automove in (1, 2)
+        return self.slab_automove == 1 and self.lru_maintainer
+
+    @property
     def moves_pages(self) -> bool:
         """Whether pages can change class: the mover thread and an automover to ask it (automover 1
-        runs on the LRU maintainer thread, 2 on the request's own eviction)."""
-        return self.slab_reassign and ((self.slab_automove == 1 and self.lru_maintainer)
-                                       or self.slab_automove == 2)
+        on a thread of its own, 2 on the request's own eviction)."""
+        return self.automover_runs or (self.slab_reassign and self.slab_automove == 2)
 
     @property
     def maintainer(self) -> bool:
@@ -67,9 +76,11 @@ class Background:
     def describe(self) -> str:
         """``automove 1 (window 30 s, ratio 0.8), LRU maintainer, LRU crawler`` -- what ran."""
         parts = []
-        if self.slab_reassign and self.slab_automove == 1 and self.lru_maintainer:
-            parts.append(f"slab automover 1 (window {self.slab_automove_window} s, "
-                         f"ratio {self.slab_automove_ratio:g})")
+        window = f"window {self.slab_automove_window} s, ratio {self.slab_automove_ratio:g}"
+        if self.automover_runs and self.slab_automove == 2:
+            parts.append(f"slab automover 2 (a page moves on each eviction; and the windowed one, {window})")
+        elif self.automover_runs:
+            parts.append(f"slab automover 1 ({window})")
         elif self.slab_reassign and self.slab_automove == 2:
             parts.append("slab automover 2 (a page moves on each eviction)")
         elif self.slab_automove and not self.slab_reassign:

@@ -40,6 +40,10 @@ CLOCK_START = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_I
 US = 1_000_000
 
 
+def _next_wake(actor) -> float:
+    return actor.next_wake
+
+
 class Engine:
     """memcached's memory, changed one request at a time, with its background threads."""
 
@@ -80,14 +84,19 @@ class Engine:
         self.now = self.epoch
         self.time: float | None = None
         self.bumps: list = []           # items queued by lru_bump_async
-        self.pending_move: tuple[int, int] | None = None
-        self.threads = []
-        self.next_wake = math.inf
-        if background.threads:
+        self.pending_move: tuple[int, int, bool] | None = None     # source, destination, evictions allowed
+        self.moving = False             # the page mover is at work (it holds its lock)
+        self.actors: list = []          # the threads that wake on the clock, each with next_wake and step()
+        if background.lru_maintainer:
             from .maintainer import Maintainer
 
             self.maintainer = Maintainer(self, start=-boot)
-            self.next_wake = self.maintainer.next_wake
+            self.actors.append(self.maintainer)
+        if background.automover_runs and background.rules.rules["automover_thread"] == "mover":
+            from .automove import MoverThread
+
+            self.actors.append(MoverThread(self, start=-boot))
+        self.next_wake = min((a.next_wake for a in self.actors), default=math.inf)
         if background.slab_reassign and background.slab_automove == 2:
             from .automove import PickAny
 
@@ -126,10 +135,11 @@ class Engine:
         """After an eviction: the calcification peak, and ``slab_automove=2``'s page request."""
         if self._peak_checked != self.now:
             self._note_peak(cls)
-        if self.bg.slab_reassign and self.bg.slab_automove == 2 and self.pending_move is None:
+        if (self.bg.slab_reassign and self.bg.slab_automove == 2 and self.pending_move is None
+                and not self.moving):       # slabs_reassign while the mover works: REASSIGN_RUNNING
             source = self.pick_any.source(cls)     # slabs_reassign(-1, id): items.c 1238
             if source > 0:
-                self.pending_move = (source, cls)
+                self.pending_move = (source, cls, True)     # 1.6.45: SLABS_REASSIGN_ALLOW_EVICTIONS
 
     def _note_peak(self, cls: int) -> None:
         """Free chunk bytes outside ``cls`` at an eviction (checked once per second)."""
@@ -351,18 +361,31 @@ class Engine:
     def clock(self, t: float) -> None:
         """The workload reached time ``t``: background wake-ups before it, then its second."""
         if self.next_wake <= t * US:
-            self.maintainer.run_until(t * US)
-            self.next_wake = self.maintainer.next_wake
+            self._background_until(t * US)
         self.now = self.epoch + math.floor(t)
         self.time = t
+
+    def _background_until(self, t_us: float) -> None:
+        """Every thread's wake-ups at or before ``t_us``, in time order."""
+        actors, epoch = self.actors, self.epoch
+        while True:
+            actor = min(actors, key=_next_wake) if len(actors) > 1 else actors[0]
+            wake = actor.next_wake
+            if wake > t_us:
+                break
+            self.now = epoch + math.floor(wake / US)
+            actor.step()
+            if self.pending_move is not None:
+                self.move_pending()
+        self.next_wake = min(map(_next_wake, actors))
 
     def move_pending(self) -> None:
         if self.pending_move is not None:
             from .mover import move_page
 
-            source, dest = self.pending_move
+            source, dest, allow_evictions = self.pending_move
             self.pending_move = None
-            move_page(self, source, dest)
+            move_page(self, source, dest, allow_evictions)
 
     # -- the workload ------------------------------------------------------------------------
 

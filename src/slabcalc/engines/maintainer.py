@@ -24,7 +24,6 @@ nothing, the WARM tail) and then the COLD tail, until a pass does nothing.
 
 from __future__ import annotations
 
-import math
 from heapq import heappop, heappush
 
 from .lru import COLD, HOT, WARM
@@ -59,23 +58,15 @@ class Maintainer:
             from .crawler import Crawler
 
             self.crawler = Crawler(engine)
-        if bg.slab_reassign and bg.slab_automove == 1 and bg.lru_maintainer:
+        if bg.automover_runs and bg.rules.rules["automover_thread"] == "maintainer":
             from .automove import WindowedAutomover
 
             self.automover = WindowedAutomover(engine)
         self.juggling = bg.lru_maintainer
 
-    def run_until(self, t_us: float) -> None:
-        """Every wake-up at or before workload time ``t_us`` (microseconds)."""
-        e = self.e
-        epoch = e.epoch
-        while self.next_wake <= t_us:
-            wake = self.next_wake
-            e.now = epoch + math.floor(wake / US)
-            sleep = self.wake()
-            if e.pending_move is not None:
-                e.move_pending()
-            self.next_wake = wake + sleep
+    def step(self) -> None:
+        """The wake-up due at :attr:`next_wake` (the engine set the clock to it)."""
+        self.next_wake += self.wake()
 
     def wake(self) -> int:
         """``lru_maintainer_thread``'s loop body; the microseconds it then sleeps."""
@@ -116,7 +107,7 @@ class Maintainer:
         if self.automover is not None and self.last_automove_check != now:
             source, dest = self.automover.run()
             if source != -1 and dest != -1 and e.pending_move is None:
-                e.pending_move = (source, dest)         # slabs_reassign(src, dst)
+                e.pending_move = (source, dest, False)  # slabs_reassign(src, dst)
             if dest != 0:
                 self.last_automove_check = now
             else:

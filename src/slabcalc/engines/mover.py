@@ -17,6 +17,12 @@ chunks in order:
   ``slab_reassign_evictions_nomem`` (not ``evictions``); a chunked item loses
   all its chunks.
 
+1.6.45 (``slabs_mover.c``) keeps one spare chunk ready before each chunk it
+looks at, and when there is none outside the page, evicts the source class's
+COLD tail for it (``evicted``, not ``slab_reassign_evictions_nomem``), so the
+page's live items are all rescued -- when the move began with ``-m`` reached and
+the pool empty, or ``slab_automove=2`` asked.
+
 ``slab_rebalance_finish`` removes the page from the source's list and appends
 it to the destination's, split into the destination's chunks, or to the
 global page pool (class 0) -- where ``memory_release`` (slabs.c 641) frees
@@ -29,16 +35,31 @@ from __future__ import annotations
 
 from array import array
 
+from .lru import COLD, HOT
 from .slabs import PAGE_SHIFT
 
 
-def move_page(engine, source: int, dest: int) -> bool:
-    """Move ``source``'s first page to ``dest`` (0: the global pool); False when refused."""
+def move_page(engine, source: int, dest: int, allow_evictions: bool = False) -> bool:
+    """Move ``source``'s first page to ``dest`` (0: the global pool); False when refused.
+
+    ``allow_evictions``: ``slab_automove=2``'s request (1.6.45 lets its move evict).
+    """
     e = engine
     slabs = e.slabs
     pages = slabs.pages[source]
     if source == dest or len(pages) < 2 or not 0 <= dest < len(slabs.pages):
         return False
+    e.moving = True
+    try:
+        _move(e, source, dest, allow_evictions)
+    finally:
+        e.moving = False
+    return True
+
+
+def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
+    slabs = e.slabs
+    pages = slabs.pages[source]
     page = pages[0]
     base = page << PAGE_SHIFT
     end = base + e.perslab[source]
@@ -47,42 +68,56 @@ def move_page(engine, source: int, dest: int) -> bool:
     done = set()
     counts = e.counts
     now = e.now
-    for addr in range(base, end):
-        if addr in done:
-            continue
-        owner = owners.get(addr)
-        if owner is None:           # free (or inline-reclaimed): cut from the free list below
-            done.add(addr)
-            continue
-        item, index = owner
-        if e.index.get(item.key) is not item:        # a chunked item dropped earlier in this walk
-            done.add(addr)
-            continue
-        if item.exptime and item.exptime < now:
-            _drop(e, item, free)
-            done.add(addr)
-            continue
-        new = _rescue_chunk(free, base, end, done, counts)
-        if new < 0:
-            counts["evictions_nomem"] += 1
-            _drop(e, item, free)
-            done.add(addr)
-            continue
-        if index < 0:
-            item.addr = new
-            e.lrus.unlink(item)
-            e.link(item)                 # do_item_replace: relinked at its LRU's head, time now
-            counts["rescues"] += 1
-        else:
-            cls, _ = item.chunks[index]
-            item.chunks[index] = (cls, new)
-            if index == 0:               # the header: the item itself is replaced and relinked
-                e.lrus.unlink(item)
-                e.link(item)
-                counts["rescues"] += 1
+    evicting = e.bg.rules.rules["mover_without_free_chunk"] == "evict"
+    # 1.6.45 slabs_mover.c 100-110: evictions are allowed when the move starts with -m reached and
+    # the pool empty (or slab_automove=2 asked)
+    allow = allow_evictions or (slabs.full and not slabs.pool)
+    spare = -1                              # t->new_it: a chunk kept for the next rescue
+    pending = range(base, end)
+    while pending:
+        busy = []                           # 1.6.45: live items with no chunk yet, tried next pass
+        before = (len(done), sum(e.lrus.evicted))
+        for addr in pending:
+            if evicting and spare < 0:
+                spare, allow = _prep(e, source, free, base, end, done, counts, allow)
+            if addr in done:
+                continue
+            owner = owners.get(addr)
+            if owner is None:       # free (or inline-reclaimed): cut from the free list below
+                done.add(addr)
+                continue
+            item, index = owner
+            if e.index.get(item.key) is not item:        # dropped or evicted earlier in this walk
+                done.add(addr)
+                continue
+            if item.exptime and item.exptime < now:
+                _drop(e, item, free)
+                done.add(addr)
+                continue
+            if evicting:
+                new, spare = spare, -1
+                if new < 0:
+                    busy.append(addr)
+                    continue
             else:
-                counts["chunk_rescues"] += 1
-        done.add(addr)
+                new = _rescue_chunk(free, base, end, done, counts)
+                if new < 0:
+                    counts["evictions_nomem"] += 1
+                    _drop(e, item, free)
+                    done.add(addr)
+                    continue
+            _rescue(e, item, index, new, counts)
+            done.add(addr)
+        if busy and before == (len(done), sum(e.lrus.evicted)):
+            for addr in busy:               # nothing moves any more: what is left is lost
+                item, _ = owners[addr]
+                if e.index.get(item.key) is item:
+                    counts["evictions_nomem"] += 1
+                    _drop(e, item, free)
+            break
+        pending = busy
+    if spare >= 0:
+        free.append(spare)               # slab_rebalance_finish: the unused spare goes back
     # whatever is still on the free list from this page is cut from it
     slabs.free[source] = array("q", (a for a in free if not base <= a < end))
     del pages[0]
@@ -95,7 +130,61 @@ def move_page(engine, source: int, dest: int) -> bool:
         e.moved_in[dest] += 1
     e.moved_out[source] += 1
     counts["slabs_moved"] += 1
-    return True
+
+
+def _rescue(e, item, index: int, new: int, counts) -> None:
+    """The live item (or its chunk ``index``) is copied into chunk ``new``."""
+    if index < 0:
+        item.addr = new
+        e.lrus.unlink(item)
+        e.link(item)                     # do_item_replace: relinked at its LRU's head, time now
+        counts["rescues"] += 1
+        return
+    cls, _ = item.chunks[index]
+    item.chunks[index] = (cls, new)
+    if index == 0:                       # the header: the item itself is replaced and relinked
+        e.lrus.unlink(item)
+        e.link(item)
+        counts["rescues"] += 1
+    else:
+        counts["chunk_rescues"] += 1
+
+
+def _prep(e, cls: int, free, base: int, end: int, done: set, counts, allow: bool) -> tuple[int, bool]:
+    """``slab_rebalance_prep`` (1.6.45 slabs_mover.c 178-230): a chunk outside the page for the
+    next rescue, evicting the class's COLD tail for it when evictions are allowed.
+
+    Where 1.6.45 would busy-loop (no chunk, no evictions allowed), the model goes straight to what
+    it does after 5000 loops: evictions when -m is reached, else a new page (the loops take up to
+    some 25 s of the real mover's time).
+    """
+    spare = _rescue_chunk(free, base, end, done, counts)
+    if spare >= 0:
+        return spare, allow
+    if not allow:
+        if e.slabs.full:
+            allow = True
+        else:
+            spare = _rescue_chunk_new_page(e, cls, base, end, done, counts)
+            if spare >= 0:
+                return spare, allow
+            allow = e.slabs.full
+    if allow:
+        lrus = e.lrus
+        for _ in range(e.alloc_rounds):
+            if lrus.pull_tail(cls, COLD, evict=True) <= 0 and e.segmented:
+                lrus.pull_tail(cls, HOT)
+            spare = _rescue_chunk(e.slabs.free[cls], base, end, done, counts)
+            if spare >= 0:
+                break
+    return spare, allow
+
+
+def _rescue_chunk_new_page(e, cls, base, end, done, counts) -> int:
+    """``slab_rebalance_alloc`` with MC_ALLOW_NEWPAGE: a new page may be taken for the rescue."""
+    if e.slabs.newslab(cls):
+        return _rescue_chunk(e.slabs.free[cls], base, end, done, counts)
+    return -1
 
 
 def _drop(e, item, free) -> None:

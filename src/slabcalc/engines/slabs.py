@@ -69,6 +69,12 @@ class Slabs:
             return -1
         return free.pop()
 
+    @property
+    def full(self) -> bool:
+        """All of ``-m`` is allocated: ``global_page_pool_size``'s mem_flag (``mem_malloced >=
+        mem_limit``), which the 1.6.45 automover and mover read."""
+        return self.malloced >= self.limit
+
     def free_count(self, cls: int) -> int:
         return len(self.free[cls])
 
