@@ -3,11 +3,13 @@
 
     python scripts/capture_paced.py                 # every scenario, three at a time
     python scripts/capture_paced.py automove-2      # one
+    SLABCALC_MEMCACHED=/path/to/memcached-1.6.45 python scripts/capture_paced.py
 
 Each scenario starts a fresh memcached (``$SLABCALC_MEMCACHED`` or the one on
 PATH), replays its workload on the workload's own clock and snapshots
-``stats``, ``stats slabs`` and ``stats items`` every 10 s.  A snapshot taken
-more than 50 ms late (a loaded machine) fails the capture; run it again.
+``stats``, ``stats slabs`` and ``stats items`` every 10 s, into
+``tests/data/paced/<scenario>-<version>.json.gz``.  A snapshot taken more than
+50 ms late (a loaded machine) fails the capture; run it again.
 """
 
 from __future__ import annotations

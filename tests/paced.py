@@ -238,12 +238,18 @@ def _read_value(server: MemcachedServer, size: int) -> None:
 
 def save(result: Capture, directory: Path = DATA) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{result.scenario}.json.gz"
+    path = directory / f"{result.scenario}-{result.version}.json.gz"
     with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as out:
         json.dump(result.to_json(), out, separators=(",", ":"))
     return path
 
 
+def stored(directory: Path = DATA) -> list[str]:
+    """The stored runs, ``scenario-version`` each."""
+    return sorted(p.name.removesuffix(".json.gz") for p in directory.glob("*.json.gz"))
+
+
 def load(name: str, directory: Path = DATA) -> Capture:
+    """A stored run: ``scenario-version`` (``automove-2-1.6.18``)."""
     with gzip.open(directory / f"{name}.json.gz", "rt", encoding="utf-8") as src:
         return Capture(**json.load(src))

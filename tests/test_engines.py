@@ -12,6 +12,8 @@ from slabcalc.engines.background import background_for
 from slabcalc.engines.engine import Engine
 from slabcalc.simulate import GET, SET, simulate
 
+PER_PAGE_4 = 5461
+
 
 def settings(*args):
     return configure(load_profile("1.6.18"), list(args))
@@ -77,3 +79,42 @@ def test_the_crawler_comes_back_within_seconds_for_a_class_whose_items_expire_wi
         expired = max(0, min(600, int((when - 66) * 10)))
         held = set_so_far - (state.totals.curr_items - 100)
         assert expired - held <= 7 * 10 + 10, (when, expired, held)
+
+
+# -- 1.6.45: the automover on the mover thread, free pages only once -m is allocated, the mover evicts
+
+
+def test_1_6_45_gives_free_pages_to_the_pool_only_once_all_of_m_is_allocated():
+    # slab_automove.c 130-137 (1.6.45): "Only handle 'too much free' scenario if all memory was
+    # malloc'ed" -- global_page_pool_size's flag, total_malloced >= -m.  5 pages of -m 8 whose items
+    # expired: 1.6.18 gives 3 of them to the pool, 1.6.45 none.
+    ops = [s(0, f"f{i:05d}", ttl=2) for i in range(5 * PER_PAGE_4)] + [(45, GET, "x", 1, 0, 0, 0)]
+    moved = {release: simulate(configure(load_profile(release), ["-m", "8"]), ops).totals.pages_moved
+             for release in ("1.6.18", "1.6.45")}
+    assert moved == {"1.6.18": 3, "1.6.45": 0}
+
+
+def test_1_6_45_evicts_the_source_class_tail_to_rescue_its_page_instead_of_dropping_items():
+    # -m 4: class 4 holds 3 full pages of items never read, class 15 evicts.  1.6.18 drops the moved
+    # page's 5461 live items (slab_reassign_evictions_nomem).  1.6.45 (slabs_mover.c 178-230) keeps a
+    # spare chunk before each chunk it looks at, evicting class 4's COLD tail for it: the tail is
+    # the oldest items, which are page 0's own (allocated first), so each eviction frees a chunk of
+    # the page (inline reclaim) until the whole page is free; one more eviction, from page 1, gives
+    # the spare, which goes back to the free list: 5462 evictions, no rescue, nothing lost.
+    ops = [s(0, f"f{i:05d}") for i in range(3 * PER_PAGE_4)]
+    ops += [s(5 + i / 100, f"b{i:05d}", 2000) for i in range(100 * 60)]
+    old = simulate(configure(load_profile("1.6.18"), ["-m", "4"]), ops).totals
+    new = simulate(configure(load_profile("1.6.45"), ["-m", "4"]), ops)
+    t = new.totals
+    assert (old.pages_moved, old.slab_reassign_evictions_nomem) == (1, PER_PAGE_4)
+    assert (t.pages_moved, t.slab_reassign_evictions_nomem, t.slab_reassign_rescues) == (1, 0, 0)
+    assert t.slab_reassign_inline_reclaim == PER_PAGE_4
+    assert {r.slab_class.id: r.evicted for r in new.classes}[4] == PER_PAGE_4 + 1
+
+
+def test_1_6_45_runs_the_windowed_automover_for_slab_automove_2_too():
+    # slabs_mover.c 607: the mover thread runs the algorithm unless slab_automove is 0
+    config = configure(load_profile("1.6.45"), ["-o", "slab_automove=2"])
+    assert "and the windowed one, window 10 s" in simulate(config, [s(0, "a00000")]).model.text
+    config = configure(load_profile("1.6.18"), ["-o", "slab_automove=2"])
+    assert "windowed" not in simulate(config, [s(0, "a00000")]).model.text
