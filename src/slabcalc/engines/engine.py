@@ -181,24 +181,14 @@ class Engine:
             self.unlink(item, lost=expired)
 
     def store(self, key, cls: int, ttl: int, ntotal: int, addr: int, chunks) -> None:
-        """``do_store_item`` for a set: the old item (if any) goes, the new one is linked
-        (``do_item_link``, written out: it runs for every set)."""
-        index = self.index
-        old = index.get(key)
+        """``do_store_item`` for a set: the old item (if any) goes, the new one is linked."""
+        old = self.index.get(key)
         now = self.now
         if old is not None:
             if old.exptime and old.exptime <= now:
                 self.counts["get_expired"] += 1
             self.unlink(old, lost=False)
-        seg = self.link_seg
-        item = Item(key, cls, seg, now + ttl if ttl else 0, now, ntotal, addr, chunks)
-        lrus = self.lrus
-        lrus.q[seg][cls][key] = item
-        lrus.bytes[seg][cls] += ntotal
-        index[key] = item
-        if chunks is not None:
-            self.chunked[key] = item
-        self.counts["total_items"] += 1
+        self.link(Item(key, cls, self.link_seg, now + ttl if ttl else 0, now, ntotal, addr, chunks))
         if self.gone:
             self.gone.pop(key, None)
 
