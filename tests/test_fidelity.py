@@ -50,6 +50,10 @@ VALID = [
     "-I 1.5m", "-I 1024k", "-o modern=1", "-o slab_chunk_max={cm:16384},no_chunked_items",
     "-o no_chunked_items -I 2m", "-o slab_sizes=100--200", "-n -100", "-m 0 -I 1m -m 64",
     "-o slab_chunk_max=-1",
+    # the background threads' settings (simulate): accepted values, as memcached reads them
+    "-o slab_automove=0", "-o slab_automove=2", "-o slab_automove", "-o slab_automove=x",
+    "-o slab_automove_ratio=0.5,slab_automove_window=3", "-o hot_lru_pct=79,warm_lru_pct=1",
+    "-o hot_max_factor=0.5,warm_max_factor=3", "-o no_lru_crawler,no_lru_maintainer",
 ]
 INVALID = [
     "-f 1.0", "-f 0.5", "-f 0", "-f abc", "-n 0", "-I 100", "-I 1023", "-I 2g", "-I 64m",
@@ -60,6 +64,10 @@ INVALID = [
     "-o slab_sizes=" + "-".join(str(100 + 16 * i) for i in range(63)),
     "-o bogus_option", "-o foo=1,bar=2", "-x", "-o slab_chunk_max", "-o slab_chunk_max=abc",
     "-o slab_sizes", "-o slab_sizes=", "-m 1", "-m 0", "-C -f 1.0 -n 0",
+    # ... and refused ones, with memcached's messages
+    "-o slab_automove=3", "-o slab_automove=-1", "-o slab_automove_ratio=0", "-o slab_automove_ratio=1.5",
+    "-o slab_automove_ratio", "-o slab_automove_window=2", "-o hot_lru_pct=80", "-o warm_lru_pct=0",
+    "-o hot_max_factor=0", "-o warm_max_factor=-1", "-o hot_lru_pct=0,bogus",
 ]
 
 

@@ -238,6 +238,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
             words += subopts
             for index, sub in enumerate(subopts):
                 name, has_value, subvalue = sub.partition("=")
+                if p.background is not None and name in p.background.suboptions:
+                    background_values(p, [sub])     # main() refuses a value it cannot take, in order
                 effect = p.suboptions.get(name)
                 if name == "slab_chunk_max" and p.has_slab_chunk_max:
                     chunk_max = _parse_slab_chunk_max(p, subvalue if has_value else None, printed)
@@ -297,6 +299,37 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
                     maxbytes=maxbytes, use_cas=use_cas, slab_chunk_max=chunk_max, slab_page_size=page,
                     slab_reassign=slab_reassign, slab_sizes=slab_sizes, suffix=suffix, warnings=tuple(printed),
                     hashpower_init=hashpower_init, hash_expand=hash_expand, suboptions=tuple(words))
+
+
+def background_values(profile: Profile, words: Sequence[str]) -> dict:
+    """The background threads' settings (the profile's ``background`` defaults) after the ``-o``
+    words, read in order as memcached reads them; :class:`Refused` with memcached's message for
+    a value it refuses (``slab_automove must be between 0 and 2``)."""
+    rules = profile.background
+    if rules is None:
+        return {}
+    values = dict(rules.defaults)
+    for word in words:
+        name, has_value, text = word.partition("=")
+        option = rules.suboptions.get(name)
+        if option is None:
+            continue
+        values.update(option.set)
+        if option.value is None:
+            continue
+        if not has_value:
+            if option.default is None:
+                raise Refused(f"Missing {name} argument", 1)
+            value = option.default
+        else:
+            value = c_atof(text) if isinstance(rules.defaults[option.value], float) else c_atoi(text)
+        bounds = option.refuse
+        if any((test == "lt" and value < bound) or (test == "le" and value <= bound)
+               or (test == "gt" and value > bound) or (test == "ge" and value >= bound)
+               for test, bound in bounds.items()):
+            raise Refused(option.message or f"{name}: {text} is out of range", 1)
+        values[option.value] = value
+    return values
 
 
 def _big_item_chunk_max(p: Profile, item_size_max: int, chunk_max: int | None, given: bool) -> int | None:

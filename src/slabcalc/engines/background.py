@@ -13,8 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from ..profile import BackgroundRules
-from ..settings import Refused, Settings
-from ..units import c_atof, c_atoi
+from ..settings import Settings, background_values
 
 
 class SimulationError(ValueError):
@@ -101,31 +100,9 @@ def background_for(settings: Settings, suboptions: Sequence[str] | None = None) 
     rules = settings.profile.background
     if rules is None:
         raise SimulationError(f"the profile of {settings.profile.release} says nothing of its background threads")
-    values = dict(rules.defaults)
-    for word in settings.suboptions if suboptions is None else suboptions:
-        name, has_value, text = word.partition("=")
-        option = rules.suboptions.get(name)
-        if option is None:
-            continue
-        values.update(option.set)
-        if option.value is None:
-            continue
-        if not has_value:
-            if option.default is None:
-                raise Refused(f"Missing {name} argument", 1)
-            value = option.default
-        else:
-            value = c_atof(text) if isinstance(rules.defaults[option.value], float) else c_atoi(text)
-        if _refused(value, option.refuse):
-            raise Refused(option.message or f"{name}: {text} is out of range", 1)
-        values[option.value] = value
+    words = settings.suboptions if suboptions is None else suboptions
+    values = background_values(settings.profile, words)
     return Background(slab_reassign=settings.slab_reassign, rules=rules, **values)
-
-
-def _refused(value: float, bounds) -> bool:
-    tests = {"lt": value < bounds.get("lt", float("-inf")), "le": value <= bounds.get("le", float("-inf")),
-             "gt": value > bounds.get("gt", float("inf")), "ge": value >= bounds.get("ge", float("inf"))}
-    return any(tests[name] for name in bounds)
 
 
 def with_lru(background: Background, lru: str) -> Background:
