@@ -17,7 +17,6 @@ from __future__ import annotations
 import gzip
 import json
 import random
-import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path

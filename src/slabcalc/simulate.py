@@ -90,7 +90,8 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
 
 CLASS_FIELDS = ("class", "chunk_size", "pages", "items", "evicted", "reclaimed", "crawler_reclaimed", "outofmemory",
                 "hits", "misses", "used_chunks", "free_chunks", "expired_items", "free_bytes", "expired_bytes",
-                "evicted_nonzero", "evicted_unfetched", "expired_unfetched", "pages_moved_in", "pages_moved_out")
+                "evicted_nonzero", "evicted_unfetched", "expired_unfetched", "pages_moved_in", "pages_moved_out",
+                "number_hot", "number_warm", "number_cold")
 
 
 def class_record(r: ClassResult) -> dict:
@@ -116,6 +117,9 @@ def class_record(r: ClassResult) -> dict:
         "expired_unfetched": r.expired_unfetched,
         "pages_moved_in": r.moved_in,
         "pages_moved_out": r.moved_out,
+        "number_hot": r.number_hot,
+        "number_warm": r.number_warm,
+        "number_cold": r.number_cold,
     }
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 from array import array
 
 PAGE_SHIFT = 32
-SLOT_MASK = (1 << PAGE_SHIFT) - 1
 
 
 class Slabs:
@@ -74,9 +73,6 @@ class Slabs:
         """All of ``-m`` is allocated: ``global_page_pool_size``'s mem_flag (``mem_malloced >=
         mem_limit``), which the 1.6.45 automover and mover read."""
         return self.malloced >= self.limit
-
-    def free_count(self, cls: int) -> int:
-        return len(self.free[cls])
 
     def release_pool(self, page_size: int) -> None:
         """``memory_release``: free pool pages while more than ``-m`` is allocated."""
