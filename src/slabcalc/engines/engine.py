@@ -77,6 +77,8 @@ class Engine:
         self.ntotal = ntotal_function(settings)
         self.max_single = min(classes[-1].chunk_size, settings.item_size_max)
         self._class_of: dict[int, int] = {}
+        self._sizes: dict[int, int] = {}
+        self._exp_second, self._exp = None, {}
         self._shapes: dict[tuple, tuple | None] = {}
         self.peak = (0, None, None)     # free bytes elsewhere at an eviction, time, class
         self._peak_checked = None
@@ -103,6 +105,17 @@ class Engine:
             self.pick_any = PickAny(self)
 
     # -- items -------------------------------------------------------------------------
+
+    def exptime(self, ttl: int) -> int:
+        """``current_time + ttl`` (0: never), one int object per second and TTL for all items."""
+        if not ttl:
+            return 0
+        if self._exp_second != self.now:
+            self._exp_second, self._exp = self.now, {}
+        exp = self._exp.get(ttl)
+        if exp is None:
+            exp = self._exp[ttl] = self.now + ttl
+        return exp
 
     def unlink(self, item: Item, lost: bool = True) -> None:
         """``do_item_unlink`` + free: out of its LRU and the hash table, its chunks freed.
@@ -188,7 +201,7 @@ class Engine:
             if old.exptime and old.exptime <= now:
                 self.counts["get_expired"] += 1
             self.unlink(old, lost=False)
-        self.link(Item(key, cls, self.link_seg, now + ttl if ttl else 0, now, ntotal, addr, chunks))
+        self.link(Item(key, cls, self.link_seg, self.exptime(ttl), now, ntotal, addr, chunks))
         if self.gone:
             self.gone.pop(key, None)
 
@@ -198,6 +211,7 @@ class Engine:
         if size > self.max_single:
             self.set_large(key, key_size, value_size, flags, ttl, size)
             return
+        size = self._sizes.setdefault(size, size)     # one int object per item size, not per item
         cls = self._class_of.get(size) or self.class_of(size)
         slabs = self.slabs
         free = slabs.free[cls]
@@ -315,7 +329,7 @@ class Engine:
             counts["touch_hits"] += 1
         self.bump(item)
         if op == TOUCH:
-            item.exptime = self.now + ttl if ttl else 0
+            item.exptime = self.exptime(ttl)
 
     def bump(self, item: Item) -> None:
         """``do_item_bump`` (items.c 1063): the hit markers, and the bump they ask for."""
