@@ -102,9 +102,14 @@ def test_run_vv_bad_factor_does_not_start(memcached: str) -> None:
     assert result.class_lines == []
 
 
-def test_run_vv_timeout_is_an_error(memcached: str) -> None:
+def test_run_vv_timeout_is_an_error(tmp_path) -> None:
+    # A process that neither listens nor exits: a real memcached can start within the time it
+    # takes to wait 0 s (seen once on a loaded machine), so it cannot stand in for one.
+    silent = tmp_path / "silent-memcached"
+    silent.write_text("#!/bin/sh\nexec sleep 30\n")
+    silent.chmod(0o755)
     with pytest.raises(RuntimeError, match="-f"):
-        ms.run_vv(["-f", "1.25"], timeout=0.0, memcached=memcached)
+        ms.run_vv(["-f", "1.25"], timeout=0.2, memcached=str(silent))
 
 
 def test_server_round_trip(memcached: str) -> None:
