@@ -330,12 +330,14 @@ class Engine:
         self.bump(item)
         if op == TOUCH:
             item.exptime = self.exptime(ttl)
+            self.lrus.version[item.cls] += 1
 
     def bump(self, item: Item) -> None:
         """``do_item_bump`` (items.c 1063): the hit markers, and the bump they ask for."""
         if self.segmented:
             if item.active:
                 return
+            self.lrus.version[item.cls] += 1
             if not item.fetched:
                 item.fetched = True
                 return
@@ -349,12 +351,14 @@ class Engine:
         if item.time < self.now - self.update_interval:     # do_item_update, compat
             item.time = self.now
             self.lrus.q[item.seg][item.cls].move_to_end(item.key)
+            self.lrus.version[item.cls] += 1
 
     def update(self, item: Item) -> None:
         """``do_item_update`` of a queued bump (segmented): an ACTIVE COLD item to WARM."""
         if self.index.get(item.key) is not item:        # unlinked since
             return
         item.time = self.now
+        self.lrus.version[item.cls] += 1
         if item.seg == COLD and item.active:
             item.active = False
             self.lrus.relink(item, WARM)

@@ -47,18 +47,25 @@ class Lrus:
         self.outofmemory = [0] * n
         self.moves_to_cold = [0] * n
         self.moves_to_warm = [0] * n
+        # per class, bumped by every change of its LRUs or of an item in them: the maintainer
+        # need not look again at a class that has not changed within the same second
+        self.version = [0] * n
 
     def count(self, cls: int) -> int:
         q = self.q
         return len(q[HOT][cls]) + len(q[WARM][cls]) + len(q[COLD][cls])
 
     def link(self, item: Item) -> None:
-        self.q[item.seg][item.cls][item.key] = item
-        self.bytes[item.seg][item.cls] += item.ntotal
+        cls = item.cls
+        self.q[item.seg][cls][item.key] = item
+        self.bytes[item.seg][cls] += item.ntotal
+        self.version[cls] += 1
 
     def unlink(self, item: Item) -> None:
-        del self.q[item.seg][item.cls][item.key]
-        self.bytes[item.seg][item.cls] -= item.ntotal
+        cls = item.cls
+        del self.q[item.seg][cls][item.key]
+        self.bytes[item.seg][cls] -= item.ntotal
+        self.version[cls] += 1
 
     def relink(self, item: Item, seg: int) -> None:
         """``item_unlink_q`` + ``item_link_q``: to the head of ``seg`` (its own, or another)."""
@@ -68,6 +75,7 @@ class Lrus:
         item.seg = seg
         self.q[seg][cls][item.key] = item
         self.bytes[seg][cls] += item.ntotal
+        self.version[cls] += 1
 
     def pull_tail(self, cls: int, seg: int, total_bytes: int = 0, evict: bool = False, max_age: int = 0) -> int:
         """``lru_pull_tail`` (items.c 1121-1290): items removed or moved at the tail of ``seg``.
@@ -122,6 +130,7 @@ class Lrus:
                 removed += 1
                 if seg == WARM:
                     lru.move_to_end(item.key)
+                    self.version[cls] += 1
                 else:
                     self.relink(item, WARM)
                     self.moves_to_warm[cls] += 1

@@ -47,6 +47,7 @@ class Maintainer:
         # share one entry (PHANTOM).
         self.clock = 0
         self.backoff = [0] * (len(engine.size) + 1)
+        self.idle_at = [None] * len(engine.size)    # (second, version) a class was last seen idle at
         self.due = [(0, cls) for cls in range(1, len(engine.size))]
         if len(engine.size) <= 63:
             self.due.append((0, PHANTOM))
@@ -119,17 +120,21 @@ class Maintainer:
         """``lru_maintainer_juggle``: passes over the class's LRU tails that moved something."""
         e = self.e
         lrus = e.lrus
+        now = e.now
+        seen = (now, lrus.version[cls])
+        if self.idle_at[cls] == seen:       # nothing changed since a juggle found nothing to do
+            return 0
         q = lrus.q
         hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
         if not (hot or warm or cold):
             return 0
-        now = e.now
         cold_age = now - cold[next(iter(cold))].time if cold else 0
         bg = e.bg
         hot_age, warm_age = int(cold_age * bg.hot_max_factor), int(cold_age * bg.warm_max_factor)
         nbytes = lrus.bytes
         total = nbytes[COLD][cls] + nbytes[HOT][cls] + nbytes[WARM][cls]
         if self._idle(hot, warm, cold, nbytes, cls, now, total, hot_age, warm_age):
+            self.idle_at[cls] = seen
             return 0
         pull_tail = lrus.pull_tail
         did = 0
