@@ -145,3 +145,22 @@ def test_python_dash_m_and_broken_pipe():
         shell=True, capture_output=True, text=True, check=True)
     assert proc.stdout.startswith("{")
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+def test_report_vs_asks_with_its_own_memory_limit():
+    # G1 (issue 15): --vs "-m 128" showed the capacity of the baseline's -m 64
+    import json
+
+    def capacity(*args):
+        result = run("report", "examples/items.csv", "--format", "json", *args)
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    at_64, at_128 = capacity("-m", "64")["capacity"], capacity("-m", "128")["capacity"]
+    assert at_128 > at_64
+    rows = {r["options"]: r["capacity"] for r in capacity("-m", "64", "--vs", "-m 128", "--vs", "-f 1.1")["what_if"]}
+    assert rows["baseline"] == at_64 and rows["-m 128"] == at_128
+    assert rows["-f 1.1"] == capacity("-m", "64", "-f", "1.1")["capacity"]
+    # no -m in the baseline: only the --vs that gives one has a capacity
+    rows = {r["options"]: r["capacity"] for r in capacity("--vs", "-m 128")["what_if"]}
+    assert rows == {"baseline": None, "-m 128": at_128}

@@ -437,7 +437,7 @@ def place(settings, key_length, value_length, flags, fmt):
     except ValueError as exc:  # a key, value or flags memcached's protocol would not take
         raise Refusal(str(exc)) from None
     other_name = "without_cas" if settings.use_cas else "with_cas"
-    if click.get_current_context().params.get("memory_limit") is not None and record["status"] != "too_large":
+    if settings.memory_limit is not None and record["status"] != "too_large":
         from .inputs import Item
         from .report import build_report
 
@@ -533,7 +533,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     from .report import build_report
 
     settings = _settings(**model)
-    limit = settings.maxbytes if model.get("memory_limit") is not None else None
+    limit = settings.memory_limit
     with _input(file, "report") as (stream, source, progress):
         if deploy["group_by"] is not None:   # read twice: sizes for the report, names for the groups
             stream, deploy["text"] = _keep_text(stream)
@@ -542,8 +542,10 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
         triples = list(items)               # build_report sums an item that comes more than once
     try:
         base = build_report(settings, triples, limit, size_key_length=key_length or 16)
-        others = [(text, build_report(_vs_settings(settings, model, text), triples,
-                                      limit, size_key_length=key_length or 16)) for text in what_if]
+        others = []
+        for text in what_if:           # each --vs asks with its own -m (G1: it used the baseline's)
+            vs = _vs_settings(settings, model, text)
+            others.append((text, build_report(vs, triples, vs.memory_limit, size_key_length=key_length or 16)))
         plan = _deploy_plan(settings, base, triples, deploy, key_length or 16, source)
     except InputError as exc:
         raise DataError(str(exc)) from None
@@ -905,7 +907,7 @@ def optimize(file, key_length, strict, max_classes, validate, seed, fmt, **model
     from .optimize import optimize as run, optimum_record
 
     settings = _settings(**model)
-    limit = settings.maxbytes if model.get("memory_limit") is not None else None
+    limit = settings.memory_limit
     if max_classes is not None and max_classes > settings.profile.max_regular:
         raise Refusal(f"--max-classes: memcached {settings.profile.release} takes at most "
                       f"{settings.profile.max_regular} slab sizes")

@@ -53,6 +53,12 @@ class Settings:
     hashpower_init: int | None = None  # -o hashpower=N: the hash table's starting power (outside -m)
     hash_expand: bool = True           # not -o no_hashexpand: the hash table doubles as items grow
     suboptions: tuple[str, ...] = ()   # every -o word in order (the background threads read them)
+    memory_limit_given: bool = False   # -m was among the options (sizing questions then ask "what fits")
+
+    @property
+    def memory_limit(self) -> int | None:
+        """``-m`` in bytes when it was given, else None (a report then finds the ``-m`` to set)."""
+        return self.maxbytes if self.memory_limit_given else None
 
     @property
     def suffix_rule(self) -> str:
@@ -206,6 +212,7 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     hashpower_init: int | None = None
     hash_expand = True
     words: list[str] = []
+    memory_limit_given = False
 
     for letter, value in _getopt(argv, p.getopt):
         if letter == "f":
@@ -221,6 +228,7 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
                 raise Refused(p.chunk_size_message, 1)
         elif letter == "m":
             maxbytes = (c_atoi(value) % (1 << 64)) * 1024 * 1024 % (1 << 64)
+            memory_limit_given = True
         elif letter == "C":  # only in the getopt string of releases with optional CAS
             use_cas = False
         elif letter == "I":
@@ -298,7 +306,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     return Settings(profile=p, chunk_size=chunk_size, factor=factor, item_size_max=item_size_max,
                     maxbytes=maxbytes, use_cas=use_cas, slab_chunk_max=chunk_max, slab_page_size=page,
                     slab_reassign=slab_reassign, slab_sizes=slab_sizes, suffix=suffix, warnings=tuple(printed),
-                    hashpower_init=hashpower_init, hash_expand=hash_expand, suboptions=tuple(words))
+                    hashpower_init=hashpower_init, hash_expand=hash_expand, suboptions=tuple(words),
+                    memory_limit_given=memory_limit_given)
 
 
 def background_values(profile: Profile, words: Sequence[str]) -> dict:
