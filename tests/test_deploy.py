@@ -161,6 +161,22 @@ def test_group_by_csv_key_names_and_separator():
     assert groups["a.*"]["requested_bytes"] == 324 and groups["a.*"]["used_bytes"] == 384
 
 
+def test_group_by_reads_the_rows_the_report_reads():
+    # G2 (issue 15): --group-by re-read the input with its own parser: it refused the header
+    # Key-Name,Value that report takes, and a bad row report counts was fatal to it
+    text = "Key-Name,Value\nuser:1,100\nuser:2,200\nsession:9,x\nsession:1,3000\n"
+    document = doc("--group-by", "prefix", input=text)
+    assert (document["totals"]["rows"], document["totals"]["rejected"]) == (4, 1)
+    groups = {g["group"]: g["items"] for g in document["groups"]}
+    assert groups == {"user:*": 2, "session:*": 1}
+    assert sum(groups.values()) == document["totals"]["items"]
+    strict = run("report", "--group-by", "prefix", "--strict", "-", input=text)
+    assert strict.exit_code == 1 and "<stdin>:4: value is not a number: 'x'" in strict.output
+    # a count column weighs the groups as it weighs the report
+    counted = doc("--group-by", "prefix", input="key_name,value,count\na:1,100,3\nb:1,100,0\n")
+    assert {g["group"]: g["items"] for g in counted["groups"]} == {"a:*": 3, "b:*": 0}
+
+
 def test_group_by_refuses_inputs_without_key_names():
     result = run("report", "--group-by", "prefix", "-", input=HIST)
     assert result.exit_code == 1 and "key_name" in result.output

@@ -546,7 +546,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
         for text in what_if:           # each --vs asks with its own -m (G1: it used the baseline's)
             vs = _vs_settings(settings, model, text)
             others.append((text, build_report(vs, triples, vs.memory_limit, size_key_length=key_length or 16)))
-        plan = _deploy_plan(settings, base, triples, deploy, key_length or 16, source)
+        plan = _deploy_plan(settings, base, triples, {**deploy, "strict": strict}, key_length or 16, source)
     except InputError as exc:
         raise DataError(str(exc)) from None
     except ValueError as exc:
@@ -1129,10 +1129,13 @@ def _deploy_plan(settings, base, triples, deploy, key_length, source):
     if deploy["group_by"] is not None:
         import io
 
-        from .keyspace import breakdown, read_named_items
+        from .inputs import read_named_items
+        from .keyspace import breakdown
 
-        plan["groups"] = breakdown(settings, read_named_items(io.StringIO(deploy["text"]), source),
-                                   deploy["group_by"], deploy["separator"], key_length)
+        # the same rows as the report's (G2): the same header rules, the same rejections
+        named, _ = read_named_items(io.StringIO(deploy["text"]), source, key_length=key_length,
+                                    strict=deploy["strict"])
+        plan["groups"] = breakdown(settings, named, deploy["group_by"], deploy["separator"], key_length)
     gauge = plan["needed"] or plan["node_plan"]
     memory = (gauge.memory if gauge is not None else plan["process"]).total
     measured(_measure(base.total("page_bytes") - base.total("requested_bytes"), base.total("page_bytes"),

@@ -63,6 +63,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from itertools import chain, compress, count, islice, repeat
 from typing import Any, Callable, Iterable, Iterator, TextIO
+from urllib.parse import unquote_to_bytes
 
 from .item import FLAGS_MAX
 
@@ -194,6 +195,19 @@ def read_items(stream: TextIO, source: str, *, key_length: int | None = None, st
     """
     reader = _Reader(stream, source, key_length, strict, progress, columns)
     return reader.items(), reader.acct
+
+
+def read_named_items(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False
+                     ) -> tuple[Iterator[tuple[str, Item, int]], Accounting]:
+    """``(key name, Item, count)`` for every accepted row of a metadump or of a CSV with a
+    ``key_name`` column, and their :class:`Accounting`.
+
+    The same header, aliases and row rules as :func:`read_items` (a row
+    ``read_items`` rejects is rejected here, counted, and fatal only with
+    ``strict``), line by line, with the names ``--group-by`` needs.
+    """
+    reader = _Reader(stream, source, key_length, strict, None)
+    return reader.named(), reader.acct
 
 
 # -- what a line is ---------------------------------------------------------
@@ -495,6 +509,42 @@ class _Reader:
             if len(self.pending) > CACHE_MAX or len(self.cache) > CACHE_MAX:
                 yield from self._hand_out()
         yield from self._hand_out(last=True)
+
+    def named(self) -> Iterator[tuple[str, Item, int]]:
+        """Every row with its key name, one at a time (see :func:`read_named_items`)."""
+        fmt = self.acct.format
+        name_at = getattr(self, "key_name_at", None)
+        if fmt != "metadump" and name_at is None:
+            raise InputError(f"{self.source}: --group-by needs key names: lru_crawler metadump lines, or a "
+                             f"CSV header with a key_name column and value (or item_size)")
+        acct = self.acct
+        for block in self._blocks():
+            for line in io.StringIO(block, newline=""):
+                self.base += 1
+                try:
+                    what = self.parse(self.keyfunc(line) if self.keyfunc is not None else line)
+                except _Rejected as why:
+                    acct.rows += 1
+                    acct.rejected += 1
+                    if self.strict:
+                        raise InputError(f"{self.source}:{self.base}: {why.reason}: {why.value!r}") from None
+                    if len(acct.first_rejections) < FIRST_REJECTIONS:
+                        acct.first_rejections.append(Rejection(self.base, why.reason,
+                                                               line.rstrip("\r\n")[:TEXT_MAX]))
+                    continue
+                if type(what) is tuple:
+                    item, weight = what
+                elif type(what) is Item:
+                    item, weight = what, 1
+                else:
+                    continue                 # blank, END
+                acct.rows += 1
+                acct.items += weight
+                if fmt == "metadump":
+                    name = unquote_to_bytes(line.split(None, 1)[0][4:]).decode("utf-8", errors="replace")
+                else:
+                    name = self._cells(line)[name_at].strip()
+                yield name, item, weight
 
     def _take(self, block: str) -> int | None:
         """The rows of ``block`` if the column counter took it whole; None if it is read line by line."""
