@@ -103,9 +103,11 @@ class Rejection:
     text: str        # the offending line, truncated to 80 characters
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Item:
     """One kind of item: lengths in bytes, or a full item size."""
+
+    __slots__ = ("key", "value", "flags", "item_size")   # written out: dataclass(slots=) is 3.10+
 
     key: int | None        # key length (None when item_size given)
     value: int | None      # value length
