@@ -44,7 +44,10 @@ def help_text(path: tuple[str, ...]) -> str:
     for name in path:
         command = command.get_command(ctx, name)
         ctx = click.Context(command, info_name=name, parent=ctx, terminal_width=WIDTH, max_content_width=WIDTH)
-    return command.get_help(ctx).rstrip() + "\n"
+    text = command.get_help(ctx).rstrip() + "\n"
+    # click 8.4.2 writes a group that runs without a subcommand as "[COMMAND]", older ones as
+    # "COMMAND": one spelling, so the reference does not depend on the click installed
+    return text.replace("[OPTIONS] [COMMAND] [ARGS]...", "[OPTIONS] COMMAND [ARGS]...")
 
 
 def render() -> str:
