@@ -176,3 +176,34 @@ def test_cli_usage_errors_exit_2():
     assert run("stats").exit_code == 2
     assert run("stats", "--server", "host:notaport").exit_code == 2
     assert re.search(r"\.png or \.svg", run("stats", "x", "--plot", "out.pdf").output)
+
+
+def test_the_global_page_pool_is_a_row_and_counts_in_the_totals(tmp_path):
+    # W4 (issue 16): pages in the global page pool showed in no table, total or JSON, and
+    # memory_pct ignored them.  A real 1.6.18's stats at 50 s of a paced run
+    # (tests/data/paced/automove-default-1.6.18.json.gz): 8 pages in the pool.
+    import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import paced
+
+    snapshot = paced.load("automove-default-1.6.18").snapshots[4]
+    lines = []
+    for key in ("stats", "slabs", "items"):
+        lines += [f"STAT {name} {value}" for name, value in snapshot[key].items()] + ["END"]
+    dump = tmp_path / "stats.txt"
+    dump.write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(cli, ["stats", str(dump), "--format", "json"], prog_name="slabcalc")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    pool = [c for c in document["classes"] if c["class"] == 0]
+    class_pages = sum(int(v) for k, v in snapshot["slabs"].items() if k.endswith(":total_pages"))
+    assert snapshot["stats"]["slab_global_page_pool"] == "8"
+    assert [(p["pages"], p["page_bytes"], p["free_bytes"]) for p in pool] == [(8, 8 << 20, 8 << 20)]
+    assert document["totals"]["slab_global_page_pool"] == 8
+    assert document["totals"]["pages"] == class_pages + 8
+    assert abs(sum(c["memory_pct"] for c in document["classes"]) - 100) < 0.05
+    table = CliRunner().invoke(cli, ["stats", str(dump)], prog_name="slabcalc").output
+    assert any(line.startswith("pool ") for line in table.splitlines())

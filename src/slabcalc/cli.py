@@ -742,7 +742,8 @@ def _print_stats(nodes, failed, samples, fmt, pool):
     rows = []
     for node in nodes:
         for row in class_records(node):
-            rows.append({**row, "memory": output.bar(row["memory_pct"])})
+            label = "pool" if row["class"] == 0 and fmt != "csv" else row["class"]   # the global page pool
+            rows.append({**row, "class": label, "memory": output.bar(row["memory_pct"])})
     totals = [{"node": node.node, **node_totals(node)} for node in nodes]
     if not pool and fmt != "csv":
         rows.append({"class": "total", **{k: totals[0].get(k) for k in STATS_COLUMNS[2:]},

@@ -298,6 +298,18 @@ class NodeStats:
         values = [getattr(c, name) for c in self.classes]
         return None if any(v is None for v in values) else sum(values)
 
+    @property
+    def pool_pages(self) -> int | None:
+        """Pages in the global page pool (``slab_global_page_pool``, 1.4.28+); None when not reported."""
+        text = self.dump.general.get("slab_global_page_pool")
+        return int(text) if text is not None and text.isdigit() else None
+
+    @property
+    def pool_bytes(self) -> int:
+        """What the pool's pages take of ``-m``: whole pages (slab_reassign's page size)."""
+        page = self.settings.slab_page_size if self.settings is not None else 1 << 20
+        return (self.pool_pages or 0) * page
+
 
 def _int(dump: Dump, command: str, name: str, value: str) -> int:
     try:
@@ -450,7 +462,10 @@ TOTAL_FIELDS = ("pages", "page_bytes", "used_chunks", "used_bytes", "requested_b
 
 
 def class_records(node: NodeStats) -> list[dict]:
-    page_bytes = node.total("page_bytes") or 0
+    """One record per class; then, when pages sit in it, the global page pool as class 0
+    (memcached's SLAB_GLOBAL_PAGE_POOL): pages that hold nothing, taken by the next class to grow."""
+    pool_bytes = node.pool_bytes
+    page_bytes = (node.total("page_bytes") or 0) + pool_bytes
     evicted = node.total("evicted")
     records = []
     for c in node.classes:
@@ -464,11 +479,25 @@ def class_records(node: NodeStats) -> list[dict]:
             "evicted_pct": (round(100.0 * c.evicted / evicted, 2) if evicted else 0.0)
             if c.evicted is not None else None,
         })
+    if pool_bytes:
+        records.append({
+            "node": node.node, "class": 0, "chunk_size": None, "perslab": None, "pages": node.pool_pages,
+            "page_bytes": pool_bytes, "used_chunks": 0, "used_bytes": 0, "requested_bytes": 0,
+            "chunk_waste": 0, "free_chunks": None, "free_bytes": pool_bytes, "items": 0, "evicted": None,
+            "outofmemory": None, "memory_pct": round(100.0 * pool_bytes / page_bytes, 2), "evicted_pct": None,
+        })
     return records
 
 
 def node_totals(node: NodeStats) -> dict:
+    """The node's totals; pages, page and free bytes include the global page pool's pages."""
     totals = {name: node.total(name) for name in TOTAL_FIELDS}
+    pool = node.pool_pages
+    totals["slab_global_page_pool"] = pool
+    if pool:
+        for name, more in (("pages", pool), ("page_bytes", node.pool_bytes), ("free_bytes", node.pool_bytes)):
+            if totals[name] is not None:
+                totals[name] += more
     general = node.dump.general
     for name in ("bytes", "curr_items", "limit_maxbytes", "evictions"):
         totals[name] = int(general[name]) if general.get(name, "").isdigit() else None
