@@ -42,12 +42,17 @@ class Background:
         return self.rules.constants
 
     @property
+    def automover_thread(self) -> str:
+        """The thread ``slab_automove=1`` runs on: ``maintainer`` (1.6.18) or ``mover`` (1.6.45)."""
+        return self.rules.rules["automover_thread"]
+
+    @property
     def automover_runs(self) -> bool:
         """The windowed automover runs: on the LRU maintainer thread for ``slab_automove=1``
         (1.6.18), or on the mover's for 1 and 2 (1.6.45)."""
         if not self.slab_reassign:
             return False
-        if self.rules.rules["automover_thread"] == "mover":     # slabs_mover.c 607: any slab_automove
+        if self.automover_thread == "mover":     # slabs_mover.c 607: any slab_automove
             return self.slab_automove in (1, 2)
         return self.slab_automove == 1 and self.lru_maintainer
 

@@ -94,7 +94,7 @@ class Engine:
 
             self.maintainer = Maintainer(self, start=-boot)
             self.actors.append(self.maintainer)
-        if background.automover_runs and background.rules.rules["automover_thread"] == "mover":
+        if background.automover_runs and background.automover_thread == "mover":
             from .automove import MoverThread
 
             self.actors.append(MoverThread(self, start=-boot))
@@ -239,15 +239,9 @@ class Engine:
         exptime = victim.exptime
         if (exptime and exptime < self.now) or victim.chunks is not None:
             return lrus.alloc_pull(cls)
-        lrus.evicted[cls] += 1
-        if exptime:
-            lrus.evicted_nonzero[cls] += 1
-        if not victim.fetched:
-            lrus.evicted_unfetched[cls] += 1
-        self.unlink(victim)
-        self.evicted_in(cls)
+        lrus.evict(victim, cls)
         if not self.segmented and not self._tail_live(cls):
-            return lrus.alloc_pull(cls, lrus.e.alloc_rounds - 1)   # round two reclaims first
+            return lrus.alloc_pull(cls, self.alloc_rounds - 1)     # round two reclaims first
         return self.slabs.free[cls].pop()                          # the victim's chunk
 
     def _tail_live(self, cls: int) -> bool:

@@ -77,6 +77,16 @@ class Lrus:
         self.bytes[seg][cls] += item.ntotal
         self.version[cls] += 1
 
+    def evict(self, item: Item, cls: int) -> None:
+        """Evict a live COLD tail item (items.c 1224-1240): its counters, then the unlink."""
+        self.evicted[cls] += 1
+        if item.exptime:
+            self.evicted_nonzero[cls] += 1
+        if not item.fetched:
+            self.evicted_unfetched[cls] += 1
+        self.e.unlink(item)
+        self.e.evicted_in(cls)
+
     def pull_tail(self, cls: int, seg: int, total_bytes: int = 0, evict: bool = False, max_age: int = 0) -> int:
         """``lru_pull_tail`` (items.c 1121-1290): items removed or moved at the tail of ``seg``.
 
@@ -105,14 +115,8 @@ class Lrus:
                 continue
             if seg == COLD:
                 if evict:
-                    self.evicted[cls] += 1
-                    if exptime:
-                        self.evicted_nonzero[cls] += 1
-                    if not item.fetched:
-                        self.evicted_unfetched[cls] += 1
-                    e.unlink(item)
+                    self.evict(item, cls)
                     removed += 1
-                    e.evicted_in(cls)
                 elif item.active and e.segmented:
                     item.active = False
                     self.relink(item, WARM)

@@ -59,7 +59,7 @@ class Maintainer:
             from .crawler import Crawler
 
             self.crawler = Crawler(engine)
-        if bg.automover_runs and bg.rules.rules["automover_thread"] == "maintainer":
+        if bg.automover_runs and bg.automover_thread == "maintainer":
             from .automove import WindowedAutomover
 
             self.automover = WindowedAutomover(engine)
