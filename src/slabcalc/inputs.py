@@ -528,11 +528,7 @@ class _Reader:
                 except _Rejected as why:
                     acct.rows += 1
                     acct.rejected += 1
-                    if self.strict:
-                        raise InputError(f"{self.source}:{self.base}: {why.reason}: {why.value!r}") from None
-                    if len(acct.first_rejections) < FIRST_REJECTIONS:
-                        acct.first_rejections.append(Rejection(self.base, why.reason,
-                                                               line.rstrip("\r\n")[:TEXT_MAX]))
+                    self._rejection(self.base, why.reason, why.value, line)
                     continue
                 if type(what) is tuple:
                     item, weight = what
@@ -630,10 +626,14 @@ class _Reader:
             positions = list(islice(compress(count(), map(is_bad, keys)), wanted))
         for at in positions:
             what = self.cache[keys[at]]
-            line = self.base + at + 1
-            if self.strict:
-                raise InputError(f"{self.source}:{line}: {what.reason}: {what.value!r}")
-            first.append(Rejection(line, what.reason, lines[at].rstrip("\r\n")[:TEXT_MAX]))
+            self._rejection(self.base + at + 1, what.reason, what.value, lines[at])
+
+    def _rejection(self, line: int, reason: str, value: str, text: str) -> None:
+        """One rejected row: the error with ``strict``, else kept among the first few."""
+        if self.strict:
+            raise InputError(f"{self.source}:{line}: {reason}: {value!r}")
+        if len(self.acct.first_rejections) < FIRST_REJECTIONS:
+            self.acct.first_rejections.append(Rejection(line, reason, text.rstrip("\r\n")[:TEXT_MAX]))
 
     def _not_utf8(self, exc: UnicodeDecodeError) -> InputError:
         return InputError(f"{self.source}: not UTF-8 text (line {self.base + 1} or after: {exc.reason})")
