@@ -14,7 +14,8 @@ from slabcalc import configure, load_profile, place, slab_classes
 from slabcalc.item import max_value_length
 from slabcalc.cli import cli
 from slabcalc.inputs import Item
-from slabcalc.report import build_report, fits
+from slabcalc.capacity import fits
+from slabcalc.report import build_report
 
 S16 = configure(load_profile("1.6.45"))
 

@@ -23,6 +23,7 @@ from slabcalc import configure
 from slabcalc.cli import cli
 from slabcalc.inputs import Item
 from slabcalc.report import build_report
+from slabcalc.settings import Refused
 
 
 def mixed_items(n: int, seed: int = 7) -> list[tuple[int, int, int]]:
@@ -103,3 +104,41 @@ def test_capacity_matches_first_eviction(memcached, profile, key, value, extra):
                 break
             stored += 1
     assert stored == expected
+
+
+# Issue 16 item 6: chunked items, where the tail may land in a chunk of the largest class
+# (1.6.17+) and the body is taken before the tail.  The first three are the audit's cases
+# (the server stored 15 / 13 / 10 and evicted in class 39 / 39 / 56).
+CHUNKED_CASES = [
+    (183, 877228, 0, ["-m", "16"]),
+    (220, 812408, 5, ["-m", "12", "-o", "slab_chunk_max=524288,no_modern"]),  # bytes before 1.6.24
+    (220, 812408, 5, ["-m", "12", "-o", "no_modern"]),
+    (99, 691758, 4294967295, ["-m", "8", "-n", "150", "-f", "1.15", "-C"]),
+    (40, 600_000, 0, ["-m", "9"]),
+    (12, 1_000_000, 7, ["-m", "20", "-f", "1.5"]),
+]
+
+
+@pytest.mark.parametrize("key,value,flags,args", CHUNKED_CASES)
+def test_chunked_capacity_matches_first_eviction(memcached, profile, key, value, flags, args):
+    try:
+        settings = configure(profile, args)
+    except Refused as exc:  # slab_chunk_max=524288 is KiB from 1.6.24: that release refuses it, as we do
+        pytest.skip(f"memcached {profile.release} refuses {args}: {exc}")
+    report = build_report(settings, {Item(key, value, flags, None): 1}, memory_limit=settings.maxbytes)
+    expected = report.capacity
+    cli_run = CliRunner().invoke(cli, ["place", "--profile", profile.release, "--key", str(key), "--value",
+                                       str(value), "--flags", str(flags), "--format", "json", *args])
+    document = json.loads(cli_run.output)
+    assert (document["capacity"], document["limiting_class"]) == (expected.items, expected.limiting_class)
+
+    stored = 0
+    with MemcachedServer(args, memcached=memcached) as server:
+        for n in range(expected.items * 2 + 10):
+            name = f"{n:07d}" + "k" * (key - 7)
+            assert server.set(name, b"v" * value, flags) == "STORED"
+            if int(server.stats()["evictions"]):
+                break
+            stored += 1
+        evicting = [cls for cls, s in server.item_stats().items() if int(s.get("evicted", 0))]
+    assert (stored, evicting) == (expected.items, [expected.limiting_class])

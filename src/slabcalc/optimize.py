@@ -65,8 +65,9 @@ from functools import cached_property
 from typing import Iterable, Sequence
 
 from .classes import SlabClass, slab_classes
-from .placement import TOO_LARGE, check_placeable
-from .report import ClassUsage, Report, build_report, capacity, item_sizer
+from .placement import CHUNKED, TOO_LARGE, check_placeable
+from .capacity import ChunkShape, mix_capacity
+from .report import ClassUsage, Report, build_report, capacity, chunk_shape, item_sizer
 from .settings import Refused, Settings, configure
 
 SPACES = ("n_f", "slab_sizes", "slab_chunk_max")
@@ -88,6 +89,10 @@ class Requests:
     counts: tuple[int, ...]
     items: int
     too_large: int
+    # chunked items by chunk shape, and (only when there are some) the one-chunk items by size:
+    # a mix with chunked items has its capacity counted item by item (slabcalc.capacity)
+    chunked: tuple[tuple[ChunkShape, int], ...] = ()
+    one_chunk: tuple[tuple[int, int], ...] = ()
 
     def arrays(self):
         """``(sizes, prefix)``: sizes as an array and ``prefix[i]`` the requests of the first i sizes."""
@@ -116,12 +121,15 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
     check_placeable(settings, classes)
     largest = min(classes[-1].chunk_size, settings.item_size_max)
     requests: dict[int, int] = {}
+    one_chunk: dict[int, int] = {}
+    chunked: dict[ChunkShape, int] = {}
     placed = too_large = 0
     size_of = item_sizer(settings)
     for item, count, *_ in _pairs(distribution):
         size = size_of(item)
         if size <= largest:
             requests[size] = requests.get(size, 0) + count
+            one_chunk[size] = one_chunk.get(size, 0) + count
             placed += count
             continue
         placement = _place(settings, classes, item, size_key_length)
@@ -131,8 +139,12 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
         placed += count
         for chunk in placement.chunks:
             requests[chunk.requested] = requests.get(chunk.requested, 0) + count
+        if placement.status == CHUNKED and count:
+            shape = chunk_shape(placement)
+            chunked[shape] = chunked.get(shape, 0) + count
     sizes = tuple(sorted(s for s, n in requests.items() if n))
-    return Requests(sizes, tuple(requests[s] for s in sizes), placed, too_large)
+    return Requests(sizes, tuple(requests[s] for s in sizes), placed, too_large, tuple(chunked.items()),
+                    tuple(one_chunk.items()) if chunked else ())
 
 
 def _pairs(distribution):
@@ -173,7 +185,15 @@ def page_bytes(settings: Settings, requests: Requests, classes: Sequence[SlabCla
 def items_that_fit(settings: Settings, requests: Requests, memory_limit: int,
                    classes: Sequence[SlabClass] | None = None) -> int:
     """Items of this mix ``-m`` holds (:func:`slabcalc.report.capacity`)."""
-    return capacity(usage(settings, requests, classes), requests.items, memory_limit).items
+    classes = slab_classes(settings) if classes is None else classes
+    return _capacity(settings, requests, classes, usage(settings, requests, classes), memory_limit)
+
+
+def _capacity(settings: Settings, requests: Requests, classes: Sequence[SlabClass], rows, memory_limit: int) -> int:
+    """The report's capacity from the requests: by chunk counts, or item by item with chunked items."""
+    if requests.chunked:
+        return mix_capacity(settings, classes, dict(requests.one_chunk), dict(requests.chunked), memory_limit).items
+    return capacity(rows, requests.items, memory_limit).items
 
 
 # -- the exact slab_sizes optimum -------------------------------------------
@@ -544,7 +564,7 @@ def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, or
     for bound, scored, rows in bounded:
         if len(done) >= keep and bound < sorted(c.items_that_fit for c in done)[-keep]:
             break
-        done.append(replace(scored, items_that_fit=capacity(rows, items, memory_limit).items))
+        done.append(replace(scored, items_that_fit=_capacity(scored.settings, requests, classes, rows, memory_limit)))
     return done
 
 

@@ -133,7 +133,7 @@ def process_memory(report, overhead: Overhead = Overhead()) -> ProcessMemory:
     if report.capacity is not None:
         limit_mb = report.capacity.memory_limit // MIB
         if report.items:
-            items, slab = report.capacity.items, _pages_bytes(report, report.capacity.items)
+            items, slab = report.capacity.items, report.capacity.page_bytes
     else:
         limit_mb = report.memory_limit_needed if report.classes else 0
     start = settings.hashpower_init if settings.hashpower_init is not None else HASHPOWER_DEFAULT
@@ -142,15 +142,6 @@ def process_memory(report, overhead: Overhead = Overhead()) -> ProcessMemory:
     hash_bytes = pointer << hashpower
     peak = hash_bytes + (hash_bytes // 2 if hashpower > start else 0)
     return ProcessMemory(limit_mb, items, slab, hashpower, hash_bytes, peak, overhead.on(slab + hash_bytes))
-
-
-def _pages_bytes(report, n: int) -> int:
-    """Page bytes of ``n`` items of the mix (as :func:`slabcalc.report.capacity` scales it)."""
-    total = 0
-    for c in report.classes:
-        chunks = -(-n * c.chunks // report.items)
-        total += -(-chunks // c.slab_class.perslab) * c.page_length
-    return total
 
 
 def process_record(memory: ProcessMemory) -> dict:

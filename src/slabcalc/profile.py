@@ -185,6 +185,12 @@ class Profile:
         return self.cas == "appended"
 
     @property
+    def chunk_tail_fallback(self) -> bool:
+        """Whether a chunked item's tail takes a largest-class chunk when its own class has none
+        (1.6.17+, items.c ``do_item_alloc_chunk``)."""
+        return self.chunked == "lazy_fallback"
+
+    @property
     def has_slab_chunk_max(self) -> bool:
         return self.slab_chunk_max_unit is not None
 

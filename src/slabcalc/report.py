@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Iterable, Iterator, Mapping, Sequence
 
+from .capacity import Capacity, ChunkShape, ClassPages, mix_capacity, needed_bytes
+from .capacity import capacity as _capacity
 from .classes import SlabClass, class_for, slab_classes
 from .inputs import Item, ItemColumns
 from .item import VALUE_MAX, item_size, ntotal_array, ntotal_function
@@ -63,15 +65,6 @@ class ClassUsage:
 
 
 @dataclass(frozen=True)
-class Capacity:
-    """How many items of the mix fit under ``-m``, and which class runs out first."""
-
-    memory_limit: int
-    items: int
-    limiting_class: int | None
-
-
-@dataclass(frozen=True)
 class Report:
     settings: Settings
     classes: tuple[ClassUsage, ...]  # every class that holds at least one chunk
@@ -101,30 +94,11 @@ class Report:
     def memory_limit_needed(self) -> int:
         """The ``-m`` (in MiB) under which the whole distribution is stored (see :func:`fits`)."""
         pages = [(c.pages, c.page_length) for c in self.classes]
-        megabytes = max(1, -(-_needed_bytes(pages) // MIB))
+        megabytes = max(1, -(-needed_bytes(pages) // MIB))
         for check in self.settings.profile.item_size_max_checks:  # e.g. -I at most half of -m
             if check.rule == "max_fraction_of_maxbytes":
                 megabytes = max(megabytes, -(-self.settings.item_size_max * check.value // MIB))
         return megabytes
-
-
-def _needed_bytes(pages: Iterable[tuple[int, int]]) -> int:
-    """Bytes of ``-m`` that grant ``pages`` (count, length) per class.
-
-    memcached grants a class's first page even past the limit; every further
-    page needs ``total_malloced + length <= limit``.  With every first page taken
-    early (a mixed workload touches each class soon), the limit must cover all
-    pages unless no class needs a second one.
-    """
-    pages = [(n, length) for n, length in pages if n]
-    if all(n <= 1 for n, _ in pages):
-        return 0
-    return sum(n * length for n, length in pages)
-
-
-def fits(pages: Iterable[tuple[int, int]], limit: int) -> bool:
-    """Whether ``-m`` of ``limit`` bytes grants ``pages`` (count, length per class)."""
-    return _needed_bytes(pages) <= limit
 
 
 def item_for_size(settings: Settings, ntotal: int, key_length: int) -> tuple[int, int]:
@@ -187,6 +161,7 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
     # first (many lengths share one), and place each ntotal once.
     by_size: dict[int, list[int]] = {}
     placements: dict[Item, Placement] = {}  # the rest: chunked or too large
+    chunked: dict[ChunkShape, int] = {}     # chunked items by the chunks they ask for
     placed = too_large = approximated = placed_rows = too_large_rows = 0
 
     def in_one_chunk(columns: ItemColumns) -> Iterator[tuple[Item, int, int]]:
@@ -226,6 +201,9 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
         placement = placements.get(item)
         if placement is None:
             placement = placements[item] = _place(settings, classes, item, size_key_length)
+        if placement.status == CHUNKED and count:
+            shape = chunk_shape(placement)
+            chunked[shape] = chunked.get(shape, 0) + count
         if placement.status == TOO_LARGE:
             too_large += count
             too_large_rows += rows
@@ -247,7 +225,11 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
     used = tuple(
         ClassUsage(c, settings.page_length(c.chunk_size, c.perslab), *usage[c.id])
         for c in classes if usage[c.id][1])
-    limit = capacity(used, placed, memory_limit) if memory_limit is not None else None
+    limit = None
+    if memory_limit is not None:
+        limit = (capacity(used, placed, memory_limit) if not chunked else
+                 mix_capacity(settings, classes, {size: n for size, (n, _) in by_size.items()}, chunked,
+                              memory_limit))
     return Report(settings, used, placed, too_large, approximated, limit, placed_rows, too_large_rows)
 
 
@@ -281,30 +263,14 @@ def _add(usage: dict[int, list[int]], settings: Settings, placement: Placement, 
 
 
 def capacity(rows: Sequence[ClassUsage], items: int, memory_limit: int) -> Capacity:
-    """The most items of this mix (scaled proportionally) that ``-m`` holds before a
-    page is refused, and the class whose page is refused next."""
-    if not items or not rows:
-        return Capacity(memory_limit, 0, None)
-    per_item = [(r.chunks, r.slab_class.perslab, r.page_length, r.slab_class.id) for r in rows]
+    """Items of a mix of one-chunk items that ``-m`` holds (:func:`slabcalc.capacity.capacity`)."""
+    return _capacity([ClassPages(r.slab_class.id, r.slab_class.perslab, r.page_length, r.chunks) for r in rows],
+                     items, memory_limit)
 
-    def pages_for(n: int) -> list[tuple[int, int]]:
-        # n items of the mix hold ceil(n * chunks / items) chunks of each class
-        return [(-(-(-(-n * chunks // items)) // perslab), length) for chunks, perslab, length, _ in per_item]
 
-    low, high = 0, 1
-    while fits(pages_for(high), memory_limit):
-        low, high = high, high * 2
-        if high > 1 << 62:
-            return Capacity(memory_limit, low, None)
-    while high - low > 1:
-        mid = (low + high) // 2
-        if fits(pages_for(mid), memory_limit):
-            low = mid
-        else:
-            high = mid
-    before, after = pages_for(low), pages_for(low + 1)
-    limiting = next((cls for (b, _), (a, _), (_, _, _, cls) in zip(before, after, per_item) if a > b), None)
-    return Capacity(memory_limit, low, limiting)
+def chunk_shape(placement: Placement) -> ChunkShape:
+    """A chunked item's chunk requests in memcached's order: what its capacity depends on."""
+    return tuple((c.requested, c.role) for c in placement.chunks)
 
 
 def _class_record(c: ClassUsage, total_page_bytes: int, has_mem_requested: bool = True) -> dict:

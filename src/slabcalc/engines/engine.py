@@ -73,7 +73,7 @@ class Engine:
                                      "touch_hits", "too_large", "chunk_failures", "get_expired", "ops",
                                      "total_items", "slabs_moved", "rescues", "evictions_nomem",
                                      "inline_reclaim", "chunk_rescues"), 0)
-        self.chunk_fallback = settings.profile.chunked == "lazy_fallback"
+        self.chunk_fallback = settings.profile.chunk_tail_fallback
         self.ntotal = ntotal_function(settings)
         self.max_single = min(classes[-1].chunk_size, settings.item_size_max)
         self._class_of: dict[int, int] = {}

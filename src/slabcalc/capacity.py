@@ -1,0 +1,217 @@
+"""How many items of a mix ``-m`` holds before the first eviction, and which class runs out first.
+
+Two rules of ``do_slabs_newslab`` (1.6.18 slabs.c 369-399) decide it: a class's
+first page is always granted, and every further page needs ``total_malloced +
+page <= -m``.  The mix arrives interleaved: after ``n`` items, each kind of item
+has arrived in proportion to its count.
+
+Items that fit one chunk take one chunk of one class, so pages follow from
+chunk counts alone (:func:`capacity`, a bisection over ``n``).
+
+Chunked items (larger than ``slab_chunk_max``) need the order of their chunks
+and a fallback, which counts cannot see (:func:`chunked_capacity`):
+
+* the header chunk is taken first, then the body chunks as the value is read,
+  the tail last (``do_item_alloc`` items.c 283-304, then ``do_item_alloc_chunk``
+  items.c 221 called from memcached.c 2899/2956 while reading the upload);
+* when the tail's class can get no chunk and has no item of its own to evict,
+  1.6.17+ takes a full chunk of the largest class instead (items.c 228-246,
+  PR #924) -- a free one, a new page, or by evicting there.
+
+So the page the limit refuses may be a body page while the tail still finds
+room, and an item more is stored than pages alone say.  The engine that replays
+workloads follows the same two rules (``engines/engine.py`` ``set_large``); a
+test holds the two to the same answers and both to a real server.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Iterable, Mapping, Sequence
+
+# a chunked item's chunks as memcached asks for them: (requested bytes, role) each
+ChunkShape = tuple[tuple[int, str], ...]
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """How many items of the mix fit under ``-m``, which class runs out first, and the
+    page bytes they hold then."""
+
+    memory_limit: int
+    items: int
+    limiting_class: int | None
+    page_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class ClassPages:
+    """What a class's pages hold, for the capacity arithmetic."""
+
+    id: int
+    perslab: int
+    page_length: int
+    chunks: int        # chunks of the whole mix in this class
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of item in a mix: how many, and the classes of its chunks in the order
+    memcached takes them (one class for an item that fits one chunk)."""
+
+    count: int
+    chunks: tuple[tuple[int, str], ...]   # (class id, role) per chunk: item/header/body/tail
+    lru_class: int                        # the class whose LRU holds it (and can evict it)
+
+
+def needed_bytes(pages: Iterable[tuple[int, int]]) -> int:
+    """Bytes of ``-m`` that grant ``pages`` (count, length) per class.
+
+    memcached grants a class's first page even past the limit; every further
+    page needs ``total_malloced + length <= limit``.  With every first page taken
+    early (a mixed workload touches each class soon), the limit must cover all
+    pages unless no class needs a second one.
+    """
+    pages = [(n, length) for n, length in pages if n]
+    if all(n <= 1 for n, _ in pages):
+        return 0
+    return sum(n * length for n, length in pages)
+
+
+def fits(pages: Iterable[tuple[int, int]], limit: int) -> bool:
+    """Whether ``-m`` of ``limit`` bytes grants ``pages`` (count, length per class)."""
+    return needed_bytes(pages) <= limit
+
+
+def _largest_fitting(fit, start: int = 1) -> int | None:
+    """The largest ``n >= 0`` with ``fit(n)`` (``fit`` monotone, ``fit(0)`` true), or None past 2**62."""
+    low, high = 0, start
+    while fit(high):
+        low, high = high, high * 2
+        if high > 1 << 62:
+            return None
+    while high - low > 1:
+        mid = (low + high) // 2
+        if fit(mid):
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def capacity(rows: Sequence[ClassPages], items: int, memory_limit: int) -> Capacity:
+    """Items of a mix of one-chunk items (scaled proportionally) that ``-m`` holds before a
+    page is refused, and the class whose page is refused next."""
+    if not items or not rows:
+        return Capacity(memory_limit, 0, None)
+    per_item = [(r.chunks, r.perslab, r.page_length, r.id) for r in rows]
+
+    def pages_for(n: int) -> list[tuple[int, int]]:
+        # n items of the mix hold ceil(n * chunks / items) chunks of each class
+        return [(-(-(-(-n * chunks // items)) // perslab), length) for chunks, perslab, length, _ in per_item]
+
+    low = _largest_fitting(lambda n: fits(pages_for(n), memory_limit))
+    if low is None:
+        return Capacity(memory_limit, 1 << 62, None)
+    before, after = pages_for(low), pages_for(low + 1)
+    limiting = next((cls for (b, _), (a, _), (_, _, _, cls) in zip(before, after, per_item) if a > b), None)
+    return Capacity(memory_limit, low, limiting, sum(n * length for n, length in before))
+
+
+def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]], largest: int,
+                     memory_limit: int, fallback: bool) -> Capacity:
+    """Items of a mix with chunked items that ``-m`` holds before the first eviction.
+
+    ``classes`` maps a class id to ``(perslab, page_length)``; ``largest`` is the
+    largest class (where a chunked item lives and where a tail falls back to
+    when ``fallback``).  Kind ``j`` of count ``m_j`` has its ``i``-th item at
+    ``i / m_j`` of the way through the mix (ties by kind order), so every kind
+    starts at once and then arrives in proportion.
+    """
+    kinds = [k for k in kinds if k.count]
+    if not kinds:
+        return Capacity(memory_limit, 0, None)
+    total = sum(k.count for k in kinds)
+
+    def arrived(n: int) -> list[int]:  # items of each kind at n/total of the mix: ceil(n * m_j / total)
+        return [-(-n * k.count // total) for k in kinds]
+
+    def held(counts: Sequence[int]) -> dict[int, int]:
+        chunks: dict[int, int] = {}
+        for k, c in zip(kinds, counts):
+            for cls, _ in k.chunks:
+                chunks[cls] = chunks.get(cls, 0) + c
+        return chunks
+
+    def pages(chunks: dict[int, int]) -> dict[int, int]:
+        return {cls: -(-n // classes[cls][0]) for cls, n in chunks.items()}
+
+    # Up to n0 every page was granted with total_malloced at most what all pages
+    # take then: no allocation can have failed.  From there, item by item.
+    n0 = _largest_fitting(lambda n: fits(((p, classes[c][1]) for c, p in pages(held(arrived(n))).items()),
+                                         memory_limit))
+    if n0 is None:
+        return Capacity(memory_limit, 1 << 62, None)
+    counts = arrived(n0)
+    used = held(counts)
+    slabs = pages(used)
+    free = {cls: slabs[cls] * classes[cls][0] - n for cls, n in used.items()}
+    malloced = sum(p * classes[cls][1] for cls, p in slabs.items())
+    evictable = {k.lru_class for k, c in zip(kinds, counts) if c}  # classes with items in their LRU
+
+    def take(cls: int) -> bool:
+        """``do_slabs_alloc``: a free chunk of ``cls``, or a new page if the limit allows."""
+        nonlocal malloced
+        if free.get(cls, 0):
+            free[cls] -= 1
+            return True
+        length = classes[cls][1]
+        if slabs.get(cls, 0) and malloced + length > memory_limit:
+            return False
+        slabs[cls] = slabs.get(cls, 0) + 1
+        malloced += length
+        free[cls] = classes[cls][0] - 1
+        return True
+
+    stored = sum(counts)
+    queue = [(Fraction(c, k.count), j) for j, (k, c) in enumerate(zip(kinds, counts))]
+    heapq.heapify(queue)
+    while True:
+        _, j = heapq.heappop(queue)
+        kind = kinds[j]
+        for cls, role in kind.chunks:
+            if take(cls):
+                continue
+            if role == "tail" and fallback and cls not in evictable and take(largest):
+                continue  # items.c 228-246: a full chunk of the largest class instead
+            limiting = largest if role == "tail" and fallback and cls not in evictable else cls
+            page_bytes = sum(p * classes[c][1] for c, p in slabs.items())
+            return Capacity(memory_limit, stored, limiting, page_bytes)
+        stored += 1
+        evictable.add(kind.lru_class)
+        counts[j] += 1
+        heapq.heappush(queue, (Fraction(counts[j], kind.count), j))
+
+
+def mix_capacity(settings, classes: Sequence, one_chunk: Mapping[int, int], chunked: Mapping[ChunkShape, int],
+                 memory_limit: int) -> Capacity:
+    """Capacity of a mix with chunked items under the class table ``classes``.
+
+    ``one_chunk`` counts the items that fit one chunk by size; ``chunked`` counts
+    chunked items by their chunk shape.  Where two kinds arrive at the same point
+    of the mix the smaller goes first (one-chunk items by size, then chunked
+    items by the bytes they ask for), so every caller gets the same answer.
+    """
+    from .classes import class_for
+
+    def home(size: int) -> int:  # as placement.place: a request above every class goes to the largest
+        return (class_for(classes, size) or classes[-1]).id
+
+    largest = classes[-1].id
+    kinds = [Kind(n, ((home(size), "item"),), home(size)) for size, n in sorted(one_chunk.items())]
+    kinds += [Kind(n, tuple((home(size), role) for size, role in shape), largest)
+              for shape, n in sorted(chunked.items(), key=lambda kv: (sum(size for size, _ in kv[0]), kv[0]))]
+    pages = {c.id: (c.perslab, settings.page_length(c.chunk_size, c.perslab)) for c in classes}
+    return chunked_capacity(kinds, pages, largest, memory_limit, settings.profile.chunk_tail_fallback)

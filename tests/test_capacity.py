@@ -1,0 +1,105 @@
+"""Capacity under ``-m`` with chunked items: ``report``/``place`` and the ``simulate`` engine agree.
+
+Capacity is the number of items of a mix stored before the first set that
+evicts (or fails).  ``slabcalc.capacity`` counts it item by item for mixes with
+chunked items; the replay engine allocates real chunks with its own code.  For
+single sizes and small mixes over several releases and flag sets, both must
+give the same count and name the same class.  (``test_report_fidelity`` holds
+both to a real server.)
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import pytest
+
+from slabcalc import configure, load_profile
+from slabcalc.inputs import Item
+from slabcalc.report import build_report
+from slabcalc.settings import Refused
+from slabcalc.simulate import SET, simulate
+
+FLAG_SETS = [[], ["-C"], ["-n", "150", "-f", "1.15"], ["-f", "1.5"], ["-I", "2m"],
+             ["-o", "slab_chunk_max=128"], ["-o", "slab_chunk_max=131072"], ["-o", "no_modern"]]
+
+
+def replay(settings, args, kinds, n):
+    """The first ``n`` items of the mix, each kind's i-th item at i/count of the way (ties: smaller first)."""
+    kinds = sorted(kinds, key=lambda kind: kind[0][1])  # by value: the keys here are too short to reorder
+    ranked = sorted((Fraction(i, count), j) for j, (_, count) in enumerate(kinds) for i in range(count))
+    ops = []
+    for serial, (_, j) in enumerate(ranked[:n]):
+        (key, value, flags), _ = kinds[j]
+        name = f"{serial:07d}{'k' * (key - 7)}"
+        ops.append((0, SET, name, key, value, 0, flags))
+    words = [w for i, a in enumerate(args) if i and args[i - 1] == "-o" for w in a.split(",")]
+    return simulate(settings, ops, suboptions=words)
+
+
+def trouble(sim):
+    """(items that could not be stored without evicting, the class that evicted first)."""
+    evicting = [r.slab_class.id for r in sim.classes if r.evicted]
+    return sim.totals.evicted + sim.totals.chunk_failures + sim.totals.outofmemory, evicting
+
+
+def configured(release, args):
+    """The settings, or None where the release refuses the flags (e.g. slab_chunk_max's unit)."""
+    try:
+        return configure(load_profile(release), args)
+    except Refused:
+        return None
+
+
+def check(release, args, kinds):
+    settings = configured(release, args)
+    if settings is None:
+        return None
+    distribution = {Item(k, v, f, None): count for (k, v, f), count in kinds}
+    report = build_report(settings, distribution, memory_limit=settings.maxbytes)
+    capacity = report.capacity
+    assert capacity.items < sum(c for _, c in kinds), "the mix must overflow -m for the test to mean anything"
+    full = replay(settings, args, kinds, capacity.items)
+    assert trouble(full) == (0, []), (release, args, kinds)
+    over = replay(settings, args, kinds, capacity.items + 1)
+    failures, evicting = trouble(over)
+    assert failures >= 1, (release, args, kinds)
+    if evicting:
+        assert evicting == [capacity.limiting_class], (release, args, kinds)
+    return capacity
+
+
+@pytest.mark.parametrize("release", ["1.6.18", "1.6.45", "1.5.22"])
+def test_single_chunked_sizes_agree_with_the_engine(release):
+    rng = random.Random(release)
+    checked = 0
+    for args in FLAG_SETS:
+        for _ in range(6):
+            key = rng.randint(7, 250)
+            value = rng.randint(530_000, 1_040_000)
+            flags = rng.choice((0, 5, 4294967295))
+            megabytes = rng.randint(4, 24)
+            checked += check(release, ["-m", str(megabytes), *args], [((key, value, flags), 200)]) is not None
+    assert checked >= 30
+
+
+@pytest.mark.parametrize("release", ["1.6.18", "1.6.45"])
+def test_mixes_with_chunked_items_agree_with_the_engine(release):
+    rng = random.Random(7)
+    for args in FLAG_SETS[:4]:
+        for _ in range(4):
+            kinds = [((rng.randint(7, 60), rng.randint(530_000, 1_000_000), 0), rng.randint(20, 60)),
+                     ((rng.randint(7, 60), rng.randint(200_000, 520_000), 0), rng.randint(20, 60)),
+                     ((rng.randint(7, 60), rng.randint(100, 5_000), 0), rng.randint(500, 3000))]
+            check(release, ["-m", str(rng.randint(4, 16)), *args], kinds)
+
+
+def test_the_issue_cases():
+    """Issue 16 item 6, measured on Debian's 1.6.18: 15 items (class 39), 13 (class 39), 10 (class 56)."""
+    cases = [(["-m", "16"], (183, 877228, 0), 15, 39),
+             (["-m", "12", "-o", "slab_chunk_max=524288,no_modern"], (220, 812408, 5), 13, 39),
+             (["-m", "8", "-n", "150", "-f", "1.15", "-C"], (99, 691758, 4294967295), 10, 56)]
+    for args, item, items, cls in cases:
+        capacity = check("1.6.18", args, [(item, 100)])
+        assert (capacity.items, capacity.limiting_class) == (items, cls)
