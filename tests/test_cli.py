@@ -44,7 +44,7 @@ def test_classes_tabulate_format():
 
 
 def test_duplicate_classes_of_tiny_factor_are_marked():
-    doc = json.loads(run("classes", "-f", "1.01", "--format", "json").output)
+    doc = json.loads(run("classes", "-f", "1.01", "--format", "json").stdout)
     classes = doc["classes"]
     assert len(classes) == 63
     assert classes[0]["chunk_size"] == classes[1]["chunk_size"] == 96
@@ -154,7 +154,7 @@ def test_report_vs_asks_with_its_own_memory_limit():
     def capacity(*args):
         result = run("report", "examples/items.csv", "--format", "json", *args)
         assert result.exit_code == 0, result.output
-        return json.loads(result.output)
+        return json.loads(result.stdout)
 
     at_64, at_128 = capacity("-m", "64")["capacity"], capacity("-m", "128")["capacity"]
     assert at_128 > at_64

@@ -6,7 +6,6 @@ by its exact output (stdout and stderr as a terminal shows them).
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from pathlib import Path

@@ -282,6 +282,11 @@ def _settings(profile, bits, **options):
                       f"{said or '(it exits without a message)'}") from None
     for warning in settings.warnings:
         click.echo(f"note: {release.label} warns: " + " ".join(warning.split()), err=True)
+    from .advice import class_cap_trap
+
+    trap = class_cap_trap(settings)
+    if trap:
+        click.echo(output.note(f"warning: {trap}"), err=True)
     return settings
 
 
@@ -951,9 +956,27 @@ def _print_optimum(record, limit, fmt) -> None:
         d for d in record["candidates"] if d["space"] == c["space"])), key=lambda c: -c["gain_pct"])
     click.echo(output.render_rows([record["baseline"]] + firsts, columns, fmt))
     click.echo()
+    click.echo(f"flags for memcached {record['baseline']['release']}:")
     click.echo(output.render_rows(firsts, ("space", "flags"), fmt))
+    for line in _flag_notes(firsts):
+        click.echo(line)
     click.echo()
     click.echo(_verdict(record, limit))
+
+
+def _flag_notes(candidates) -> list[str]:
+    """Under the flags: where the same words mean something else, and the class-cap trap."""
+    from .advice import Elsewhere
+
+    lines = []
+    for c in candidates:
+        for e in c["elsewhere"]:
+            first, _, last = e["releases"].partition("-")
+            note = Elsewhere(first, last or first, e["refused"], e["classes"], e["flags"])
+            lines.append(output.note(f"note: {note.text(c['flags'])}"))
+        if c["class_cap"]:
+            lines.append(output.note(f"warning: {c['flags']}: {c['class_cap']}"))
+    return [""] + lines if lines else []
 
 
 def _verdict(record, limit) -> str:
@@ -962,7 +985,10 @@ def _verdict(record, limit) -> str:
     if record["defaults_fine"]:
         gain = f"{best['gain_pct']:.2f}%" if best else "nothing"
         return f"defaults are fine: the best change ({best['space'] if best else 'none'}) gains {gain} {what} (under 1%)"
-    return f"best: {best['space']} ({best['flags']}) gains {best['gain_pct']:.2f}% {what}"
+    said = f"best: {best['space']} gains {best['gain_pct']:.2f}% {what}; for memcached {best['release']}:"
+    # the flags stay whole on one line, to be pasted
+    return f"{said} {best['flags']}" if len(said) + len(best["flags"]) < output.width() else \
+        f"{said}\n  {best['flags']}"
 
 
 # -- slabcalc simulate ---------------------------------------------------------------

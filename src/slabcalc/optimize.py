@@ -66,6 +66,7 @@ from typing import Iterable, Sequence
 
 from .classes import SlabClass, slab_classes
 from .placement import CHUNKED, TOO_LARGE, check_placeable
+from .advice import class_cap_trap, elsewhere
 from .capacity import ChunkShape, mix_capacity
 from .report import ClassUsage, Report, build_report, capacity, chunk_shape, item_sizer
 from .settings import Refused, Settings, configure
@@ -726,6 +727,11 @@ def _candidate_record(opt: Optimum, c: Candidate) -> dict:
         "classes_used": len(rep.classes),
         "gain_pct": round(opt.gain_pct(c), 2),
         "memcached_args": rep.settings.as_argv(),
+        "release": rep.settings.profile.release,
+        "elsewhere": [] if not c.flags else [
+            {"releases": e.releases, "refused": e.refused, "classes": e.classes, "flags": e.flags}
+            for e in elsewhere(rep.settings)],
+        "class_cap": class_cap_trap(rep.settings),
     }
     if c.held_out is not None:
         held = c.held_out

@@ -57,6 +57,24 @@ def render_pairs(pairs: Sequence[tuple[str, Any]], fmt: str) -> str:
     return render_rows(({"field": k, "value": v} for k, v in pairs), ("field", "value"), fmt)
 
 
+def width() -> int:
+    """Columns to fit: ``COLUMNS`` when set, else 120 (a pipe or a wide terminal)."""
+    import os
+
+    try:
+        return max(40, int(os.environ.get("COLUMNS", "")))
+    except ValueError:
+        return 120
+
+
+def note(text: str) -> str:
+    """A note under a table, wrapped to :func:`width` with the continuation indented."""
+    import textwrap
+
+    return textwrap.fill(text, width=width(), subsequent_indent="  ", break_on_hyphens=False,
+                         break_long_words=False)
+
+
 def bar(pct: float, width: int = 10) -> str:
     """A share of 0-100 as a bar of ``width`` characters, in eighths of a character."""
     eighths = round(pct * width * 8 / 100)
