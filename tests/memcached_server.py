@@ -519,6 +519,8 @@ class MemcachedServer:
         for _ in range(retries + 1):
             self._send(b"lru_crawler metadump all\r\n")
             line = self._readline()
+            if line == "OK":   # 1.6.45 acknowledges the command before the first item
+                line = self._readline()
             if line == "END" or line.startswith("key="):
                 break
             if line.startswith("NOTSTARTED"):

@@ -132,7 +132,8 @@ def test_metadump_rejections():
     totals, acct = read(text)
     assert totals == {sized(72): 2}
     assert [(r.line, r.reason) for r in acct.first_rejections] == [
-        (2, "missing column size"), (3, "size is not a number"), (4, "not a metadump line")]
+        (2, "missing column size"), (3, "size is not a number"),
+        (4, "the crawler was busy when this was saved (BUSY): the dump may lack items")]
     assert (acct.rows, acct.items, acct.rejected) == (5, 2, 3)
 
 
@@ -540,3 +541,22 @@ def test_new_items_are_items():
 
 def test_formats_are_listed():
     assert set(inputs.FORMATS) == {"csv", "values", "item_size", "metadump", "stats_sizes"}
+
+
+def test_a_saved_metadump_session_is_recognised():
+    # what a terminal session saves: the echoed command, 1.6.45's OK, the items, END
+    text = ("lru_crawler metadump all\r\nOK\r\n"
+            "key=a exp=-1 la=1 cas=2 fetch=no cls=4 size=168 flags=0 \n"
+            "key=b exp=-1 la=1 cas=3 fetch=no cls=4 size=170 flags=0 \nEND\r\n")
+    totals, acct = read(text, "dump.txt")
+    assert totals == Counter({sized(168): 1, sized(170): 1})
+    assert acct.rejected == 0
+    check_accounting(totals, acct)
+
+
+def test_a_busy_crawler_reply_is_a_rejected_row_that_says_why():
+    text = "key=a exp=-1 la=1 cas=2 fetch=no cls=4 size=168 flags=0\nBUSY currently processing crawler request\nEND\n"
+    totals, acct = read(text, "dump.txt")
+    assert totals == Counter({sized(168): 1}) and acct.rejected == 1
+    assert "the crawler was busy" in acct.first_rejections[0].reason
+    check_accounting(totals, acct)

@@ -173,6 +173,8 @@ class Connection:
         for line in self.lines("lru_crawler metadump all", deadline):
             if line == "END":
                 return lines, None
+            if line == "OK" and not lines:   # 1.6.45 acknowledges the command before the first item
+                continue
             if not line.startswith("key="):
                 return lines, line
             lines.append(line)

@@ -75,6 +75,9 @@ FIRST_REJECTIONS = 5     # rejections kept, with their lines, in Accounting.firs
 TEXT_MAX = 80            # characters of a rejected line kept
 
 FORMATS = ("csv", "values", "item_size", "metadump", "stats_sizes")
+# the lines around a saved metadump that are not items: the command echoed by a terminal
+# session, and the OK that 1.6.45 sends before the first item
+_METADUMP_FRAME = re.compile(r"lru_crawler metadump( \S+)*|OK")
 
 _ALIASES = {
     "key": ("key", "key_size", "key_len", "key_length", "keylen", "klen"),
@@ -319,7 +322,7 @@ class _Reader:
             fmt = "stats_sizes"
             self._check_stats(text)
             self.parse, self.weighted = self._parse_stat, True
-        elif text.startswith("key=") or text == "END":
+        elif text.startswith("key=") or text == "END" or _METADUMP_FRAME.fullmatch(text):
             fmt = "metadump"
             self.parse, self.keyfunc = self._parse_metadump, _metadump_key
         elif _NUMBERISH.fullmatch(text):
@@ -452,10 +455,12 @@ class _Reader:
         text = key.strip()
         if not text:
             return _BLANK
-        if text == "END":
-            return _IGNORED
+        if text == "END" or _METADUMP_FRAME.fullmatch(text):
+            return _IGNORED      # the echoed command, 1.6.45's OK before the items, the END after
         if text.startswith("key="):
             raise _Rejected("missing column size", text)
+        if text.startswith("BUSY"):
+            raise _Rejected("the crawler was busy when this was saved (BUSY): the dump may lack items", text)
         raise _Rejected("not a metadump line", text)
 
     def _parse_stat(self, line: str) -> object:
