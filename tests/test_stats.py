@@ -121,8 +121,9 @@ def test_drift_is_reported_class_by_class():
 def test_calcification_when_a_class_evicts_while_another_holds_free_pages():
     node = analyse(parse_dump(texts(DATA / "1.4.39-calcified.txt")))
     found = calcification(node)
-    assert found == ("calcification: class 5 evicted 1500 items while class 1 holds 2880000 bytes in free "
-                     "chunks (about 2 pages); slab_reassign no, slab_automove 0")
+    assert found == ("calcification since boot (3600 s ago): class 5 evicted 1500 items while class 1 holds "
+                     "2880000 bytes in free chunks (about 2 pages); slab_reassign no, slab_automove 0; two "
+                     "readings tell whether it is happening now")
     rows = {r["class"]: r for r in class_records(node)}
     assert rows[5]["evicted_pct"] == 100.0 and rows[1]["evicted_pct"] == 0.0
     assert rows[5]["memory_pct"] == round(100 * 10 * 240 * 4369 / 13631136, 2)
@@ -154,7 +155,7 @@ def test_cli_table_has_a_bar_per_class_and_a_total_row():
     assert lines[2].endswith("\u2588\u2588\u258e")      # 23.08% of 10 characters: 2 and 3/8
     assert lines[3].endswith("\u2588" * 7 + "\u258a")   # 76.92%: 7 and 6/8
     assert lines[4].startswith("total")
-    assert "calcification: class 5" in result.output
+    assert "calcification since boot (3600 s ago): class 5" in result.output
 
 
 def test_cli_csv_always_names_the_node():

@@ -115,7 +115,7 @@ def test_calcification_only_on_the_starved_node(pool):
     assert docs["a"]["nodes"][0]["calcification"] is None
     assert docs["b"]["nodes"][0]["calcification"] is None
     found = docs["c"]["nodes"][0]["calcification"]
-    assert found.startswith("calcification: class ") and "slab_automove 0" in found
+    assert found.startswith("calcification since boot (") and "slab_automove 0" in found
 
 
 def test_the_pool_is_the_sum_of_its_nodes(pool):
@@ -126,7 +126,7 @@ def test_the_pool_is_the_sum_of_its_nodes(pool):
         assert doc["totals"][field] == sum(n["totals"][field] for n in doc["nodes"])
     assert doc["totals"]["requested_bytes"] == sum(int(s.stats()["bytes"]) for s in pool.values())
     assert doc["totals"]["items"] == sum(int(s.stats()["curr_items"]) for s in pool.values())
-    assert any(line.startswith(doc["nodes"][2]["node"] + ": calcification") for line in doc["findings"])
+    assert any(line.startswith(doc["nodes"][2]["node"] + ": calcification since boot") for line in doc["findings"])
 
 
 def test_sample_items_modelled_alone_match_the_server(pool):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
+import time
 from typing import Callable
 
 import click
@@ -661,10 +662,19 @@ STATS_TOTAL_COLUMNS = ("node", "pages", "page_bytes", "used_bytes", "requested_b
 @click.option("--sample-items", type=click.IntRange(1), default=None, metavar="N",
               help="Also read up to N item sizes (lru_crawler metadump) and model them under the "
                    "server's own settings.")
+@click.option("--interval", type=click.IntRange(1), default=None, metavar="SECONDS",
+              help="Read each --server twice, SECONDS apart, and say what happens now: evictions and sets "
+                   "per second per class, item ages, pages moved by the automover.")
+@click.option("--since", "since", multiple=True, metavar="FILE",
+              help="An earlier saved reading of the node in FILEs (repeat for one file per command): "
+                   "what happened between the two, as --interval.")
+@click.option("--server-args", "server_args", default=None, metavar="'FLAGS'",
+              help="The flags the node(s) were started with, e.g. '-m 1024 -f 1.0875': the model uses "
+                   "them instead of what stats settings shows (it rounds -f, and hides -o slab_sizes).")
 @plot_option
 @format_option()
 @gate_options
-def stats(files, servers, timeout, sample_items, plot, fmt):
+def stats(files, servers, timeout, sample_items, interval, since, server_args, plot, fmt):
     """Where a real memcached's memory goes, from its own stats.
 
     Reads `version`, `stats`, `stats slabs`, `stats items` and `stats
@@ -673,56 +683,82 @@ def stats(files, servers, timeout, sample_items, plot, fmt):
     input).  Per class: pages, used chunks and bytes, requested bytes, chunk
     waste, free chunks and bytes, evictions, and its share of memory against
     its share of evictions; totals per node and for the pool.  Findings:
-    calcification (a class evicts while others hold free pages), drift (the
-    server's class table against the model of its release and settings), and
-    what the dump lacks.  A node that cannot be read is one line on stderr;
+    calcification since boot (a class evicted while others hold free pages or
+    older items), drift (the server's class table against the model of its
+    release and settings, or of --server-args), and what the dump lacks.  Two
+    readings (--interval, or --since an earlier saved one) say what happens
+    now: evictions and sets per second per class, ages, and whether the
+    automover is moving pages to the classes that evict.  A node that cannot be read is one line on stderr;
     the others are still reported, and the exit status is 1.
 
     \b
     Python: analyse(parse_dump([(name, text)])) / analyse(dump_from_replies(node, read_node(...)))
     """
+    import shlex
+
     from .client import NodeError, parse_address, read_nodes
+    from .diagnosis import interval as interval_of
+    from .settings import Refused
     from .stats import DumpError, analyse, dump_from_replies, parse_dump
 
     if not files and not servers:
         raise click.UsageError("give saved stats FILEs, or --server HOST:PORT (repeatable)")
+    if since and not files:
+        raise click.UsageError("--since is the earlier reading of the node in FILEs: give those FILEs too")
+    if interval is not None and not servers:
+        raise click.UsageError("--interval reads each --server twice; for saved readings give --since FILE")
     try:
         addresses = [parse_address(text) for text in servers]
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'--server'") from None
-    nodes, failed, samples = [], [], {}
-    if files:
-        texts = []
-        for name in files:
-            if name == "-" and sys.stdin.isatty():
-                raise Refusal("reading stats from the terminal: give a FILE, or pipe one in")
-            try:
-                if name == "-":
-                    texts.append(("<stdin>", sys.stdin.read()))
-                else:
-                    with open(name, encoding="utf-8", errors="replace", newline="") as f:
-                        texts.append((name, f.read()))
-            except OSError as exc:
-                raise DataError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    try:
+        args = shlex.split(server_args) if server_args is not None else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--server-args'") from None
+
+    def node_of(dump, name=None):
         try:
-            nodes.append(analyse(parse_dump(texts)))
+            return analyse(dump, name, args)
+        except Refused as exc:
+            said = " / ".join(exc.message.splitlines()) or "it exits"
+            raise Refusal(f"--server-args: memcached {dump.release} refuses {server_args} ({said})") from None
+
+    nodes, failed, samples, spans = [], [], {}, {}
+    if files:
+        try:
+            nodes.append(node_of(parse_dump(_read_texts(files))))
+            if since:
+                spans[nodes[-1].node] = interval_of(parse_dump(_read_texts(since)), nodes[-1])
         except DumpError as exc:
             raise DataError(str(exc)) from None
+    first = {}
+    if interval is not None:
+        for address, replies in zip(addresses, read_nodes(addresses, timeout)):
+            if not isinstance(replies, NodeError):
+                first[str(address)] = dump_from_replies(str(address), replies)
+        if sys.stderr.isatty():
+            click.echo(f"reading again in {interval} s ...", err=True)
+        time.sleep(interval)
     for address, replies in zip(addresses, read_nodes(addresses, timeout, sample_items or 0)):
         try:
             if isinstance(replies, NodeError):
                 raise replies
-            node = analyse(dump_from_replies(str(address), replies))
+            node = node_of(dump_from_replies(str(address), replies))
+            if interval is not None:
+                if str(address) not in first:
+                    raise NodeError(f"{address}: the first reading failed")
+                spans[node.node] = interval_of(first[str(address)], node)
         except (NodeError, DumpError) as exc:
             failed.append((str(address), str(exc).removeprefix(f"{address}: ")))
             continue
         nodes.append(node)
         if sample_items:
-            samples[node.node] = replies.get("metadump_error", [None])[0], replies.get("metadump", [])
+            samples[node.node] = (replies.get("metadump_error", [None])[0], replies.get("metadump", []),
+                                  sample_items)
     for name, error in failed:
         click.echo(f"Error: {name}: {error}", err=True)
     if nodes:
-        _print_stats(nodes, failed, samples, fmt, pool=bool(files) + len(servers) > 1)
+        _print_stats(nodes, failed, samples, fmt, pool=bool(files) + len(servers) > 1, spans=spans)
         measured(_stats_measure(nodes))
         if plot:
             from .stats import class_records
@@ -731,16 +767,46 @@ def stats(files, servers, timeout, sample_items, plot, fmt):
     return 1 if failed else 0
 
 
-def _print_stats(nodes, failed, samples, fmt, pool):
+def _read_texts(names):
+    """``(name, text)`` of saved stats FILEs (``-``: standard input)."""
+    texts = []
+    for name in names:
+        if name == "-" and sys.stdin.isatty():
+            raise Refusal("reading stats from the terminal: give a FILE, or pipe one in")
+        try:
+            if name == "-":
+                texts.append(("<stdin>", sys.stdin.read()))
+            else:
+                with open(name, encoding="utf-8", errors="replace", newline="") as f:
+                    texts.append((name, f.read()))
+        except OSError as exc:
+            raise DataError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    return texts
+
+
+NOW_COLUMNS = ("class", "pages", "pages_delta", "evicted_per_s", "outofmemory", "cmd_set_per_s", "age",
+               "evicted_time", "free_chunks")
+
+
+def _print_stats(nodes, failed, samples, fmt, pool, spans=None):
+    from .diagnosis import interval_record
     from .stats import class_records, node_totals, pool_totals, stats_record
 
+    spans = spans or {}
     sampled = {name: _sample_report(node, *samples[node.node]) for node in nodes
                for name in [node.node] if name in samples}
+    record = stats_record(nodes, failed, now=list(spans))
+    for entry in record["nodes"]:
+        if entry.get("error") is None:
+            span = spans.get(entry["node"])
+            entry["interval"] = interval_record(span) if span else None
+    now_lines = [(f"{name}: " if len(nodes) > 1 else "") + line
+                 for name, span in spans.items() for line in interval_record(span)["findings"]]
     if fmt == "json":
-        record = stats_record(nodes, failed)
         for entry in record["nodes"]:
             if entry["node"] in sampled:
                 entry["sample"] = sampled[entry["node"]][0]
+        record["findings"] += now_lines
         click.echo(output.render_json(record))
         return
     columns = (("node",) if pool or fmt == "csv" else ()) + STATS_COLUMNS + (("memory",) if fmt != "csv" else ())
@@ -760,14 +826,18 @@ def _print_stats(nodes, failed, samples, fmt, pool):
         click.echo()
         totals.append({"node": "pool", **pool_totals([{k: t[k] for k in t if k != "node"} for t in totals])})
         click.echo(output.render_rows(totals, STATS_TOTAL_COLUMNS, fmt))
-    record = stats_record(nodes, failed)
-    lines = record["findings"] + [f"{name}: {text}" for name, (_, text) in sampled.items()]
+    for name, span in spans.items():
+        rows = [row for row in interval_record(span)["classes"] if row["pages"]]
+        click.echo()
+        click.echo(f"{name + ': ' if len(nodes) > 1 else ''}over the last {span.seconds} s:")
+        click.echo(output.render_rows(rows, NOW_COLUMNS, fmt))
+    lines = record["findings"] + now_lines + [f"{name}: {text}" for name, (_, text) in sampled.items()]
     if lines:
         click.echo()
         click.echo("\n".join(lines))
 
 
-def _sample_report(node, reason, lines):
+def _sample_report(node, reason, lines, limit):
     """``--sample-items``: the sampled sizes modelled under the node's settings (record, summary line)."""
     import io
 
@@ -793,9 +863,21 @@ def _sample_report(node, reason, lines):
         return {"error": str(exc)}, f"sample: {exc}"
     record = report_record(report, accounting)
     t = record["totals"]
-    return record, (f"sample of {t['items']} items: modelled alone they would take {t['pages']} pages, "
-                    f"{t['waste_pct']:.2f}% of page bytes holding no item data "
-                    f"({t['chunk_waste']} chunk waste + {t['free_bytes']} free)")
+    summary = (f"sample of {t['items']} items: modelled alone they would take {t['pages']} pages, "
+               f"{t['waste_pct']:.2f}% of page bytes holding no item data "
+               f"({t['chunk_waste']} chunk waste + {t['free_bytes']} free)")
+    from .diagnosis import unreclaimed
+
+    counted = node.total("items")
+    missing = unreclaimed(node, {c.slab_class.id: c.items for c in report.classes})
+    record["unlisted_items"], record["unlisted_bytes"] = missing if missing else (None, None)
+    if missing and missing[0] and len(lines) < limit:
+        summary += (f"; metadump listed {report.items} of the {counted} items stats items counts: it skips "
+                    f"expired items not yet reclaimed, so about {missing[0]} such items (or items that came "
+                    f"and went during the dump) hold about {missing[1]} bytes of chunks")
+    elif len(lines) >= limit:
+        summary += f"; metadump stopped at {limit} items of the {counted} stats items counts"
+    return record, summary
 
 
 # -- allocators and compare ------------------------------------------------------------------

@@ -211,15 +211,21 @@ def memcached_args(dump: Dump, profile) -> tuple[list[str], list[str]]:
     return args, notes
 
 
-def resolve_settings(dump: Dump) -> tuple[Settings | None, list[str]]:
-    """The model's settings for this node (release and ``stats settings``), with notes."""
+def resolve_settings(dump: Dump, server_args: Sequence[str] | None = None) -> tuple[Settings | None, list[str]]:
+    """The model's settings for this node (release and ``stats settings``), with notes.
+
+    ``server_args`` are the flags the server was started with, when the operator
+    knows them: they replace what ``stats settings`` shows (which rounds ``-f``
+    to two decimals and never shows ``-o slab_sizes``); memcached's refusal of
+    them raises :class:`slabcalc.settings.Refused`.
+    """
     from .profile import ProfileError, load_profile
     from .settings import Refused, configure
 
     release = dump.release
     if release is None:
         return None, ["no version: the release is unknown, so there is no model to compare with"]
-    if not dump.settings:
+    if not dump.settings and server_args is None:
         return None, ["no 'stats settings' reply: no drift check; page bytes assume pages "
                       "of chunk_size x chunks_per_page"]
     version = re.match(r"\d+\.\d+(\.\d+)?", release)
@@ -227,6 +233,9 @@ def resolve_settings(dump: Dump) -> tuple[Settings | None, list[str]]:
         profile = load_profile(version[0] if version else release)
     except ProfileError as exc:
         return None, [f"release {release}: {exc}"]
+    if server_args is not None:
+        given = configure(profile, list(server_args))
+        return given, _disagreements(dump, given)
     try:
         args, notes = memcached_args(dump, profile)
         return configure(profile, args), notes
@@ -234,6 +243,37 @@ def resolve_settings(dump: Dump) -> tuple[Settings | None, list[str]]:
         said = getattr(exc, "message", None) or str(exc)
         return None, [f"the model of memcached {release} refuses these settings "
                       f"({' / '.join(said.splitlines())}): no drift check"]
+
+
+def _disagreements(dump: Dump, given: Settings) -> list[str]:
+    """Where ``stats settings`` contradicts the flags the operator gave (a node started otherwise)."""
+    s = dump.settings
+    shown = {"maxbytes": given.maxbytes, "chunk_size": given.chunk_size, "item_size_max": given.item_size_max}
+    notes = [f"stats settings says {name} {s[name]}, the given server flags {value}"
+             for name, value in shown.items() if name in s and s[name].isdigit() and int(s[name]) != value]
+    factor = s.get("growth_factor")
+    if factor and re.fullmatch(r"\d+\.\d+", factor) and f"{given.factor:.2f}" != factor:
+        notes.append(f"stats settings says growth_factor {factor}, the given server flags {given.factor:g}")
+    return notes + [f"settings from the given server flags: {' '.join(given.as_argv())}"]
+
+
+def unrounded_factor(settings: Settings, rows: Sequence["ClassStats"], printed: str) -> Settings | None:
+    """The ``-f`` behind a factor ``stats settings`` printed with two decimals: the one with the fewest
+    decimals (then nearest the printed one) within half a hundredth whose classes are the server's."""
+    from dataclasses import replace
+
+    shown = float(printed)
+    for decimals in (3, 4):
+        step = 10 ** -decimals
+        count = int(round(0.005 / step))
+        for k in sorted(range(-count, count + 1), key=abs):
+            factor = round(shown + k * step, decimals)
+            if factor <= 1.0 or f"{factor:.2f}" != printed:
+                continue
+            candidate = replace(settings, factor=factor)
+            if not class_drift(rows, candidate):
+                return candidate
+    return None
 
 
 # -- per class ---------------------------------------------------------------------------
@@ -323,14 +363,14 @@ def _field(dump: Dump, command: str, table: Mapping[int, Mapping[str, str]], cls
     return None if value is None else _int(dump, command, f"{cls}:{name}", value)
 
 
-def analyse(dump: Dump, node: str | None = None) -> NodeStats:
-    """Per-class memory, drift and notes of one node's dump."""
+def analyse(dump: Dump, node: str | None = None, server_args: Sequence[str] | None = None) -> NodeStats:
+    """Per-class memory, drift and notes of one node's dump (``server_args``: see :func:`resolve_settings`)."""
     node = node or dump.source
     notes: list[str] = []
     missing = [c for c in (VERSION, GENERAL, SLABS, ITEMS, SETTINGS) if c not in dump.given]
     if SLABS not in dump.given:
         raise DumpError(f"{dump.source}: no 'stats slabs' reply: nothing to say about classes")
-    settings, resolve_notes = resolve_settings(dump)
+    settings, resolve_notes = resolve_settings(dump, server_args)
     notes += resolve_notes
     in_slabs = any("mem_requested" in f for f in dump.slabs.values())
     in_items = any("mem_requested" in f for f in dump.items.values())
@@ -364,6 +404,13 @@ def analyse(dump: Dump, node: str | None = None) -> NodeStats:
             (_field(dump, ITEMS, dump.items, cls, "evicted") or 0) if counted else None,
             (_field(dump, ITEMS, dump.items, cls, "outofmemory") or 0) if counted else None))
     drift = class_drift(rows, settings) if settings else None
+    printed = dump.settings.get("growth_factor", "")
+    if drift and server_args is None and re.fullmatch(r"\d+\.\d\d", printed):
+        found = unrounded_factor(settings, rows, printed)
+        if found is not None:   # stats settings prints "%.2f": the real -f had more decimals
+            settings, drift = found, ()
+            notes.append(f"stats settings prints growth_factor {printed}; the classes are those of "
+                         f"-f {found.factor:g}")
     if in_items and not in_slabs and settings is not None and settings.chunked_items:
         largest = slab_classes(settings)[-1].id
         if any(r.id == largest and r.items for r in rows):
@@ -403,28 +450,53 @@ def _malloced_check(dump: Dump, rows: Sequence[ClassStats], settings: Settings |
 # -- findings ----------------------------------------------------------------------------
 
 def calcification(node: NodeStats) -> str | None:
-    """A class evicts (or fails to allocate) while other classes hold at least a page of free chunks.
+    """Since boot, a class evicted (or failed to allocate) while other classes hold at least a page of
+    free chunks, or pages of items older than the evicting classes' victims.
 
     memcached gives pages to classes as they ask and, without ``slab_reassign``
     and ``slab_automove``, never takes them back: memory "calcifies" in
-    classes that no longer need it while others evict.
+    classes that no longer need it while others evict.  One reading only has
+    counters since boot: the finding says so, and two readings
+    (:mod:`slabcalc.diagnosis`) tell whether it is happening now.
     """
     starving = [c for c in node.classes if (c.evicted or 0) + (c.outofmemory or 0) > 0]
-    idle = [c for c in node.classes if c not in starving and c.perslab and c.free_chunks >= c.perslab]
-    if not starving or not idle:
+    if not starving:
+        return None
+    victims = [_field(node.dump, ITEMS, node.dump.items, c.id, "evicted_time") for c in starving]
+    youngest_victim = max((v for v in victims if v is not None), default=None)
+    idle, old = [], []
+    for c in node.classes:
+        if c in starving or not c.pages:
+            continue
+        age = _field(node.dump, ITEMS, node.dump.items, c.id, "age")
+        if c.perslab and c.free_chunks >= c.perslab:
+            idle.append(c)
+        elif age is not None and youngest_victim is not None and age > youngest_victim and c.items:
+            old.append((c, age))
+    if not idle and not old:
         return None
     evicted = sum(c.evicted or 0 for c in starving)
     oom = sum(c.outofmemory or 0 for c in starving)
-    free = sum(c.free_chunks * c.chunk_size for c in idle)
-    pages = sum(c.free_chunks // c.perslab for c in idle)
+    held = []
+    if idle:
+        free = sum(c.free_chunks * c.chunk_size for c in idle)
+        pages = sum(c.free_chunks // c.perslab for c in idle)
+        held.append(f"class{'es' if len(idle) > 1 else ''} {_ids(idle)} hold{'' if len(idle) > 1 else 's'} "
+                    f"{free} bytes in free chunks (about {pages} page{'s' if pages != 1 else ''})")
+    if old:
+        pages = sum(c.pages for c, _ in old)
+        held.append(f"class{'es' if len(old) > 1 else ''} {_ids([c for c, _ in old])} "
+                    f"hold{'' if len(old) > 1 else 's'} {pages} page{'s' if pages != 1 else ''} of items up to "
+                    f"{max(a for _, a in old)} s old (the evicted items had been used {youngest_victim} s "
+                    "before)")
     s = node.dump.settings
     automove = (f"; slab_reassign {s['slab_reassign']}, slab_automove {s.get('slab_automove', '?')}"
                 if "slab_reassign" in s else "")
-    return (f"calcification: class{'es' if len(starving) > 1 else ''} {_ids(starving)} evicted {evicted} items"
-            + (f" ({oom} out of memory)" if oom else "")
-            + f" while class{'es' if len(idle) > 1 else ''} {_ids(idle)} hold{'' if len(idle) > 1 else 's'} "
-            f"{free} bytes in free chunks"
-            f" (about {pages} page{'s' if pages != 1 else ''}){automove}")
+    uptime = node.dump.general.get("uptime")
+    since = f"since boot ({uptime} s ago)" if uptime else "since boot"
+    return (f"calcification {since}: class{'es' if len(starving) > 1 else ''} {_ids(starving)} evicted "
+            f"{evicted} items" + (f" ({oom} out of memory)" if oom else "")
+            + f" while {' and '.join(held)}{automove}; two readings tell whether it is happening now")
 
 
 def _ids(rows: Sequence[ClassStats]) -> str:
@@ -532,10 +604,12 @@ def node_record(node: NodeStats) -> dict:
     }
 
 
-def stats_record(nodes: Sequence[NodeStats], failed: Sequence[tuple[str, str]] = ()) -> dict:
+def stats_record(nodes: Sequence[NodeStats], failed: Sequence[tuple[str, str]] = (), now: Sequence[str] = ()
+                 ) -> dict:
     """The stable JSON contract of ``slabcalc stats``: ``classes``, ``totals``, ``nodes``, ``findings``.
 
-    ``failed`` pairs nodes that could not be read with their one-line error.
+    ``failed`` pairs nodes that could not be read with their one-line error; ``now`` names the
+    nodes read twice (see :func:`findings`).
     """
     records = [node_record(n) for n in nodes]
     records += [{"node": name, "error": error} for name, error in failed]
@@ -543,14 +617,16 @@ def stats_record(nodes: Sequence[NodeStats], failed: Sequence[tuple[str, str]] =
         "classes": [row for n in nodes for row in class_records(n)],
         "totals": pool_totals([r["totals"] for r in records if r.get("error") is None]),
         "nodes": records,
-        "findings": findings(nodes),
+        "findings": findings(nodes, now),
     }
 
 
-def findings(nodes: Sequence[NodeStats]) -> list[str]:
-    """Human lines: per node its notes, drift check and calcification."""
+def findings(nodes: Sequence[NodeStats], now: Sequence[str] = ()) -> list[str]:
+    """Human lines: per node its notes, drift check and calcification since boot (left out for the
+    nodes in ``now``, read twice: what happens between the readings says more)."""
     lines = []
     for n in nodes:
         prefix = f"{n.node}: " if len(nodes) > 1 else ""
-        lines += [prefix + line for line in (*n.notes, *drift_lines(n), *filter(None, [calcification(n)]))]
+        since_boot = [] if n.node in now else [calcification(n)]
+        lines += [prefix + line for line in (*n.notes, *drift_lines(n), *filter(None, since_boot))]
     return lines
