@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings as hsettings, strategies as 
 from slabcalc import configure, load_profile, slab_classes
 from slabcalc.inputs import Item
 from slabcalc.optimize import (best_slab_sizes, chunk_requests, listed_sizes, optimize, page_bytes,
-                               search_n_f, settings_for, split)
+                               search_n_f, settings_for, split, verdict)
 from slabcalc.report import build_report
 from slabcalc.settings import Refused
 
@@ -280,3 +280,54 @@ def test_gate_measures_the_configuration_given_as_report_does():
         assert crossed.output.splitlines()[-1].startswith("Error: ")
     passed = run("optimize", "examples/bimodal.csv", "--fail-over-waste", "50", "--fail-over-memory", "1g")
     assert passed.exit_code == 0 and "Error" not in passed.output
+
+
+# -- the verdict (issue 16, C13) ------------------------------------------------------------
+
+def _optimum(dist, held=None, **spaces):
+    from slabcalc.optimize import Candidate, Optimum
+
+    profile = load_profile("1.6.18")
+
+    def candidate(space, args):
+        s = configure(profile, args)
+        return Candidate(space, " ".join(args), build_report(s, dist),
+                         build_report(s, held) if held is not None else None)
+
+    return Optimum(candidate("baseline", []), tuple(candidate(space, args) for space, args in spaces.items()),
+                   None, 0.25 if held is not None else None, 0)
+
+
+# 10-byte keys and 1000-byte values: ntotal 1069.  Against the default classes (1184-byte chunks):
+# slab_sizes=1072 saves 8.85% of page bytes, -n 1032 (1080-byte chunks) 7.96%, -n 1052 (1100) 6.19%.
+ONE_SIZE = {Item(10, 1000, 0, None): 100_000}
+HELD_OUT = {Item(10, 1006, 0, None): 20_000}     # ntotal 1075: no room in a 1072-byte chunk
+
+
+def test_within_the_margin_the_simpler_setting_wins():
+    opt = _optimum(ONE_SIZE, n_f=["-n", "1032"], slab_sizes=["-o", "slab_sizes=1072"])
+    assert round(opt.gain_pct(opt.first_of("slab_sizes")), 2) == 8.85
+    assert round(opt.gain_pct(opt.first_of("n_f")), 2) == 7.96
+    assert opt.best.space == "n_f"
+    why = verdict(opt)
+    assert why["preferred_to"] == {"space": "slab_sizes", "flags": "-o slab_sizes=1072", "gain_pct": 8.85,
+                                   "why": "simpler"}
+    # 2.65 points apart: beyond the margin, the larger gain wins
+    opt = _optimum(ONE_SIZE, n_f=["-n", "1052"], slab_sizes=["-o", "slab_sizes=1072"])
+    assert opt.best.space == "slab_sizes" and verdict(opt)["preferred_to"] is None
+
+
+def test_with_validate_the_verdict_goes_by_the_held_out_items():
+    opt = _optimum(ONE_SIZE, HELD_OUT, n_f=["-n", "1052"], slab_sizes=["-o", "slab_sizes=1072"])
+    assert opt.gain_pct(opt.first_of("slab_sizes")) > opt.gain_pct(opt.first_of("n_f")) + 1
+    assert opt.held_out_gain_pct(opt.first_of("slab_sizes")) < 0 < opt.held_out_gain_pct(opt.first_of("n_f"))
+    assert opt.best.space == "n_f"
+    assert verdict(opt)["on"] == "held_out"
+    assert verdict(opt)["gain_pct"] == round(opt.held_out_gain_pct(opt.first_of("n_f")), 2)
+
+
+def test_a_trapped_n_f_is_not_the_simpler_setting():
+    opt = _optimum(ONE_SIZE, n_f=["-n", "1032", "-f", "1.01"], slab_sizes=["-o", "slab_sizes=1072"])
+    assert round(opt.gain_pct(opt.first_of("n_f")), 2) == 7.96
+    assert opt.best.space == "slab_sizes"
+    assert verdict(opt)["preferred_to"] is None

@@ -1062,14 +1062,24 @@ def _flag_notes(candidates) -> list[str]:
 
 
 def _verdict(record, limit) -> str:
-    best = record["best"]
+    best, why = record["best"], record["verdict"]
     what = "more items fit" if limit is not None else "fewer page bytes"
+    if why["on"] == "held_out":
+        what += " on the held-out items"
     if record["defaults_fine"]:
-        gain = f"{best['gain_pct']:.2f}%" if best else "nothing"
-        return f"defaults are fine: the best change ({best['space'] if best else 'none'}) gains {gain} {what} (under 1%)"
-    said = f"best: {best['space']} gains {best['gain_pct']:.2f}% {what}; for memcached {best['release']}:"
+        gain = f"{why['gain_pct']:.2f}%" if best else "nothing"
+        return (f"defaults are fine: the best change ({best['space'] if best else 'none'}) gains {gain} {what} "
+                f"(under {why['margin_pct']:g}%)")
+    said = f"best: {best['space']} gains {why['gain_pct']:.2f}% {what}"
+    if why["preferred_to"]:
+        other = why["preferred_to"]
+        reason = ("but reaches memcached's class cap" if other["why"] == "class_cap" else
+                  f"within {why['margin_pct']:g}%: the simpler setting wins")
+        said = f"{said} ({other['space']} gains {other['gain_pct']:.2f}%, {reason})"
+    said = output.note(f"{said}; for memcached {best['release']}:")
     # the flags stay whole on one line, to be pasted
-    return f"{said} {best['flags']}" if len(said) + len(best["flags"]) < output.width() else \
+    last = said.rsplit("\n", 1)[-1]
+    return f"{said} {best['flags']}" if len(last) + len(best["flags"]) < output.width() else \
         f"{said}\n  {best['flags']}"
 
 

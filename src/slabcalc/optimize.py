@@ -72,7 +72,8 @@ from .report import ClassUsage, Report, build_report, capacity, chunk_shape, ite
 from .settings import Refused, Settings, configure
 
 SPACES = ("n_f", "slab_sizes", "slab_chunk_max")
-GAIN_THRESHOLD_PCT = 1.0          # below this the current flags are fine
+GAIN_THRESHOLD_PCT = 1.0          # below this the current flags are fine; within it of the best, the simpler wins
+SIMPLER = ("n_f", "slab_chunk_max", "slab_sizes")   # the verdict's order of simplicity
 INF = 1 << 62
 
 
@@ -626,16 +627,42 @@ class Optimum:
 
     def gain_pct(self, c: Candidate) -> float:
         """How much better ``c`` is than the baseline: page bytes saved, or with -m items gained."""
+        return self._gain(c.report, self.baseline.report)
+
+    def held_out_gain_pct(self, c: Candidate) -> float | None:
+        """The same on the held-out items (``--validate``), or None."""
+        if c.held_out is None or self.baseline.held_out is None:
+            return None
+        return self._gain(c.held_out, self.baseline.held_out)
+
+    def _gain(self, report: Report, base: Report) -> float:
         if self.memory_limit is not None:
-            base = self.baseline.report.capacity.items
-            return 100.0 * (c.report.capacity.items - base) / base if base else 0.0
-        base = self.baseline.page_bytes
-        return 100.0 * (base - c.page_bytes) / base if base else 0.0
+            items = base.capacity.items
+            return 100.0 * (report.capacity.items - items) / items if items else 0.0
+        pages = base.total("page_bytes")
+        return 100.0 * (pages - report.total("page_bytes")) / pages if pages else 0.0
+
+    def verdict_gain(self, c: Candidate) -> float:
+        """The gain the verdict goes by: on the held-out items when there are some (they were not
+        optimised for), else on the items."""
+        held = self.held_out_gain_pct(c)
+        return self.gain_pct(c) if held is None else held
 
     @property
     def best(self) -> Candidate | None:
+        """The simplest first candidate within :data:`GAIN_THRESHOLD_PCT` of the largest gain.
+
+        Simplest: ``-n``/``-f`` before ``slab_chunk_max`` before a ``slab_sizes`` list, but a
+        ``-n``/``-f`` caught in the class cap (:func:`slabcalc.advice.class_cap_trap`: larger
+        items would take the largest chunk) is simple no more; the gain is :meth:`verdict_gain`
+        (held-out items first)."""
         firsts = [c for c in self.candidates if c is self.first_of(c.space)]
-        return max(firsts, key=self.gain_pct, default=None)
+        if not firsts:
+            return None
+        top = max(self.verdict_gain(c) for c in firsts)
+        close = [c for c in firsts if self.verdict_gain(c) >= top - GAIN_THRESHOLD_PCT]
+        return min(close, key=lambda c: (class_cap_trap(c.report.settings) is not None, SIMPLER.index(c.space),
+                                         -self.verdict_gain(c)))
 
     def first_of(self, space: str) -> Candidate | None:
         return next((c for c in self.candidates if c.space == space), None)
@@ -643,7 +670,7 @@ class Optimum:
     @property
     def defaults_fine(self) -> bool:
         best = self.best
-        return best is None or self.gain_pct(best) < GAIN_THRESHOLD_PCT
+        return best is None or self.verdict_gain(best) < GAIN_THRESHOLD_PCT
 
 
 def split(distribution: Sequence[tuple], fraction: float, seed: int) -> tuple[list, list]:
@@ -735,14 +762,29 @@ def _candidate_record(opt: Optimum, c: Candidate) -> dict:
     }
     if c.held_out is not None:
         held = c.held_out
-        base = opt.baseline.held_out.total("page_bytes")
         record["held_out"] = {
             "page_bytes": held.total("page_bytes"),
             "waste_pct": round(held.waste_pct, 2),
             "capacity": held.capacity.items if held.capacity else None,
-            "gain_pct": round(100.0 * (base - held.total("page_bytes")) / base, 2) if base else 0.0,
+            "gain_pct": round(opt.held_out_gain_pct(c), 2),
         }
     return record
+
+
+def verdict(opt: Optimum) -> dict:
+    """Why ``best`` is best: the gain it goes by (held-out or not), and the more complex candidate
+    it was preferred to, when one gained more but within the margin."""
+    best = opt.best
+    if best is None:
+        return {"gain_pct": None, "on": None, "preferred_to": None, "margin_pct": GAIN_THRESHOLD_PCT}
+    firsts = [c for c in opt.candidates if c is opt.first_of(c.space)]
+    top = max(firsts, key=opt.verdict_gain)
+    return {"gain_pct": round(opt.verdict_gain(best), 2),
+            "on": "held_out" if opt.held_out_gain_pct(best) is not None else "items",
+            "preferred_to": None if top is best or opt.verdict_gain(top) <= opt.verdict_gain(best) else
+            {"space": top.space, "flags": top.flags, "gain_pct": round(opt.verdict_gain(top), 2),
+             "why": "class_cap" if class_cap_trap(top.report.settings) else "simpler"},
+            "margin_pct": GAIN_THRESHOLD_PCT}
 
 
 def optimum_record(opt: Optimum) -> dict:
@@ -757,6 +799,7 @@ def optimum_record(opt: Optimum) -> dict:
         "baseline": base,
         "candidates": [_candidate_record(opt, c) for c in opt.candidates],
         "best": _candidate_record(opt, best) if best else None,
+        "verdict": verdict(opt),
         "defaults_fine": opt.defaults_fine,
         "validate": opt.validate,
         "seed": opt.seed,
