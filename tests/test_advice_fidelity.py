@@ -122,3 +122,24 @@ def test_the_class_cap_trap_on_the_server(memcached, profile):
         stats = server.item_stats()
     home = class_for(slab_classes(settings), 48 + 8 + 11 + 3002)
     assert home.id == largest.id and list(stats) == [largest.id]
+
+
+@pytest.mark.parametrize("args", [["--nodes", "6", "--spare-nodes", "1", "--fill", "80"],
+                                  ["--node-ram", "2g", "--headroom", "10", "--overhead", "5%"]])
+def test_a_node_plan_flags_start_the_server(memcached, profile, args):
+    """Each node's flags of a capacity plan, for the installed release: the server starts with them and
+    reports them in stats settings (-m, the hash table's start)."""
+    result = CliRunner().invoke(cli, ["report", "examples/capacity-mix.csv", "--profile", profile.release,
+                                      "--format", "json", *args])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    plan = document["nodes"] if "--nodes" in args else document["node_ram"]["needed"]
+    assert plan["release"] == profile.release
+    words = plan["memcached_args"]
+    started = run_vv(words, memcached=memcached)
+    assert started.started, (words, started.stderr)
+    assert started.class_lines == vv_lines(configure(profile, words))
+    with MemcachedServer(words, memcached=memcached) as server:
+        shown = server.stats("settings")
+    assert int(shown["maxbytes"]) == plan["memory_limit_mb"] << 20
+    assert int(shown["hashpower_init"]) == plan["hashpower"]

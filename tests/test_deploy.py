@@ -53,12 +53,40 @@ def test_hashpower_option_fixes_the_start():
 
 
 def test_nodes_split_evenly():
-    n = doc("--nodes", "4")["nodes"]
+    n = doc("--nodes", "4", "--spread", "even")["nodes"]
     # 25000 items a node: ceil(25000 / 10922) = 3 pages, 2^16 buckets
-    assert n == {"nodes": 4, "memory_limit_mb": 3, "items": 25000, "pages": 3, "slab_bytes": 3 * MIB,
-                 "hash_bytes": 8 << 16, "overhead_bytes": 0, "process_bytes": 3 * MIB + (8 << 16)}
-    assert doc("--nodes", "3")["nodes"]["items"] == 33334          # 100000 = 33334 + 33333 + 33333
-    assert doc("--nodes", "1")["nodes"]["process_bytes"] == doc()["process"]["process_bytes"]
+    assert {k: n[k] for k in ("nodes", "memory_limit_mb", "items", "pages", "slab_bytes", "hash_bytes",
+                              "overhead_bytes", "process_bytes", "hashpower", "hash_peak_bytes")} == {
+        "nodes": 4, "memory_limit_mb": 3, "items": 25000, "pages": 3, "slab_bytes": 3 * MIB,
+        "hash_bytes": 8 << 16, "overhead_bytes": 0, "process_bytes": 3 * MIB + (8 << 16), "hashpower": 16,
+        "hash_peak_bytes": 8 << 16}
+    assert n["memcached_args"] == ["-m", "3", "-n", "48", "-f", "1.25", "-I", "1048576"]
+    assert doc("--nodes", "3", "--spread", "even")["nodes"]["items"] == 33334   # 100000 = 33334 + 2 x 33333
+    one = doc("--nodes", "1", "--spread", "even")["nodes"]
+    assert one["process_bytes"] == doc()["process"]["process_bytes"]
+    # 100000 items need 2^17 buckets: the plan starts the table there and it never doubles
+    assert one["memcached_args"][-2:] == ["-o", "hashpower=17"] and one["hash_peak_bytes"] == 8 << 17
+
+
+def test_fill_spare_nodes_and_the_fullest_node():
+    # --fill 80: the 3 pages of 25000 items are 80% of -m: ceil(3 / 0.8) = 4; the whole -m budgeted,
+    # the hash table for 25000 / 0.8 = 31250 items
+    n = doc("--nodes", "4", "--spread", "even", "--fill", "80")["nodes"]
+    assert (n["memory_limit_mb"], n["slab_bytes"], n["items_at_full"]) == (4, 4 * MIB, 31250)
+    # one spare of 5: 4 serve, each sized for a quarter
+    n = doc("--nodes", "5", "--spread", "even", "--spare-nodes", "1")["nodes"]
+    assert (n["serving_nodes"], n["items"]) == (4, 25000)
+    # ketama: the fullest share (checked in test_spread) + 3 standard deviations of 100000 keys
+    n = doc("--nodes", "4")["nodes"]
+    share = n["fullest_share_pct"] / 100
+    expected = -(-(100000 * share + 3 * (100000 * share * (1 - share)) ** 0.5) // 1)
+    assert n["items"] == int(expected) > 25000 and n["spread"] == "ketama"
+    named = doc("--nodes", "2", "--node-names", "a:11211,b:11211")["nodes"]
+    assert named["down"] == []
+    assert run("report", "--nodes", "2", "--spare-nodes", "2", "-", input=HIST).exit_code == 2
+    assert run("report", "--nodes", "2", "--node-names", "a:1", "-", input=HIST).exit_code == 2
+    assert run("report", "--node-names", "a:1", "-", input=HIST).exit_code == 2
+    assert run("report", "--nodes", "2", "--fill", "0", "-", input=HIST).exit_code == 2
 
 
 def test_node_ram_finds_the_fewest_nodes():

@@ -162,7 +162,8 @@ def measured(measure) -> None:
 
 def deploy_options(func: Callable) -> Callable:
     """``report``'s deployment options, handed to the command as one ``deploy`` dict."""
-    names = ("overhead", "nodes", "node_ram", "headroom", "group_by", "separator")
+    names = ("overhead", "nodes", "node_ram", "headroom", "fill", "spare_nodes", "spread", "node_names", "group_by",
+             "separator")
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -185,6 +186,17 @@ def deploy_options(func: Callable) -> Callable:
                      help="How many nodes of SIZE RAM hold the items (with --headroom free on each)."),
         click.option("--headroom", "headroom", default="0", show_default=True, metavar="PCT",
                      help="With --node-ram: the share of each node's RAM to leave free."),
+        click.option("--fill", "fill", default=None, metavar="PCT",
+                     help="With --nodes/--node-ram: the share of -m the items fill (room to grow; the whole "
+                          "-m is budgeted).  Default 100."),
+        click.option("--spare-nodes", "spare_nodes", type=click.IntRange(0), default=0, show_default=True,
+                     metavar="N", help="With --nodes/--node-ram: nodes that may be down while the rest hold "
+                                       "every item (1 for N+1)."),
+        click.option("--spread", "spread", type=click.Choice(["ketama", "even"]), default="ketama",
+                     show_default=True, help="With --nodes/--node-ram: size nodes for the fullest node of a "
+                                             "ketama ring (160 points a node), or for an even share."),
+        click.option("--node-names", "node_names", default=None, metavar="H:P,H:P,...",
+                     help="With --nodes: the nodes' names as the clients hash them (default node1:11211, ...)."),
         click.option("--group-by", "group_by", default=None, metavar="prefix|REGEX",
                      help="Items, memory and waste per key group (metadump or a CSV key_name column): "
                           "'prefix' (up to the first --separator) or a regex (its first group, or match)."),
@@ -1208,7 +1220,7 @@ def _simulation_lines(result, record, finding_lines):
 # -- deployment: whole-process memory, nodes, key groups, the CI gate ---------------------
 
 PLAN_NODE_COLUMNS = ("nodes", "memory_limit_mb", "items", "pages", "slab_bytes", "hash_bytes", "overhead_bytes",
-                     "process_bytes")
+                     "process_bytes")   # JSON adds the rest of deploy.plan_record
 GROUP_COLUMNS = ("group", "items", "requested_bytes", "used_bytes", "chunk_waste", "waste_pct", "memory_pct")
 
 
@@ -1223,6 +1235,8 @@ def _keep_text(stream):
 
 def _deploy_plan(settings, base, triples, deploy, key_length, source):
     """``report``'s whole-process memory, node plan and key groups (library calls only)."""
+    from dataclasses import replace
+
     from .deploy import aggregate, nodes_needed, plan_nodes, usable
     from .process import parse_overhead, parse_pct, process_memory
 
@@ -1234,17 +1248,29 @@ def _deploy_plan(settings, base, triples, deploy, key_length, source):
         headroom = parse_pct(deploy["headroom"], "--headroom")
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'--headroom'") from None
+    planning = deploy["nodes"] is not None or deploy["node_ram"] is not None
+    for given, name in ((deploy["fill"] is not None, "--fill"), (deploy["spare_nodes"], "--spare-nodes"),
+                        (deploy["node_names"], "--node-names")):
+        if given and not planning:
+            raise Refusal(f"{name} shapes a plan of nodes: give --nodes N or --node-ram SIZE too")
     plan = {"overhead": overhead, "process": process_memory(base, overhead), "node_plan": None,
             "node_ram": deploy["node_ram"], "headroom": headroom, "needed": None, "groups": None}
     if deploy["nodes"] is not None or deploy["node_ram"] is not None:
         if base.capacity is not None:
             raise Refusal("--nodes and --node-ram size nodes for the items: they find -m, so give no -m")
         distribution = aggregate(triples)
-        if deploy["nodes"] is not None:
-            plan["node_plan"] = plan_nodes(settings, distribution, deploy["nodes"], overhead, key_length)
-        if deploy["node_ram"] is not None:
-            plan["needed"] = nodes_needed(settings, distribution, deploy["node_ram"], headroom, overhead, key_length)
-            plan["usable"] = usable(deploy["node_ram"], headroom)
+        plan["keys"] = sum(distribution.values())
+        rules = _plan_rules(deploy)
+        try:
+            if deploy["nodes"] is not None:
+                plan["node_plan"] = plan_nodes(settings, distribution, deploy["nodes"], overhead, key_length,
+                                               rules)
+            if deploy["node_ram"] is not None:
+                plan["needed"] = nodes_needed(settings, distribution, deploy["node_ram"], headroom, overhead,
+                                              key_length, replace(rules, names=None))
+                plan["usable"] = usable(deploy["node_ram"], headroom)
+        except ValueError as exc:     # more spare nodes than nodes, names that do not match --nodes
+            raise Refusal(str(exc)) from None
     if deploy["group_by"] is not None:
         import io
 
@@ -1260,6 +1286,28 @@ def _deploy_plan(settings, base, triples, deploy, key_length, source):
     measured(_measure(base.total("page_bytes") - base.total("requested_bytes"), base.total("page_bytes"),
                       memory, "process memory per node" if gauge is not None else "process memory"))
     return plan
+
+
+def _plan_rules(deploy):
+    """``--fill``, ``--spare-nodes``, ``--spread`` and ``--node-names`` as :class:`PlanRules`."""
+    from fractions import Fraction
+
+    from .deploy import PlanRules
+    from .process import parse_pct
+
+    fill = PlanRules.fill
+    if deploy["fill"] is not None:
+        try:   # a share of -m above 0, up to 100%
+            fill = 1 - parse_pct(100 - Fraction(str(deploy["fill"]).strip().removesuffix("%")), "--fill")
+        except (ValueError, ZeroDivisionError):
+            raise click.BadParameter(f"{deploy['fill']!r} is not a share above 0 and up to 100 (e.g. 80 or 80%)",
+                                     param_hint="'--fill'") from None
+    names = tuple(n.strip() for n in deploy["node_names"].split(",")) if deploy["node_names"] else None
+    if names and deploy["nodes"] is None:
+        raise Refusal("--node-names names the nodes of --nodes N: give --nodes too")
+    if names and len(names) != deploy["nodes"]:
+        raise Refusal(f"--node-names gives {len(names)} names for --nodes {deploy['nodes']}")
+    return PlanRules(fill=fill, spare=deploy["spare_nodes"], spread=deploy["spread"], names=names)
 
 
 def _place_process(report):
@@ -1295,13 +1343,6 @@ def _measure(waste, of, memory, what):
     return Measure(waste, of, memory, what)
 
 
-def _node_row(node_plan):
-    m = node_plan.memory
-    return {"nodes": node_plan.nodes, "memory_limit_mb": m.memory_limit_mb, "items": m.items,
-            "pages": node_plan.report.total("pages"), "slab_bytes": m.slab_bytes, "hash_bytes": m.hash_bytes,
-            "overhead_bytes": m.overhead, "process_bytes": m.total}
-
-
 def _add_plan(record, plan):
     """Whole-process lines in the summary, and the plan's JSON fields."""
     from .keyspace import group_records
@@ -1320,12 +1361,14 @@ def _add_plan(record, plan):
     if m.limit_bytes:
         summary["headroom"] = (f"{m.limit_headroom} bytes ({100.0 * m.limit_headroom / m.limit_bytes:.2f}%) "
                                f"of -m {m.memory_limit_mb} free")
+    from .deploy import plan_record
+
     if plan["node_plan"] is not None:
-        record["nodes"] = _node_row(plan["node_plan"])
+        record["nodes"] = plan_record(plan["node_plan"])
     if plan["node_ram"] is not None:
         needed = plan["needed"]
         record["node_ram"] = {"node_ram": plan["node_ram"], "headroom_pct": float(plan["headroom"] * 100),
-                              "usable_bytes": plan["usable"], "needed": _node_row(needed) if needed else None}
+                              "usable_bytes": plan["usable"], "needed": plan_record(needed) if needed else None}
     if plan["groups"] is not None:
         record["groups"] = group_records(plan["groups"])
 
@@ -1333,10 +1376,15 @@ def _add_plan(record, plan):
 def _print_plan(plan, fmt):
     from .process import MIB
 
-    rows = [_node_row(p) for p in (plan["node_plan"], plan["needed"]) if p is not None]
-    if rows:
+    from .deploy import plan_lines, plan_record
+
+    plans = [p for p in (plan["node_plan"], plan["needed"]) if p is not None]
+    if plans:
         click.echo()
-        click.echo(output.render_rows(rows, PLAN_NODE_COLUMNS, fmt))
+        click.echo(output.render_rows([plan_record(p) for p in plans], PLAN_NODE_COLUMNS, fmt))
+    if plan["node_plan"] is not None:
+        click.echo()
+        click.echo("\n".join(output.note(line) for line in plan_lines(plan["node_plan"], plan["keys"])))
     if plan["node_ram"] is not None:
         click.echo()
         ram, usable, needed = plan["node_ram"], plan["usable"], plan["needed"]
@@ -1345,8 +1393,9 @@ def _print_plan(plan, fmt):
             click.echo(f"no number of nodes of {ram} bytes holds these items: {room}")
         else:
             m = needed.memory
-            click.echo(f"{needed.nodes} nodes of {ram} bytes ({ram / MIB:.2f} MiB) hold these items: each runs "
-                       f"-m {m.memory_limit_mb} and takes {m.total} bytes of {room}")
+            click.echo(output.note(f"{needed.nodes} nodes of {ram} bytes ({ram / MIB:.2f} MiB) hold these items: "
+                                   f"each runs -m {m.memory_limit_mb} and takes {m.total} bytes of {room}"))
+            click.echo("\n".join(output.note(line) for line in plan_lines(needed, plan["keys"])))
     if plan["groups"] is not None:
         from .keyspace import group_records
 

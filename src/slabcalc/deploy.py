@@ -10,14 +10,15 @@ first-page overshoot and the hash table do not scale linearly with N.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Iterable, Mapping
 
 from .inputs import Item, ItemColumns
-from .process import Overhead, ProcessMemory, process_memory
+from .process import HASHPOWER_DEFAULT, MIB, Overhead, ProcessMemory, planned_process
 from .report import Report, build_report
 from .settings import Settings
+from .spread import Spread, default_names, fullest_share, keys_on_fullest
 
 NODES_MAX = 1 << 20
 
@@ -59,17 +60,69 @@ def _order(item: Item) -> tuple[int, int, int, int]:
 
 
 @dataclass(frozen=True)
+class PlanRules:
+    """What a capacity plan allows for, besides the items.
+
+    ``fill``: the share of ``-m`` the planned items take (room to grow inside
+    ``-m``); ``spare``: nodes that may be down while the rest still hold every
+    item (N+1 is ``spare=1``); ``spread``: ``"ketama"`` sizes each node for the
+    fullest node of a ketama continuum of ``names`` (:mod:`slabcalc.spread`),
+    ``"even"`` for an even share; ``hashpower``: start the hash table at the
+    size the items need (``-o hashpower``), so that it never doubles -- a
+    doubling holds the old and the new table at once.
+    """
+
+    fill: Fraction = Fraction(1)
+    spare: int = 0
+    spread: str = "ketama"
+    names: tuple[str, ...] | None = None
+    hashpower: bool = True
+
+
+@dataclass(frozen=True)
 class NodePlan:
-    nodes: int
+    nodes: int                # the fleet, spare nodes included
     report: Report            # one (the fullest) node
-    memory: ProcessMemory     # its process
+    memory: ProcessMemory     # its process at the planned -m
+    rules: PlanRules = PlanRules()
+    spread: Spread | None = None
+    settings: Settings | None = None   # the flags each node runs with
+
+    @property
+    def serving(self) -> int:
+        return self.nodes - self.rules.spare
+
+
+def fullest_node(distribution: Mapping[Item, int], nodes: int, rules: PlanRules
+                 ) -> tuple[dict[Item, int], Spread | None]:
+    """The items of the fullest node of ``nodes`` (with ``rules.spare`` of them down)."""
+    serving = nodes - rules.spare
+    if serving < 1:
+        raise ValueError(f"{rules.spare} spare nodes of {nodes}: none would be left to serve")
+    if rules.spread == "even":
+        return node_share(distribution, serving), None
+    names = list(rules.names) if rules.names else default_names(nodes)
+    if len(names) != nodes:
+        raise ValueError(f"{len(names)} node names for {nodes} nodes")
+    spread = fullest_share(names, rules.spare)
+    keys = sum(distribution.values())
+    on_node = keys_on_fullest(keys, spread.share)
+    # every kind of item in the fullest node's proportion, rounded up
+    share = {item: min(count, -(-count * on_node // keys)) for item, count in distribution.items()}
+    return {item: n for item, n in share.items() if n}, spread
 
 
 def plan_nodes(settings: Settings, distribution: Mapping[Item, int], nodes: int,
-               overhead: Overhead = Overhead(), size_key_length: int = 16) -> NodePlan:
-    """One node's report and process memory when ``nodes`` share the workload."""
-    report = build_report(settings, node_share(distribution, nodes), size_key_length=size_key_length)
-    return NodePlan(nodes, report, process_memory(report, overhead))
+               overhead: Overhead = Overhead(), size_key_length: int = 16,
+               rules: PlanRules = PlanRules()) -> NodePlan:
+    """One node's report, process and flags when ``nodes`` share the workload under ``rules``."""
+    share, spread = fullest_node(distribution, nodes, rules)
+    report = build_report(settings, share, size_key_length=size_key_length)
+    memory = planned_process(report, overhead, rules.fill, rules.hashpower)
+    flags = replace(settings, maxbytes=memory.memory_limit_mb * MIB, memory_limit_given=True,
+                    hashpower_init=memory.hashpower if rules.hashpower and memory.hashpower != HASHPOWER_DEFAULT
+                    else settings.hashpower_init)
+    return NodePlan(nodes, report, memory, rules, spread, flags)
 
 
 def usable(node_ram: int, headroom: Fraction) -> int:
@@ -79,29 +132,91 @@ def usable(node_ram: int, headroom: Fraction) -> int:
 
 def nodes_needed(settings: Settings, distribution: Mapping[Item, int], node_ram: int,
                  headroom: Fraction = Fraction(0), overhead: Overhead = Overhead(),
-                 size_key_length: int = 16) -> NodePlan | None:
+                 size_key_length: int = 16, rules: PlanRules = PlanRules()) -> NodePlan | None:
     """The fewest nodes of ``node_ram`` bytes whose processes hold the workload with ``headroom``
-    left free on each; None when no number of nodes does (one item kind alone is too big)."""
+    left free on each, under ``rules``; None when no number of nodes does (one item kind alone
+    is too big).
+
+    With an even spread a node only gets lighter as nodes are added: a bisection finds the
+    fewest.  A ketama ring's fullest share does not fall smoothly with the count, so from the
+    even answer (a lower bound) the counts are tried one by one.
+    """
     room = usable(node_ram, headroom)
 
-    def plan(n: int) -> NodePlan:
-        return plan_nodes(settings, distribution, n, overhead, size_key_length)
+    def plan(n: int, how: PlanRules) -> NodePlan:
+        return plan_nodes(settings, distribution, n, overhead, size_key_length, how)
 
     def fits(p: NodePlan) -> bool:
         return p.memory.total <= room and p.memory.memory_limit_mb << 20 <= room
 
-    low, high = 0, 1     # plan(low) does not fit (0: none tried), plan(high) is the candidate
-    best = plan(high)
+    even = replace(rules, spread="even", names=None)
+    low, high = rules.spare, rules.spare + 1     # plan(low) does not fit (spare only: none serve)
+    best = plan(high, even)
     while not fits(best):
         if high >= NODES_MAX or best.report.items == 0:
             return None
         low, high = high, min(high * 2, NODES_MAX)
-        best = plan(high)
+        best = plan(high, even)
     while high - low > 1:          # a node's memory only falls as nodes are added
         mid = (low + high) // 2
-        candidate = plan(mid)
+        candidate = plan(mid, even)
         if fits(candidate):
             high, best = mid, candidate
         else:
             low = mid
-    return best
+    if rules.spread == "even":
+        return best
+    for n in range(high, min(NODES_MAX, 2 * high + 8) + 1):
+        candidate = plan(n, replace(rules, names=None))   # the names of a fleet of n are not known
+        if fits(candidate):
+            return candidate
+    return None
+
+
+def plan_record(plan: NodePlan) -> dict:
+    """The JSON of a node plan (one row of ``report --nodes``/``--node-ram``)."""
+    m = plan.memory
+    spread = plan.spread
+    return {"nodes": plan.nodes, "spare_nodes": plan.rules.spare, "serving_nodes": plan.serving,
+            "memory_limit_mb": m.memory_limit_mb, "fill_pct": float(plan.rules.fill * 100),
+            "items": plan.report.items, "items_at_full": m.items, "pages": plan.report.total("pages"),
+            "slab_bytes": m.slab_bytes, "hash_bytes": m.hash_bytes, "hash_peak_bytes": m.hash_peak_bytes,
+            "hashpower": m.hashpower, "overhead_bytes": m.overhead, "process_bytes": m.total,
+            "spread": plan.rules.spread,
+            "fullest_share_pct": None if spread is None else round(100 * spread.share, 4),
+            "fullest_share_all_up_pct": None if spread is None else round(100 * spread.share_all_up, 4),
+            "spread_factor": None if spread is None else round(spread.factor, 4),
+            "down": None if spread is None else list(spread.down),
+            "release": plan.settings.profile.release if plan.settings else None,
+            "memcached_args": plan.settings.as_argv() if plan.settings else None}
+
+
+def plan_lines(plan: NodePlan, keys: int) -> list[str]:
+    """What a team signs: the fleet, the fullest node and why, the hash table, the flags per node."""
+    m, rules, spread = plan.memory, plan.rules, plan.spread
+    lines = []
+    fleet = f"{plan.nodes} nodes" + (f" ({plan.serving} serving + {rules.spare} spare: any {rules.spare} may be "
+                                     "down)" if rules.spare else "")
+    if spread is None:
+        lines.append(f"{fleet}; keys spread evenly: the fullest node holds {plan.report.items} items")
+    else:
+        down = (f"; with {', '.join(spread.down)} down (the worst found) {100 * spread.share:.2f}%"
+                if spread.down else "")
+        named = "" if rules.names else " named node1:11211, ... (--node-names for yours)"
+        lines.append(f"{fleet}; on a ketama ring (160 points a node{named}) the fullest node takes "
+                     f"{100 * spread.share_all_up:.2f}% of the keys{down}, {spread.factor:.3f} x an even share: "
+                     f"sized for {plan.report.items} of {keys} items (that share + 3 standard deviations)")
+    if rules.fill < 1:
+        lines.append(f"they fill {float(rules.fill * 100):g}% of -m {m.memory_limit_mb}: room for {m.items} "
+                     f"items of this mix before evictions, all of -m budgeted")
+    expand = m.hash_peak_bytes - m.hash_bytes
+    if plan.settings is not None and plan.settings.hashpower_init == m.hashpower:
+        lines.append(f"hash table: 2^{m.hashpower} buckets ({m.hash_bytes} bytes) from the start "
+                     f"(-o hashpower={m.hashpower}): it never doubles")
+    elif expand:
+        lines.append(f"hash table: doubles up to 2^{m.hashpower} buckets ({m.hash_bytes} bytes), holding "
+                     f"{m.hash_peak_bytes} bytes while the last doubling runs")
+    if plan.settings is not None:
+        lines.append(f"each node, for memcached {plan.settings.profile.release}: "
+                     + " ".join(plan.settings.as_argv()))
+    return lines

@@ -144,6 +144,30 @@ def process_memory(report, overhead: Overhead = Overhead()) -> ProcessMemory:
     return ProcessMemory(limit_mb, items, slab, hashpower, hash_bytes, peak, overhead.on(slab + hash_bytes))
 
 
+def planned_process(report, overhead: Overhead = Overhead(), fill: Fraction = Fraction(1),
+                    presize_hash: bool = False) -> ProcessMemory:
+    """The process of a planned node: ``-m`` such that ``report``'s items fill ``fill`` of it, budgeted
+    full (a cache fills its ``-m``), with the hash table for the items a full ``-m`` holds.
+
+    ``presize_hash``: the table starts at that size (``-o hashpower``), so it never doubles; else
+    it starts at the settings' size and doubles, holding both tables while it does.
+    """
+    settings = report.settings
+    pages = report.total("page_bytes")
+    needed = report.memory_limit_needed if report.classes else 0
+    limit_mb = -(-needed * fill.denominator // fill.numerator) if needed else 0
+    items = -(-report.items * fill.denominator // fill.numerator)
+    slab = max(pages, limit_mb * MIB) if fill < 1 else pages
+    start = settings.hashpower_init if settings.hashpower_init is not None else HASHPOWER_DEFAULT
+    hashpower = hashpower_for(items, start, settings.hash_expand)
+    if presize_hash:
+        start = max(start, hashpower)
+    pointer = settings.profile.bits // 8
+    hash_bytes = pointer << hashpower
+    peak = hash_bytes + (hash_bytes // 2 if hashpower > start else 0)
+    return ProcessMemory(limit_mb, items, slab, hashpower, hash_bytes, peak, overhead.on(slab + hash_bytes))
+
+
 def process_record(memory: ProcessMemory) -> dict:
     """Stable JSON fields of the whole-process figures."""
     return {
