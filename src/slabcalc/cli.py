@@ -987,10 +987,16 @@ OPTIMIZE_COLUMNS = ("space", "page_bytes", "pages", "waste_pct", "capacity", "cl
               metavar="FRACTION", help="Hold back this random part of the items, optimise on the rest, "
                                        "and report both.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed of --validate.")
+@click.option("--workload", "workload", default=None, metavar="FILE",
+              help="Also replay this workload (simulate's input) under the baseline and each space's best, "
+                   "and report their get hits: a change that would cut hits says so.")
+@click.option("--hot", "hot", default=None, metavar="fetched|SECONDS",
+              help="With a metadump: optimise for the items in use only -- fetched ones (fetch=yes), or "
+                   "those used within SECONDS of the dump's newest access (la=).")
 @gate_options
 @model_options
 @format_option()
-def optimize(file, key_length, strict, max_classes, validate, seed, fmt, **model):
+def optimize(file, key_length, strict, max_classes, validate, seed, workload, hot, fmt, **model):
     """The flags that hold a distribution in the fewest pages.
 
     Reads FILE as `report` does.  Three searches, each reported separately:
@@ -1011,7 +1017,12 @@ def optimize(file, key_length, strict, max_classes, validate, seed, fmt, **model
     if max_classes is not None and max_classes > settings.profile.max_regular:
         raise Refusal(f"--max-classes: memcached {settings.profile.release} takes at most "
                       f"{settings.profile.max_regular} slab sizes")
+    if hot is not None and hot != "fetched" and not hot.isdigit():
+        raise click.BadParameter(f"{hot!r} is neither 'fetched' nor a number of seconds", param_hint="'--hot'")
+    left_out = None
     with _input(file, "optimize") as (stream, source, _):
+        if hot is not None:
+            stream, left_out = _hot_items(stream, source, hot)
         items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
         triples = list(items)
     try:
@@ -1020,8 +1031,50 @@ def optimize(file, key_length, strict, max_classes, validate, seed, fmt, **model
     except ValueError as exc:
         raise DataError(f"{source}: {exc}") from None
     record = optimum_record(found)
+    if hot is not None:
+        record["hot"] = {"rule": hot, "left_out": left_out}
+    if workload is not None:
+        _add_hits(record, found, workload, key_length)
     _print_optimum(record, limit, fmt)
     _gate_baseline(found.baseline.report)
+
+
+def _hot_items(stream, source, rule):
+    """``--hot``: the metadump's lines of items in use, as a new stream, and how many were left out."""
+    import io
+
+    from .hits import hot_lines
+
+    with stream:
+        lines = stream.read().splitlines()
+    first = next((line.strip() for line in lines if line.strip()), "")
+    if not (first.startswith("key=") or first.startswith("lru_crawler metadump") or first in ("OK", "END")):
+        raise Refusal(f"--hot reads la= and fetch= of a metadump; {source} is not one (first line {first[:40]!r})")
+    kept, left_out = hot_lines(lines, rule)
+    return io.StringIO("\n".join(kept) + "\n"), left_out
+
+
+def _add_hits(record, found, workload, key_length) -> None:
+    """``--workload``: get hits of the baseline and of each space's best, replayed by simulate's engine."""
+    from .hits import change_pct, predicted_hits
+    from .simulate import SimulationError
+    from .workload import read_workload
+
+    with _input(workload, "optimize --workload", "a workload", "ops.csv", value_errors=True) as (stream, src, _):
+        ops, accounting = read_workload(stream, src, key_length=key_length)
+        ops = list(ops)
+    rows = {"": found.baseline, **{c.flags: c for c in found.candidates if c is found.first_of(c.space)}}
+    try:
+        hits = {flags: predicted_hits(c.report.settings, ops) for flags, c in rows.items()}
+    except SimulationError as exc:
+        raise Refusal(f"--workload: {exc}") from None
+    base = hits[""]
+    record["workload"] = {"source": src, "ops": len(ops), "gets": base.gets,
+                          "memory_limit_mb": found.baseline.report.settings.maxbytes >> 20}
+    for entry in [record["baseline"], *record["candidates"], record["best"]]:
+        if entry is not None and entry["flags"] in hits:
+            got = hits[entry["flags"]]
+            entry["hits"], entry["hits_change_pct"] = got.hits, round(change_pct(got, base), 2)
 
 
 def _gate_baseline(base) -> None:
@@ -1038,7 +1091,8 @@ def _print_optimum(record, limit, fmt) -> None:
         return
     validated = record["validate"] is not None
     held = ("held_out_page_bytes", "held_out_gain_pct") if validated else ()
-    columns = [c for c in OPTIMIZE_COLUMNS if c != "capacity" or limit is not None] + list(held)
+    hits = ("hits", "hits_change_pct") if "workload" in record else ()
+    columns = [c for c in OPTIMIZE_COLUMNS if c != "capacity" or limit is not None] + list(held) + list(hits)
     for row in [record["baseline"]] + record["candidates"]:
         if validated:
             row["held_out_page_bytes"] = row["held_out"]["page_bytes"]
@@ -1054,6 +1108,19 @@ def _print_optimum(record, limit, fmt) -> None:
     click.echo(output.render_rows(firsts, ("space", "flags"), fmt))
     for line in _flag_notes(firsts):
         click.echo(line)
+    if "hot" in record:
+        click.echo()
+        click.echo(output.note(f"optimised for the items in use ({_hot_text(record['hot']['rule'])}): "
+                               f"{record['hot']['left_out']} metadump items left out"))
+    if "workload" in record:
+        w = record["workload"]
+        click.echo()
+        click.echo(output.note(f"hits: {w['gets']} gets of {w['source']} replayed under -m {w['memory_limit_mb']} "
+                               f"by simulate's engine; the baseline hits {record['baseline']['hits']}"))
+        for c in firsts:
+            if c.get("hits_change_pct", 0) < 0:
+                click.echo(output.note(f"warning: {c['flags']} cuts hits by {-c['hits_change_pct']:.2f}% "
+                                       f"({record['baseline']['hits']} -> {c['hits']})"))
     click.echo()
     click.echo(_verdict(record, limit))
 
@@ -1073,6 +1140,10 @@ def _flag_notes(candidates) -> list[str]:
     return [""] + lines if lines else []
 
 
+def _hot_text(rule) -> str:
+    return "fetch=yes" if rule == "fetched" else f"la= within {rule} s of the newest"
+
+
 def _verdict(record, limit) -> str:
     best, why = record["best"], record["verdict"]
     what = "more items fit" if limit is not None else "fewer page bytes"
@@ -1088,6 +1159,8 @@ def _verdict(record, limit) -> str:
         reason = ("but reaches memcached's class cap" if other["why"] == "class_cap" else
                   f"within {why['margin_pct']:g}%: the simpler setting wins")
         said = f"{said} ({other['space']} gains {other['gain_pct']:.2f}%, {reason})"
+    if best.get("hits_change_pct", 0) < 0:
+        said += f", but it cuts hits by {-best['hits_change_pct']:.2f}% on the workload"
     said = output.note(f"{said}; for memcached {best['release']}:")
     # the flags stay whole on one line, to be pasted
     last = said.rsplit("\n", 1)[-1]

@@ -1,0 +1,73 @@
+"""What a change of classes does to hits, not only to bytes (issue W7).
+
+Fewer page bytes or more items under ``-m`` is not more hits: a class table that
+fits the mix better can shrink the classes that hold the items read most, and
+a full cache then evicts them sooner.  Two ways to see it:
+
+* a **workload** (``simulate``'s input) replayed under each candidate's
+  settings: :func:`predicted_hits` runs the engine of ``slabcalc simulate``
+  (the release's LRU, maintainer, crawler and automover) and counts get hits;
+* a **metadump's** ``la=``/``fetch=``: :func:`hot_lines` keeps the items that
+  were fetched, or used within some seconds of the dump's newest access, so
+  that the search sizes the classes for what is read, not for what only sits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from .settings import Settings
+
+_LA = re.compile(r"(?:^|\s)la=(\d+)")
+_FETCH = re.compile(r"(?:^|\s)fetch=(\w+)")
+
+
+@dataclass(frozen=True)
+class Hits:
+    """Get hits of a workload replayed under one configuration."""
+
+    hits: int
+    gets: int
+    evicted: int
+
+    @property
+    def ratio(self) -> float:
+        return self.hits / self.gets if self.gets else 0.0
+
+
+def predicted_hits(settings: Settings, ops: Sequence[tuple]) -> Hits:
+    """Replay ``ops`` (``(time, op, key, key_size, value_size, ttl, flags)``) under ``settings``."""
+    from .simulate import simulate
+
+    result = simulate(settings, ops)
+    t = result.totals
+    return Hits(t.hits, t.gets, t.evicted)
+
+
+def change_pct(new: Hits, base: Hits) -> float:
+    return 100.0 * (new.hits - base.hits) / base.hits if base.hits else 0.0
+
+
+def hot_lines(lines: Sequence[str], rule: str) -> tuple[list[str], int]:
+    """The metadump lines of items in use, and how many were left out.
+
+    ``rule`` is ``"fetched"`` (``fetch=yes``: read at least once) or a number of
+    seconds: items whose ``la=`` (last access) is within that many seconds of the
+    newest ``la=`` in the dump.  Lines that are not items (``END``, the echoed
+    command) are kept for the reader to account for.
+    """
+    if rule == "fetched":
+        def keep(line: str) -> bool:
+            found = _FETCH.search(line)
+            return found is None or found[1] == "yes"
+    else:
+        seconds = int(rule)
+        newest = max((int(m[1]) for line in lines for m in [_LA.search(line)] if m), default=0)
+
+        def keep(line: str) -> bool:
+            found = _LA.search(line)
+            return found is None or int(found[1]) >= newest - seconds
+    kept = [line for line in lines if not line.startswith("key=") or keep(line)]
+    return kept, len(lines) - len(kept)

@@ -1,0 +1,73 @@
+"""Hit-aware advice (issue 16, item 4, W7): optimize's --workload and --hot.
+
+examples/hot-cold-items.csv is the set of items examples/hot-cold-ops.csv writes:
+2 000 small items read round and round, and 8 000 larger ones written once and
+never read.  Under -m 6 a class table that fits more items cuts hits: the small
+items lose their own classes.  The hits optimize reports for each candidate must
+be those `slabcalc simulate` reports for the same flags (its engine is proven
+against real servers in test_paced and test_simulate_fidelity).
+"""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from slabcalc.cli import cli
+from slabcalc.hits import hot_lines
+
+ITEMS, OPS = "examples/hot-cold-items.csv", "examples/hot-cold-ops.csv"
+
+
+def run(*args):
+    return CliRunner().invoke(cli, list(args))
+
+
+def simulated_hits(*flags):
+    result = run("simulate", OPS, "--profile", "1.6.18", "-m", "6", "--format", "json", *flags)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)["totals"]["hits"]
+
+
+def test_workload_hits_are_simulates_and_a_cut_is_said():
+    result = run("optimize", ITEMS, "-m", "6", "--profile", "1.6.18", "--workload", OPS, "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["workload"] == {"source": OPS, "ops": 18000, "gets": 8000, "memory_limit_mb": 6}
+    assert doc["baseline"]["hits"] == simulated_hits() == 8000
+    firsts = {}
+    for c in doc["candidates"]:
+        firsts.setdefault(c["space"], c)
+    for c in firsts.values():
+        assert c["hits"] == simulated_hits(*c["flags"].split())
+        assert c["hits_change_pct"] == round(100 * (c["hits"] - 8000) / 8000, 2)
+    assert doc["best"]["hits"] < 8000 and doc["best"]["gain_pct"] > 0      # more items, fewer hits
+    text = run("optimize", ITEMS, "-m", "6", "--profile", "1.6.18", "--workload", OPS).output
+    flat = " ".join(text.split())
+    assert f"cuts hits by {-doc['best']['hits_change_pct']:.2f}% (8000 -> {doc['best']['hits']})" in flat
+    assert f"but it cuts hits by {-doc['best']['hits_change_pct']:.2f}% on the workload" in flat
+
+
+def test_hot_keeps_the_items_in_use():
+    lines = ["lru_crawler metadump all",
+             "key=a exp=-1 la=1000 cas=1 fetch=yes cls=1 size=70",
+             "key=b exp=-1 la=1000 cas=2 fetch=no cls=1 size=70",
+             "key=c exp=-1 la=940 cas=3 fetch=yes cls=1 size=70",
+             "END"]
+    kept, left = hot_lines(lines, "fetched")
+    assert left == 1 and kept == [lines[0], lines[1], lines[3], lines[4]]
+    kept, left = hot_lines(lines, "30")           # within 30 s of la=1000
+    assert left == 1 and kept == lines[:3] + [lines[4]]
+    doc = json.loads(run("optimize", "examples/metadump.txt", "--hot", "fetched", "--format", "json").stdout)
+    fetched = sum("fetch=yes" in line for line in open("examples/metadump.txt"))
+    items = sum(line.startswith("key=") for line in open("examples/metadump.txt"))
+    assert doc["hot"] == {"rule": "fetched", "left_out": items - fetched}
+    assert doc["baseline"]["pages"] >= 1
+
+
+def test_hot_and_workload_errors():
+    assert run("optimize", ITEMS, "--hot", "fetched").exit_code == 2         # not a metadump
+    assert run("optimize", "examples/metadump.txt", "--hot", "soon").exit_code == 2
+    missing = run("optimize", ITEMS, "--workload", "no-such-file.csv")
+    assert missing.exit_code in (1, 2) and "no-such-file.csv" in missing.output
