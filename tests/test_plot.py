@@ -103,3 +103,22 @@ def test_simulate_memory_records_split_each_class_page_bytes() -> None:
     # no_modern: no slab_reassign, so a page is chunk_size x perslab bytes, not 1 MiB
     assert rows[0]["used_bytes"] == 2 * 192 and rows[0]["free_bytes"] == 192 * (2 ** 20 // 192) - 2 * 192
     assert rows[1]["used_bytes"] == 5680 and rows[1]["free_bytes"] == 5680 * (2 ** 20 // 5680) - 5680
+
+
+def test_the_global_page_pool_is_a_bar_of_its_own(tmp_path):
+    # a saved 1.6 reading whose automover put pages in the global page pool (class 0 in stats' records)
+    from slabcalc.stats import analyse, class_records, parse_dump
+
+    path = ROOT / "tests" / "data" / "stats" / "pairs" / "1.6.18-healed-after.txt"
+    node = analyse(parse_dump([(str(path), path.read_text())]))
+    rows = class_records(node)
+    if node.pool_pages:
+        assert rows[-1]["class"] == 0
+    rows = [r for r in rows if r["class"]] + [{"node": node.node, "class": 0, "requested_bytes": 0,
+                                                 "chunk_waste": 0, "free_bytes": 3 << 20, "used_bytes": 0}]
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.fonttype": "none"}):      # text as text, to be read back
+        plot_classes(rows, str(tmp_path / "pool.svg"))
+    labels = [t.text for t in ET.parse(tmp_path / "pool.svg").iter() if t.tag.endswith("text")]
+    assert labels[:3] == ["6", "12", "pool"]          # the x tick labels come first
