@@ -53,6 +53,8 @@ def test_a_calcified_node_is_diagnosed_now(version):
     assert rows[6]["cmd_set"] == int(stat(after, "6:cmd_set")) - int(stat(before, "6:cmd_set"))
     assert rows[12]["age"] == int(stat(after, "items:12:age")) > rows[6]["evicted_time"]
     assert span["evictions"] == sum(r["evicted"] or 0 for r in span["classes"])   # stats vs stats items
+    assert rows[6]["reclaimed"] == int(stat(after, "items:6:reclaimed")) - int(stat(before, "items:6:reclaimed"))
+    assert rows[12]["crawler_reclaimed"] == 0
     now = [line for line in doc["findings"] if line.startswith("now")]
     assert now[0].startswith(f"now (over {seconds} s): class 6 evicts {evicted / seconds:.0f}/s (1 page, ")
     assert f"while class 12 holds 15 pages of items up to {rows[12]['age']} s old" in now[0]

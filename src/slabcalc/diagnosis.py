@@ -7,7 +7,8 @@ allocations and sets per second between them, the change in pages, and
 ``slabs_moved`` in between; from the second reading, the age of each class's
 oldest item (``stats items`` ``age``), how recently the last evicted item had
 been used (``evicted_time``), free chunks and the global page pool; and the
-automover's settings (``stats settings``).
+automover's settings (``stats settings``); expired items reclaimed in the
+interval, at LRU tails and by the crawler (``reclaimed``, ``crawler_reclaimed``).
 
 The finding (:func:`now_findings`) says which classes evict now and how young
 their victims are, which classes hold pages of items older than that (or free
@@ -45,6 +46,8 @@ class ClassNow:
     sets: int | None             # cmd_set in the interval (stats slabs)
     age: int | None              # seconds: the oldest item in the class's LRU
     evicted_time: int | None     # seconds since the last evicted item had been used
+    reclaimed: int | None = None          # expired items reclaimed in the interval (at an LRU tail)
+    crawler_reclaimed: int | None = None  # ... and by the LRU crawler
 
     def rate(self, count: int | None, seconds: float) -> float | None:
         return None if count is None else count / seconds
@@ -119,7 +122,9 @@ def interval(before: Dump, after: NodeStats) -> Interval:
             delta(before.items, now.items, c.id, "outofmemory") if items_given else None,
             delta(before.slabs, now.slabs, c.id, "cmd_set"),
             _number(stat, "age") if items_given else None,
-            _number(stat, "evicted_time") if items_given else None))
+            _number(stat, "evicted_time") if items_given else None,
+            delta(before.items, now.items, c.id, "reclaimed") if items_given else None,
+            delta(before.items, now.items, c.id, "crawler_reclaimed") if items_given else None))
     moved = _number(now.general, "slabs_moved")
     evictions = _number(now.general, "evictions")
     return Interval(after.node, seconds, tuple(classes),
@@ -225,7 +230,8 @@ def interval_record(span: Interval) -> dict:
         "classes": [{"class": c.id, "pages": c.pages, "pages_delta": c.pages_delta, "free_chunks": c.free_chunks,
                      "evicted": c.evicted, "evicted_per_s": rate(c.evicted), "outofmemory": c.outofmemory,
                      "cmd_set": c.sets, "cmd_set_per_s": rate(c.sets), "age": c.age,
-                     "evicted_time": c.evicted_time} for c in span.classes],
+                     "evicted_time": c.evicted_time, "reclaimed": c.reclaimed,
+                     "crawler_reclaimed": c.crawler_reclaimed} for c in span.classes],
         "findings": now_findings(span),
     }
 
