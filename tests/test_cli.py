@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from slabcalc.cli import cli
 
 
-def run(*args):
-    return CliRunner().invoke(cli, list(args), prog_name="slabcalc")
+def run(*args, input=None):
+    return CliRunner().invoke(cli, list(args), prog_name="slabcalc", input=input)
 
 
 def test_classes_json_contract():
@@ -164,3 +164,55 @@ def test_report_vs_asks_with_its_own_memory_limit():
     # no -m in the baseline: only the --vs that gives one has a capacity
     rows = {r["options"]: r["capacity"] for r in capacity("--vs", "-m 128")["what_if"]}
     assert rows == {"baseline": None, "-m 128": at_128}
+
+
+# -- errors that teach, and help (issue 15) ---------------------------------------------------
+
+def test_slabcalc_alone_and_slabcalc_help_print_the_help():
+    alone = run()
+    assert alone.exit_code == 0 and alone.stdout.startswith("Usage: slabcalc [OPTIONS] COMMAND")
+    assert run("help").stdout == alone.stdout
+    report = run("help", "report")
+    assert report.exit_code == 0 and report.stdout == run("report", "--help").stdout
+    assert run("help", "profiles", "show").stdout == run("profiles", "show", "--help").stdout
+    assert run("help", "nope").exit_code == 2
+
+
+def test_unknown_options_are_answered_with_slabcalcs_names():
+    result = run("report", "examples/items.csv", "--mem", "64")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == ("Error: No such option '--mem': memcached's memory limit is -m "
+                                     "(or --memory-limit)")
+    assert "Did you mean -f/--slab-growth-factor?" in run("classes", "--factor", "1.1").stderr
+
+
+def test_a_decimal_comma_is_pointed_out():
+    refused = run("classes", "-f", "1,25")         # memcached reads 1: "Factor must be greater than 1"
+    assert refused.exit_code == 2
+    assert "Factor must be greater than 1 (memcached reads 1,25 as 1: write -f with a decimal point, 1.25)" \
+        in refused.stderr
+    accepted = run("classes", "-f", "2,5")         # read as 2, as memcached's atof does
+    assert accepted.exit_code == 0
+    assert "note: memcached reads -f 2,5 as 2 (it stops at the comma)" in accepted.stderr
+
+
+def test_profiles_are_taken_as_slabcalc_profiles_and_tarballs_name_them():
+    def release(spec):
+        return json.loads(run("place", "--profile", spec, "--key", "1", "--value", "1", "--format",
+                              "json").stdout)["settings"]["release"]
+
+    assert release("memcached-1.6") == release("1.6") == "1.6.45"
+    assert release("memcached-1.6.18") == "1.6.18"
+
+
+def test_rejected_rows_are_noted_on_stderr_in_every_format():
+    for fmt in ("table", "csv", "json"):
+        result = run("report", "-", "--format", fmt, input="key,value\n10,100\n10,abc\n")
+        assert result.exit_code == 0
+        assert result.stderr.strip() == "note: <stdin>: 1 of 2 rows rejected (first: line 3, value is not a number)"
+
+
+def test_a_header_it_cannot_use_lists_the_names_it_accepts():
+    result = run("report", "-", input="foo,bar\n1,2\n")
+    assert result.exit_code == 1
+    assert "a value column is one of value, value_size, value_len, value_length, vlen, size" in result.stderr

@@ -196,6 +196,10 @@ def test_json_names_failed_nodes(fake):
     assert [n["node"] for n in doc["nodes"]] == [ok, bad]
     assert doc["nodes"][1]["error"] == "connection refused"
     assert doc["totals"]["used_bytes"] == 96     # the good node alone
+    assert (doc["totals"]["nodes"], doc["totals"]["nodes_down"]) == (2, 1)
+    # the table's pool total says a node is down, next to it
+    table = run("--server", ok, "--server", bad).stdout
+    assert any(line.startswith("pool (1 of 2 nodes down)") for line in table.splitlines())
 
 
 def test_unix_socket(fake, tmp_path):

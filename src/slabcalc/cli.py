@@ -291,10 +291,19 @@ def _settings(profile, bits, **options):
         if exc.crash:
             raise Refusal(f"{release.label} crashes at start-up with {' '.join(args)} ({exc.crash})"
                           + (f" after printing: {said}" if said else "")) from None
+        hint = ""
+        factor = options.get("factor")
+        if factor is not None and "," in str(factor):   # strtod stops at the comma: "1,25" is 1
+            hint = f" (memcached reads {factor} as {str(factor).split(',')[0]}: write -f with a decimal point, " \
+                   f"{str(factor).replace(',', '.')})"
         raise Refusal(f"{release.label} refuses to start with {' '.join(args)}: "
-                      f"{said or '(it exits without a message)'}") from None
+                      f"{said or '(it exits without a message)'}{hint}") from None
     for warning in settings.warnings:
         click.echo(f"note: {release.label} warns: " + " ".join(warning.split()), err=True)
+    factor = options.get("factor")
+    if factor is not None and "," in str(factor):
+        click.echo(f"note: memcached reads -f {factor} as {settings.factor:g} (it stops at the comma); for "
+                   f"{str(factor).replace(',', '.')} write a decimal point", err=True)
     from .advice import class_cap_trap
 
     trap = class_cap_trap(settings)
@@ -317,6 +326,25 @@ def _with_settings(func: Callable) -> Callable:
     return wrapper
 
 
+# Options people reach for by another tool's (or memcached's long) name: what slabcalc calls them.
+OPTION_HINTS = {"--mem": "-m/--memory-limit", "--memory": "-m/--memory-limit",
+                "--factor": "-f/--slab-growth-factor", "--growth-factor": "-f/--slab-growth-factor",
+                "--chunk-size": "-n/--slab-min-size", "--item-size-max": "-I/--max-item-size",
+                "--release": "--profile RELEASE", "--version-of": "--profile RELEASE"}
+
+
+def _hinted(exc: click.exceptions.UsageError) -> str:
+    """A usage error's message, with what slabcalc calls an option it does not know."""
+    text = exc.format_message()
+    if isinstance(exc, click.exceptions.NoSuchOption):
+        name = exc.option_name.split("=", 1)[0]
+        hint = OPTION_HINTS.get(name) or next((v for k, v in OPTION_HINTS.items() if name.startswith(k)), None)
+        if hint:
+            text = f"No such option '{name}': memcached's memory limit is -m (or --memory-limit)" \
+                if hint.startswith("-m") else f"No such option '{name}'. Did you mean {hint}?"
+    return text
+
+
 class OneLineErrors(click.Group):
     """A click group whose errors are one line on stderr (usage errors keep exit 2)."""
 
@@ -325,8 +353,11 @@ class OneLineErrors(click.Group):
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
             result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:   # `slabcalc` alone: the help, not an error
+            click.echo(exc.ctx.get_help() if exc.ctx else exc.format_message())
+            sys.exit(0)
         except click.exceptions.UsageError as exc:
-            click.echo(f"Error: {exc.format_message()}", err=True)
+            click.echo(f"Error: {_hinted(exc)}", err=True)
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
             exc.show()
@@ -342,6 +373,21 @@ class OneLineErrors(click.Group):
 def cli():
     """Where memcached's memory goes, byte for byte: slab classes, item placement and waste,
     exactly as a real memcached of the chosen release computes them."""
+
+
+@cli.command("help")
+@click.argument("command", nargs=-1, metavar="[COMMAND]...")
+@click.pass_context
+def help_command(ctx, command):
+    """This help, or a command's: `slabcalc help report` is `slabcalc report --help`."""
+    group, parent = cli, ctx.parent
+    for name in command:
+        found = group.get_command(parent, name) if isinstance(group, click.Group) else None
+        if found is None:
+            raise click.UsageError(f"no command {' '.join(command)!r}: slabcalc help lists them")
+        parent = click.Context(found, info_name=name, parent=parent)
+        group = found
+    click.echo(parent.get_help() if command else ctx.parent.get_help())
 
 
 PROFILE_COLUMNS = ("profile", "first", "last", "changes")
@@ -569,6 +615,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
         raise DataError(str(exc)) from None
     except ValueError as exc:
         raise DataError(f"{source}: {exc}") from None
+    _say_rejected(accounting)
     _print_report(base, accounting, others, fmt, plan)
     if plot:
         from .report import report_record
@@ -622,6 +669,16 @@ def _input(file: str, command: str, what: str = "item sizes", example: str = "si
     finally:
         if progress:
             click.echo("", err=True)
+
+
+def _say_rejected(accounting) -> None:
+    """Rejected rows, one line on stderr whatever the format (tables list them in full too)."""
+    if not accounting.rejected:
+        return
+    first = accounting.first_rejections[0] if accounting.first_rejections else None
+    where = f" (first: line {first.line}, {first.reason})" if first else ""
+    click.echo(f"note: {accounting.source}: {accounting.rejected} of {accounting.rows} rows rejected{where}",
+               err=True)
 
 
 def _progress_printer():
@@ -836,7 +893,8 @@ def _print_stats(nodes, failed, samples, fmt, pool, spans=None):
         return
     if pool:
         click.echo()
-        totals.append({"node": "pool", **pool_totals([{k: t[k] for k in t if k != "node"} for t in totals])})
+        down = f" ({len(failed)} of {len(nodes) + len(failed)} nodes down)" if failed else ""
+        totals.append({"node": "pool" + down, **pool_totals([{k: t[k] for k in t if k != "node"} for t in totals])})
         click.echo(output.render_rows(totals, STATS_TOTAL_COLUMNS, fmt))
     for name, span in spans.items():
         rows = [row for row in interval_record(span)["classes"] if row["pages"]]
@@ -957,6 +1015,7 @@ def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator
     with _input(file, "compare", value_errors=True) as (stream, source, _):
         items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
         result = compare_stores(settings, items, options)
+    _say_rejected(accounting)
     record = comparison_record(result, accounting, options)
     if fmt == "json":
         click.echo(output.render_json(record))
@@ -1025,6 +1084,7 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
             stream, left_out = _hot_items(stream, source, hot)
         items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
         triples = list(items)
+    _say_rejected(accounting)
     try:
         found = run(settings, triples, memory_limit=limit, max_classes=max_classes, validate=validate, seed=seed,
                     size_key_length=key_length or 16)
@@ -1063,6 +1123,7 @@ def _add_hits(record, found, workload, key_length) -> None:
     with _input(workload, "optimize --workload", "a workload", "ops.csv", value_errors=True) as (stream, src, _):
         ops, accounting = read_workload(stream, src, key_length=key_length)
         ops = list(ops)
+    _say_rejected(accounting)
     rows = {"": found.baseline, **{c.flags: c for c in found.candidates if c is found.first_of(c.space)}}
     try:
         hits = {flags: predicted_hits(c.report.settings, ops) for flags, c in rows.items()}
@@ -1222,6 +1283,7 @@ def simulate_command(file, key_length, strict, every, uptime, plot, fmt, **model
     with _input(file, "simulate", "a workload", "ops.csv", value_errors=True) as (stream, source, progress):
         ops, accounting = read_workload(stream, source, key_length=key_length, strict=strict, progress=progress)
         result = simulate(settings, ops, every=every, boot=uptime)
+    _say_rejected(accounting)
     record = simulation_record(result, accounting)
     _print_simulation(result, record, fmt)
     if plot and "timeline" in record:

@@ -356,7 +356,9 @@ class _Reader:
             if all(_NUMBERISH.fullmatch(name.strip()) for name in names):
                 raise InputError(f"{here}: no header: the first line must name the columns "
                                  f"(key,value,count,...), not {text!r}")
-            raise InputError(f"{here}: no value or item_size column in the header {text!r}")
+            raise InputError(f"{here}: no value or item_size column in the header {text!r} (a value column is "
+                             f"one of {', '.join(_ALIASES['value'])}; an item_size column one of "
+                             f"{', '.join(_ALIASES['item_size'])})")
         self.count_at = columns.get("count")
         self.weighted = self.count_at is not None
         if "item_size" in columns:

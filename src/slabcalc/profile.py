@@ -336,7 +336,8 @@ def _raw(spec: str) -> tuple[str, dict]:
     """``(source, raw rules)`` of a YAML file path or a bundled release."""
     if spec.endswith((".yaml", ".yml")) or "/" in spec or os.path.isfile(spec):
         return _raw_from_file(spec)
-    return _raw_for_release(spec)
+    # "memcached-1.6.18" as a tarball names it, "memcached-1.6" as `slabcalc profiles` lists it
+    return _raw_for_release(spec.removeprefix("memcached-"))
 
 
 def _raw_from_file(path: str) -> tuple[str, dict]:

@@ -615,7 +615,8 @@ def stats_record(nodes: Sequence[NodeStats], failed: Sequence[tuple[str, str]] =
     records += [{"node": name, "error": error} for name, error in failed]
     return {
         "classes": [row for n in nodes for row in class_records(n)],
-        "totals": pool_totals([r["totals"] for r in records if r.get("error") is None]),
+        "totals": {**pool_totals([r["totals"] for r in records if r.get("error") is None]),
+                   "nodes": len(records), "nodes_down": len(failed)},
         "nodes": records,
         "findings": findings(nodes, now),
     }

@@ -93,7 +93,8 @@ class _Reader:
             if not 1 <= key_length <= KEY_MAX:
                 raise InputError(f"{source}: key length must be 1..{KEY_MAX}, not {key_length}")
         if "value_size" not in columns:
-            raise InputError(f"{source}:{self.line}: no value_size column in the header {text!r}")
+            raise InputError(f"{source}:{self.line}: no value_size column in the header {text!r} (one of "
+                             f"{', '.join(_ALIASES['value_size'])})")
         self.acct = Accounting(source, fmt, keys_named="key" in columns)
 
     def _read_header(self, text: str) -> dict[str, int]:
