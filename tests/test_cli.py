@@ -216,3 +216,51 @@ def test_a_header_it_cannot_use_lists_the_names_it_accepts():
     result = run("report", "-", input="foo,bar\n1,2\n")
     assert result.exit_code == 1
     assert "a value column is one of value, value_size, value_len, value_length, vlen, size" in result.stderr
+
+
+# -- tables that fit the terminal (issue 15) ------------------------------------------------------
+
+WIDE_COMMANDS = [
+    ["classes"], ["classes", "-f", "1.05", "-n", "5"], ["place", "--key", "183", "--value", "877228", "-m", "16"],
+    ["report", "examples/items.csv", "-m", "64", "--vs", "-m 128"],
+    ["report", "examples/capacity-mix.csv", "--node-ram", "8g", "--headroom", "10", "--overhead", "5%"],
+    ["report", "examples/metadump.txt", "--group-by", "prefix"],
+    ["stats", "examples/stats-calcified.txt"],
+    ["stats", "examples/node-evicting-2.txt", "--since", "examples/node-evicting-1.txt"],
+    ["compare", "examples/items.csv"], ["optimize", "examples/bimodal.csv", "--validate", "0.25"],
+    ["simulate", "examples/calcification.csv", "-m", "4", "--every", "10"], ["profiles"],
+    ["profiles", "show", "1.6.18"],
+]
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+@pytest.mark.parametrize("args", WIDE_COMMANDS, ids=lambda a: " ".join(a[:2]))
+def test_tables_fit_the_terminal(args, columns):
+    result = CliRunner(env={"COLUMNS": str(columns)}).invoke(cli, args, prog_name="slabcalc")
+    assert result.exit_code == 0, result.output
+    widest = max(result.output.splitlines(), key=len)
+    assert len(widest) <= columns, widest
+
+
+def test_a_pipe_gets_120_columns_and_all_columns_on_request():
+    fitted = run("report", "examples/items.csv").stdout
+    assert max(len(line) for line in fitted.splitlines()) <= 120
+    assert "(not shown: " in fitted and "--columns all shows every column" in " ".join(fitted.split())
+    every = run("report", "examples/items.csv", "--columns", "all").stdout
+    assert every.splitlines()[0].split()[:4] == ["class", "chunk_size", "perslab", "items"]
+    assert "not shown" not in every
+    chosen = run("report", "examples/items.csv", "--columns", "class,pages,chunk_waste").stdout
+    assert chosen.splitlines()[0].split() == ["class", "pages", "chunk_waste"]
+    bad = run("report", "examples/items.csv", "--columns", "class,bogus")
+    assert bad.exit_code == 2 and "no column bogus; the columns are:" in bad.stderr
+
+
+def test_human_units_in_tables_and_raw_integers_elsewhere():
+    table = run("report", "examples/items.csv", "--columns", "class,page_bytes").stdout.splitlines()
+    assert table[2].split() == ["2", "1.00", "MiB"]
+    raw = run("report", "examples/items.csv", "--columns", "class,page_bytes", "--bytes").stdout.splitlines()
+    assert raw[2].split() == ["2", "1048576"]
+    csv_text = run("report", "examples/items.csv", "--format", "csv").stdout.splitlines()
+    assert csv_text[1].split(",")[9] == "1048576"          # page_bytes, an integer
+    assert json.loads(run("report", "examples/items.csv", "--format", "json").stdout)["classes"][0][
+        "page_bytes"] == 1048576

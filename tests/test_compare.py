@@ -139,7 +139,7 @@ def test_compare_leaves_out_what_memcached_refuses():
 
 
 def test_compare_summary_table():
-    result = run("compare", "examples/value_sizes.txt", "--key", "16")
+    result = run("compare", "examples/value_sizes.txt", "--key", "16", "--columns", "all")
     assert result.exit_code == 0
     assert result.output.splitlines()[0].split() == ["store", "requested_bytes", "allocated_bytes",
                                                      "overhead_bytes", "total_bytes", "waste_pct", "vs_memcached"]

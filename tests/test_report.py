@@ -75,7 +75,7 @@ def test_item_size_input_places_by_total():
 
 def test_report_cli_accounts_for_every_row():
     text = "key,value,count\n10,100,5\n10,2000000,2\nx,1,1\n12,100,0\n\n"
-    doc = json.loads(run("report", "--format", "json", input=text).output)
+    doc = json.loads(run("report", "--format", "json", input=text).stdout)
     t = doc["totals"]
     assert t["rows"] == 4 == t["placed_rows"] + t["too_large_rows"] + t["rejected"]
     assert (t["placed_rows"], t["too_large_rows"], t["rejected"]) == (2, 1, 1)

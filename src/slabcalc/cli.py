@@ -104,10 +104,47 @@ class FormatChoice(click.ParamType):
 
 
 def format_option(*extra: str) -> Callable:
+    """``--format``, and for tables ``--columns`` and ``--bytes`` (see :class:`slabcalc.output.View`)."""
     def decorate(func: Callable) -> Callable:
+        @functools.wraps(func)
+        def wrapper(*args, columns, raw_bytes, **kwargs):
+            output.set_view(output.View(columns=_columns(columns), raw_bytes=raw_bytes))
+            return func(*args, **kwargs)
+        wrapper = click.option("--bytes", "raw_bytes", is_flag=True,
+                               help="Tables show byte counts as integers, not KiB/MiB/GiB (csv and json "
+                                    "always do).")(wrapper)
+        wrapper = click.option("--columns", "columns", default=None, metavar="A,B,...|all",
+                               help="The table's columns, in this order, or all of them (default: those "
+                                    "that fit the terminal's width, COLUMNS, else 120).")(wrapper)
         return click.option("--format", "fmt", default=output.TABLE, metavar="FORMAT", type=FormatChoice(extra),
-                            help=FORMAT_HELP + (f" Also: {', '.join(extra)}." if extra else ""))(func)
+                            help=FORMAT_HELP + (f" Also: {', '.join(extra)}." if extra else ""))(wrapper)
     return decorate
+
+
+def _columns(text: str | None) -> tuple[str, ...] | None:
+    """``--columns``: names every table of slabcalc uses, or ``all``."""
+    if text is None:
+        return None
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if names == ("all",):
+        return names
+    known = _known_columns()
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise click.BadParameter(f"no column {', '.join(unknown) if unknown else repr(text)}; the columns are: "
+                                 f"{', '.join(sorted(known))}, or all", param_hint="'--columns'")
+    return names
+
+
+def _known_columns() -> set[str]:
+    """Every column name of slabcalc's tables (the *_COLUMNS of the commands, and the plan's)."""
+    names = {"node", "memory", "field", "value", "flags", "space", "role", "requested", "waste",
+             "held_out_page_bytes", "held_out_gain_pct", "hits", "hits_change_pct", "pages_moved_in",
+             "pages_moved_out"}
+    for key, value in globals().items():
+        if key.endswith("_COLUMNS") and isinstance(value, tuple):
+            names.update(value)
+    return names
 
 
 def _plot_path(ctx, param, value):
@@ -416,7 +453,7 @@ def profiles(ctx, fmt):
     if fmt == "json":
         click.echo(output.render_json({"profiles": records}))
     else:
-        click.echo(output.render_rows(records, PROFILE_COLUMNS, fmt))
+        click.echo(output.render_rows(records, PROFILE_COLUMNS, fmt, wrap="changes"))
 
 
 @profiles.command("show")
@@ -431,7 +468,7 @@ def profiles_show(release):
         rules = resolved_rules(release)
     except ProfileError as exc:
         raise Refusal(str(exc)) from None
-    click.echo(yaml.safe_dump(rules, sort_keys=False, width=100, allow_unicode=True), nl=False)
+    click.echo(yaml.safe_dump(rules, sort_keys=False, width=output.width() - 10, allow_unicode=True), nl=False)
 
 
 CLASS_COLUMNS = ("class", "chunk_size", "perslab", "max_data", "min_data", "page_length", "page_unused")
@@ -466,7 +503,7 @@ def classes(settings, fmt, allocator):
     if fmt == "json":
         click.echo(output.render_json({"settings": settings_record(settings), "classes": records}))
     else:
-        click.echo(output.render_rows(records, CLASS_COLUMNS, fmt))
+        click.echo(output.render_rows(records, CLASS_COLUMNS, fmt, essential=CLASS_COLUMNS[:4]))
 
 
 @cli.command()
@@ -566,6 +603,8 @@ def _place_lines(settings, record, other, other_name):
 
 REPORT_COLUMNS = ("class", "chunk_size", "perslab", "items", "chunks", "pages", "requested_bytes", "used_bytes",
                   "chunk_waste", "page_bytes", "free_bytes", "mem_requested", "memory_pct")
+WHAT_IF_COLUMNS = ("options", "page_bytes", "waste_pct", "capacity", "page_bytes_change", "page_bytes_change_pct")
+REPORT_ESSENTIAL = ("class", "chunk_size", "items", "pages", "page_bytes", "memory_pct", "memory")
 
 
 @cli.command()
@@ -702,21 +741,22 @@ def _print_report(base, accounting, others, fmt, plan=None):
         return
     for row in record["classes"]:           # tables show each class's share of memory as a bar
         row["memory"] = output.bar(row["memory_pct"])
-    click.echo(output.render_rows(rows, REPORT_COLUMNS + ("memory",), fmt))
+    click.echo(output.render_rows(rows, REPORT_COLUMNS + ("memory",), fmt, essential=REPORT_ESSENTIAL))
     click.echo()
     click.echo(output.render_pairs(list(record["summary"].items()), fmt))
     if plan is not None:
         _print_plan(plan, fmt)
     if others:
         click.echo()
-        click.echo(output.render_rows(record["what_if"], ("options", "page_bytes", "waste_pct", "capacity",
-                                                          "page_bytes_change", "page_bytes_change_pct"), fmt))
+        click.echo(output.render_rows(record["what_if"], WHAT_IF_COLUMNS, fmt,
+                                      essential=("options", "page_bytes", "capacity", "page_bytes_change_pct")))
 
 
 # -- slabcalc stats --------------------------------------------------------------------------
 
 STATS_COLUMNS = ("class", "chunk_size", "pages", "used_chunks", "used_bytes", "requested_bytes", "chunk_waste",
                  "free_chunks", "free_bytes", "evicted", "outofmemory", "memory_pct", "evicted_pct")
+STATS_ESSENTIAL = ("class", "pages", "free_bytes", "evicted", "memory_pct", "memory")
 STATS_TOTAL_COLUMNS = ("node", "pages", "page_bytes", "used_bytes", "requested_bytes", "chunk_waste",
                        "free_bytes", "items", "evicted", "outofmemory")
 
@@ -888,23 +928,24 @@ def _print_stats(nodes, failed, samples, fmt, pool, spans=None):
     if not pool and fmt != "csv":
         rows.append({"class": "total", **{k: totals[0].get(k) for k in STATS_COLUMNS[2:]},
                      "memory_pct": 100.0 if totals[0]["page_bytes"] else 0.0})
-    click.echo(output.render_rows(rows, columns, fmt))
+    click.echo(output.render_rows(rows, columns, fmt, essential=("node",) + STATS_ESSENTIAL))
     if fmt == "csv":
         return
     if pool:
         click.echo()
         down = f" ({len(failed)} of {len(nodes) + len(failed)} nodes down)" if failed else ""
         totals.append({"node": "pool" + down, **pool_totals([{k: t[k] for k in t if k != "node"} for t in totals])})
-        click.echo(output.render_rows(totals, STATS_TOTAL_COLUMNS, fmt))
+        click.echo(output.render_rows(totals, STATS_TOTAL_COLUMNS, fmt,
+                                      essential=("node", "pages", "page_bytes", "chunk_waste", "items", "evicted")))
     for name, span in spans.items():
         rows = [row for row in interval_record(span)["classes"] if row["pages"]]
         click.echo()
         click.echo(f"{name + ': ' if len(nodes) > 1 else ''}over the last {span.seconds} s:")
-        click.echo(output.render_rows(rows, NOW_COLUMNS, fmt))
+        click.echo(output.render_rows(rows, NOW_COLUMNS, fmt, essential=NOW_COLUMNS[:4] + ("age", "evicted_time")))
     lines = record["findings"] + now_lines + [f"{name}: {text}" for name, (_, text) in sampled.items()]
     if lines:
         click.echo()
-        click.echo("\n".join(lines))
+        click.echo("\n".join(output.note(line) for line in lines))
 
 
 def _sample_report(node, reason, lines, limit):
@@ -969,7 +1010,7 @@ def _allocator_classes(settings, name, fmt):
     if fmt == "json":
         click.echo(output.render_json({"allocator": name, "up_to": settings.item_size_max, "classes": records}))
     else:
-        click.echo(output.render_rows(records, ALLOCATOR_CLASS_COLUMNS, fmt))
+        click.echo(output.render_rows(records, ALLOCATOR_CLASS_COLUMNS, fmt, essential=ALLOCATOR_CLASS_COLUMNS[:5]))
 
 
 COMPARE_COLUMNS = ("store", "requested_bytes", "allocated_bytes", "overhead_bytes", "total_bytes", "waste_pct",
@@ -1020,7 +1061,8 @@ def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator
     if fmt == "json":
         click.echo(output.render_json(record))
         return
-    click.echo(output.render_rows(record["stores"], COMPARE_COLUMNS, fmt))
+    click.echo(output.render_rows(record["stores"], COMPARE_COLUMNS, fmt,
+                                  essential=("store", "total_bytes", "waste_pct", "vs_memcached")))
     if fmt != "csv":
         click.echo()
         click.echo(output.render_pairs(list(record["summary"].items()), fmt))
@@ -1163,7 +1205,9 @@ def _print_optimum(record, limit, fmt) -> None:
         return
     firsts = sorted((c for c in record["candidates"] if c is next(
         d for d in record["candidates"] if d["space"] == c["space"])), key=lambda c: -c["gain_pct"])
-    click.echo(output.render_rows([record["baseline"]] + firsts, columns, fmt))
+    click.echo(output.render_rows([record["baseline"]] + firsts, columns, fmt,
+                                  essential=("space", "page_bytes", "capacity", "gain_pct", "held_out_gain_pct",
+                                             "hits", "hits_change_pct")))
     click.echo()
     click.echo(f"flags for memcached {record['baseline']['release']}:")
     click.echo(output.render_rows(firsts, ("space", "flags"), fmt))
@@ -1313,7 +1357,8 @@ def _print_simulation(result, record, fmt):
     if t["slab_global_page_pool"]:
         rows.append({"class": "pool", "pages": t["slab_global_page_pool"]})
     totals = {c: sum(row.get(c, 0) for row in rows) for c in columns[2:]}
-    click.echo(output.render_rows(rows + [{"class": "total", **totals}], columns, fmt))
+    click.echo(output.render_rows(rows + [{"class": "total", **totals}], columns, fmt,
+                                  essential=("class", "chunk_size", "pages", "items", "evicted", "hits", "misses")))
     click.echo()
     click.echo(output.render_pairs(_simulation_lines(result, record, finding_lines), fmt))
     if "timeline" in record:
@@ -1516,7 +1561,8 @@ def _print_plan(plan, fmt):
     plans = [p for p in (plan["node_plan"], plan["needed"]) if p is not None]
     if plans:
         click.echo()
-        click.echo(output.render_rows([plan_record(p) for p in plans], PLAN_NODE_COLUMNS, fmt))
+        click.echo(output.render_rows([plan_record(p) for p in plans], PLAN_NODE_COLUMNS, fmt,
+                                      essential=("nodes", "memory_limit_mb", "items", "process_bytes")))
     if plan["node_plan"] is not None:
         click.echo()
         click.echo("\n".join(output.note(line) for line in plan_lines(plan["node_plan"], plan["keys"])))
@@ -1535,7 +1581,8 @@ def _print_plan(plan, fmt):
         from .keyspace import group_records
 
         click.echo()
-        click.echo(output.render_rows(group_records(plan["groups"]), GROUP_COLUMNS, fmt))
+        click.echo(output.render_rows(group_records(plan["groups"]), GROUP_COLUMNS, fmt,
+                                      essential=("group", "items", "used_bytes", "memory_pct")))
 
 
 def main() -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 TABLE = "table"          # our default: tabulate's "simple" layout
 MACHINE = ("csv", "json")
+_NUMBER = __import__("re").compile(r"-?\d+(\.\d+)?")
 
 
 def tabulate_formats() -> list[str]:
@@ -36,8 +38,53 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def render_rows(rows: Iterable[dict], columns: Sequence[str], fmt: str) -> str:
-    """Rows (dicts) as ``fmt``: a table layout or CSV; columns in the given order."""
+@dataclass
+class View:
+    """How tables are shown to people (never csv/json): which columns, raw bytes or human units,
+    and the width to fit.  Set once per command by the CLI (:func:`set_view`)."""
+
+    columns: tuple[str, ...] | None = None   # None: fit the width; ("all",): every column
+    raw_bytes: bool = False
+    width: int | None = None                 # None: :func:`width` (COLUMNS, else 120)
+
+
+_view = View()
+
+
+def set_view(view: View) -> None:
+    global _view
+    _view = view
+
+
+def is_byte_column(name: str) -> bool:
+    """Columns of byte counts people read in human units (a table's; csv/json keep integers)."""
+    return name.endswith("_bytes") or name in ("chunk_waste", "mem_requested")
+
+
+def human(value: Any) -> Any:
+    """``1572864`` -> ``1.50 MiB``; below 1 KiB in bytes."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return value
+    size = abs(value)
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift:
+            return f"{value / (1 << shift):.2f} {unit}"
+    return f"{value} B"
+
+
+def _fits(text: str, limit: int) -> bool:
+    return max((len(line) for line in text.splitlines()), default=0) <= limit
+
+
+def render_rows(rows: Iterable[dict], columns: Sequence[str], fmt: str,
+                essential: Sequence[str] | None = None, wrap: str | None = None) -> str:
+    """Rows (dicts) as ``fmt``: a table layout or CSV; columns in the given order.
+
+    For tables (not csv): ``--columns`` chooses the columns; else, when the table is wider than
+    the width to fit, the columns not in ``essential`` go, rightmost first, and a last line names
+    them; the ``wrap`` column (long text) is wrapped instead.  Byte counts are in human units
+    unless ``--bytes``.
+    """
     rows = list(rows)
     if fmt == "csv":
         out = io.StringIO()
@@ -46,15 +93,54 @@ def render_rows(rows: Iterable[dict], columns: Sequence[str], fmt: str) -> str:
         for row in rows:
             writer.writerow(["" if row.get(c) is None else row.get(c) for c in columns])
         return out.getvalue().rstrip("\n")
+    limit = _view.width or width()
+    chosen = list(columns)
+    if _view.columns and _view.columns != ("all",):
+        picked = [c for c in _view.columns if c in columns]
+        chosen = picked or chosen
+    text = _table(rows, chosen, fmt, None)
+    dropped: list[str] = []
+    if _view.columns is None and fmt == TABLE:
+        keep = set(essential if essential is not None else columns)
+        while not _fits(text, limit):
+            if wrap in chosen:
+                others = _table(rows, [c for c in chosen if c != wrap], fmt, None)
+                room = limit - max(len(line) for line in others.splitlines()) - 2
+                if room >= 20:
+                    text = _table(rows, chosen, fmt, (wrap, room))
+                    break
+            optional = [c for c in chosen if c not in keep and c != wrap]
+            if not optional:
+                break
+            dropped.insert(0, optional[-1])
+            chosen.remove(optional[-1])
+            text = _table(rows, chosen, fmt, None)
+    if dropped:
+        text += "\n" + note(f"(not shown: {', '.join(dropped)}; --columns all shows every column)", limit)
+    return text
+
+
+def _table(rows: list[dict], columns: Sequence[str], fmt: str, wrap: tuple[str, int] | None) -> str:
     from tabulate import tabulate
 
-    table = [[_cell(row.get(c)) for c in columns] for row in rows]
-    return tabulate(table, headers=list(columns), tablefmt="simple" if fmt == TABLE else fmt)
+    humanize = not _view.raw_bytes
+    table = [[human(row.get(c)) if humanize and is_byte_column(c) else _cell(row.get(c)) for c in columns]
+             for row in rows]
+    def numeric(i: int) -> bool:
+        cells = [r[i] for r in table if r[i] != ""]
+        return all(isinstance(v, (int, float)) or _NUMBER.fullmatch(str(v)) for v in cells)
+
+    align = ["right" if humanize and is_byte_column(c) else "decimal" if numeric(i) else "left"
+             for i, c in enumerate(columns)]
+    widths = [wrap[1] if wrap and c == wrap[0] else None for c in columns]
+    return tabulate(table, headers=list(columns), tablefmt="simple" if fmt == TABLE else fmt,
+                    colalign=align if humanize and any(is_byte_column(c) for c in columns) else None,
+                    maxcolwidths=widths if any(widths) else None)
 
 
 def render_pairs(pairs: Sequence[tuple[str, Any]], fmt: str) -> str:
-    """A two-column ``field``/``value`` table (used for one record)."""
-    return render_rows(({"field": k, "value": v} for k, v in pairs), ("field", "value"), fmt)
+    """A two-column ``field``/``value`` table (used for one record); long values wrap."""
+    return render_rows(({"field": k, "value": v} for k, v in pairs), ("field", "value"), fmt, wrap="value")
 
 
 def width() -> int:
@@ -67,12 +153,12 @@ def width() -> int:
         return 120
 
 
-def note(text: str) -> str:
+def note(text: str, limit: int | None = None) -> str:
     """A note under a table, wrapped to :func:`width` with the continuation indented."""
     import textwrap
 
-    return textwrap.fill(text, width=width(), subsequent_indent="  ", break_on_hyphens=False,
-                         break_long_words=False)
+    return textwrap.fill(text, width=limit or _view.width or width(), subsequent_indent="  ",
+                         break_on_hyphens=False, break_long_words=False)
 
 
 def bar(pct: float, width: int = 10) -> str:
