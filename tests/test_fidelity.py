@@ -118,7 +118,7 @@ def test_cli_vv_output_is_the_servers(flags, profile, vv_results):
     result = CliRunner().invoke(cli, ["classes", "--profile", profile.release, "--format", "vv",
                                       *_expand(flags, profile)])
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines() == vv_results[flags].class_lines
+    assert result.stdout.splitlines() == vv_results[flags].class_lines   # notes go to stderr
 
 
 @pytest.mark.parametrize("flags", ["-f 1.0", "-n 0", "-I 100", "-o slab_sizes=96-100-1024", "-o bogus_option"])
