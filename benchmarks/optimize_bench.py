@@ -14,8 +14,8 @@ import random
 import time
 
 from slabcalc import configure, load_profile
-from slabcalc.inputs import Item
-from slabcalc.optimize import best_slab_sizes, chunk_requests, optimize, search_n_f
+from slabcalc.inputs.items import Item
+from slabcalc.analysis.optimize import best_slab_sizes, chunk_requests, optimize, search_n_f
 
 
 def workload(distinct: int, seed: int = 1) -> list[tuple[Item, int]]:
@@ -44,7 +44,7 @@ def main() -> None:
         answer, dp = timed(best_slab_sizes, settings, requests, 62)
         _, nf = timed(search_n_f, settings, requests)
         found, whole = timed(optimize, settings, items)
-        from slabcalc.optimize import candidate_sizes
+        from slabcalc.analysis.optimize import candidate_sizes
         candidates = len(candidate_sizes(settings, requests, per_perslab=False))
         saved = found.gain_pct(found.first_of("slab_sizes"))
         print(f"{distinct:>14,}  {candidates:>10,}  {dp:>13.2f} s  {nf:>10.2f} s  {whole:>8.2f} s  {saved:>7.2f}%")

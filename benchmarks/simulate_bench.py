@@ -44,8 +44,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from memcached_server import MemcachedServer, find_memcached, server_version  # noqa: E402
 
 from slabcalc import configure, load_profile  # noqa: E402
-from slabcalc.simulate import GET, SET, simulate  # noqa: E402
-from slabcalc.workload import read_workload  # noqa: E402
+from slabcalc.engines.simulate import GET, SET, simulate  # noqa: E402
+from slabcalc.inputs.workload import read_workload  # noqa: E402
 
 COMPAT = "no_modern,no_lru_crawler,no_lru_maintainer,no_slab_reassign,slab_automove=0"
 

@@ -61,7 +61,7 @@ def writing(server: MemcachedServer):
 
 def reading(server: MemcachedServer) -> str:
     """One saved reading, as ``printf 'version\\nstats\\n...' | nc`` would save it (commands echoed)."""
-    from slabcalc.client import Address, read_node
+    from slabcalc.inputs.client import Address, read_node
 
     replies = read_node(Address("127.0.0.1", server.port), 2.0)
     text = [f"version\nVERSION {replies['version'][0]}"]

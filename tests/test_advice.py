@@ -8,7 +8,7 @@ import json
 from click.testing import CliRunner
 
 from slabcalc import configure, load_profile
-from slabcalc.advice import class_cap_trap, elsewhere
+from slabcalc.analysis.advice import class_cap_trap, elsewhere
 from slabcalc.cli import cli
 
 

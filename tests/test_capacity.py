@@ -1,7 +1,7 @@
 """Capacity under ``-m`` with chunked items: ``report``/``place`` and the ``simulate`` engine agree.
 
 Capacity is the number of items of a mix stored before the first set that
-evicts (or fails).  ``slabcalc.capacity`` counts it item by item for mixes with
+evicts (or fails).  ``slabcalc.model.capacity`` counts it item by item for mixes with
 chunked items; the replay engine allocates real chunks with its own code.  For
 single sizes and small mixes over several releases and flag sets, both must
 give the same count and name the same class.  (``test_report_fidelity`` holds
@@ -16,10 +16,10 @@ from fractions import Fraction
 import pytest
 
 from slabcalc import configure, load_profile
-from slabcalc.inputs import Item
-from slabcalc.report import build_report
-from slabcalc.settings import Refused
-from slabcalc.simulate import SET, simulate
+from slabcalc.inputs.items import Item
+from slabcalc.analysis.report import build_report
+from slabcalc.model.settings import Refused
+from slabcalc.engines.simulate import SET, simulate
 
 FLAG_SETS = [[], ["-C"], ["-n", "150", "-f", "1.15"], ["-f", "1.5"], ["-I", "2m"],
              ["-o", "slab_chunk_max=128"], ["-o", "slab_chunk_max=131072"], ["-o", "no_modern"]]

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slabcalc import columns, inputs
-from slabcalc.columns import ColumnCounter
-from slabcalc.inputs import Item, read_items
+from slabcalc.inputs import columns
+from slabcalc.inputs import items as inputs
+from slabcalc.inputs.columns import ColumnCounter
+from slabcalc.inputs.items import Item, read_items
 
 
 def counter(layout=("key", "value"), delimiter=",", key=None):

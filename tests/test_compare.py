@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from memcached_server import MemcachedServer
 from slabcalc.allocators import ALLOCATORS
 from slabcalc.cli import cli, classes
-from slabcalc.process import hash_table_bytes
+from slabcalc.analysis.process import hash_table_bytes
 from test_allocators import LARGE_3_6, LARGE_5, SMALL_3_6, SMALL_5
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from slabcalc import configure, load_profile
 from slabcalc.engines.background import background_for
 from slabcalc.engines.engine import Engine
-from slabcalc.simulate import GET, SET, simulate
+from slabcalc.engines.simulate import GET, SET, simulate
 
 PER_PAGE_4 = 5461
 

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from memcached_server import MemcachedServer, run_vv
 from slabcalc import Refused, configure, place, slab_classes
 from slabcalc.cli import cli
-from slabcalc.item import max_value_length
+from slabcalc.model.item import max_value_length
 
 KIB = 1024
 

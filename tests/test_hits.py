@@ -15,7 +15,7 @@ import json
 from click.testing import CliRunner
 
 from slabcalc.cli import cli
-from slabcalc.hits import hot_lines
+from slabcalc.analysis.hits import hot_lines
 
 ITEMS, OPS = "examples/hot-cold-items.csv", "examples/hot-cold-ops.csv"
 

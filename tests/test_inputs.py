@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from slabcalc import inputs
-from slabcalc.inputs import Accounting, InputError, Item, Rejection, open_input, read_items
+from slabcalc.inputs import items as inputs
+from slabcalc.inputs.items import Accounting, InputError, Item, Rejection, open_input, read_items
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -532,7 +532,7 @@ def test_one_hand_out_has_each_item_once(monkeypatch):
 # -- the pieces --------------------------------------------------------------------------
 
 def test_new_items_are_items():
-    built = inputs._new_items(3, [1, 2, 3], [10, 20, 30], [0, 0, 5], [None] * 3)
+    built = inputs.new_items(3, [1, 2, 3], [10, 20, 30], [0, 0, 5], [None] * 3)
     assert built == [kv(1, 10), kv(2, 20), kv(3, 30, 5)]
     assert [hash(item) for item in built] == [hash(kv(1, 10)), hash(kv(2, 20)), hash(kv(3, 30, 5))]
     with pytest.raises(AttributeError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import given, settings as hsettings, strategies as st
 
 from slabcalc import configure, item_size, load_profile, place, slab_classes
-from slabcalc.classes import class_for
+from slabcalc.model.classes import class_for
 
 
 def test_issue_42_mem_requested_of_ten_small_items():
@@ -110,7 +110,7 @@ def test_text_suffix_prints_flags_signed_in_1_4_24():
 @given(st.sampled_from(range(len(SETTINGS))), st.integers(1, 250), st.integers(0, 4 << 20),
        st.sampled_from([0, 1, 10, 2**31, 2**32 - 1]))
 def test_fast_ntotal_equals_the_breakdown(which, key, value, flags):
-    from slabcalc.item import ntotal_function
+    from slabcalc.model.item import ntotal_function
 
     s = SETTINGS[which]
     assert ntotal_function(s)(key, value, flags) == item_size(s, key, value, flags).total
@@ -134,7 +134,7 @@ def test_suffix_cases_cover_every_rule():
 def test_ntotal_array_equals_item_size(rows):
     import numpy as np
 
-    from slabcalc.item import ntotal_array
+    from slabcalc.model.item import ntotal_array
 
     key, value, flags = (np.array(column, dtype=np.int64) for column in zip(*rows))
     for release, args in SUFFIX_CASES:

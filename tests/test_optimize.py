@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
 from slabcalc import configure, load_profile, slab_classes
-from slabcalc.inputs import Item
-from slabcalc.optimize import (best_slab_sizes, chunk_requests, listed_sizes, optimize, page_bytes,
+from slabcalc.inputs.items import Item
+from slabcalc.analysis.optimize import (best_slab_sizes, chunk_requests, listed_sizes, optimize, page_bytes,
                                search_n_f, settings_for, split, verdict)
-from slabcalc.report import build_report
-from slabcalc.settings import Refused
+from slabcalc.analysis.report import build_report
+from slabcalc.model.settings import Refused
 
 MODERN = configure(load_profile("1.6.18"), [])                 # one page length for every class
 PER_CLASS = configure(load_profile("1.4.27"), ["-I", "1024"])   # pages of chunk_size * perslab, 1 KiB
@@ -155,7 +155,7 @@ def test_scores_are_the_reports(release, args):
         requests = chunk_requests(settings, dist)
         report = build_report(settings, dist, memory_limit=512 << 20)
         assert page_bytes(settings, requests) == report.total("page_bytes")
-        from slabcalc.optimize import items_that_fit
+        from slabcalc.analysis.optimize import items_that_fit
         assert items_that_fit(settings, requests, 512 << 20) == report.capacity.items
 
 
@@ -180,7 +180,7 @@ def test_capacity_objective_is_exact_on_small_inputs():
     requests = chunk_requests(MODERN, dist)
     limit = 4 << 20
     answer = best_slab_sizes(MODERN, requests, 3, memory_limit=limit)
-    from slabcalc.optimize import items_that_fit
+    from slabcalc.analysis.optimize import items_that_fit
     best = 0
     grid = range(56, 256, 8)
     for k in range(1, 4):
@@ -285,7 +285,7 @@ def test_gate_measures_the_configuration_given_as_report_does():
 # -- the verdict (issue 16, C13) ------------------------------------------------------------
 
 def _optimum(dist, held=None, **spaces):
-    from slabcalc.optimize import Candidate, Optimum
+    from slabcalc.analysis.optimize import Candidate, Optimum
 
     profile = load_profile("1.6.18")
 

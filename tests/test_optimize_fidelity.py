@@ -15,8 +15,8 @@ import shlex
 
 from memcached_server import MemcachedServer, run_vv
 from slabcalc import configure, vv_lines
-from slabcalc.inputs import Item
-from slabcalc.optimize import optimize
+from slabcalc.inputs.items import Item
+from slabcalc.analysis.optimize import optimize
 
 ITEMS = [(10, 28, 30_000), (10, 84, 15_000), (12, 700_000, 6)]   # key, value, count
 
@@ -52,7 +52,7 @@ def test_recommended_flags_use_the_predicted_pages(memcached, profile):
 
 def test_classes_one_alignment_step_apart(memcached, profile):
     """The listed numbers are checked before they are rounded up: 343-352 makes 344 and 352."""
-    from slabcalc.optimize import best_slab_sizes, chunk_requests
+    from slabcalc.analysis.optimize import best_slab_sizes, chunk_requests
 
     settings = configure(profile, [])
     # two item sizes 8 bytes apart, each filling whole pages of its own class

@@ -29,7 +29,7 @@ import pytest
 import paced
 from memcached_server import require_memcached, server_version
 from slabcalc import configure, load_profile
-from slabcalc.simulate import DELETE, GET, SET, TOUCH, simulate
+from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH, simulate
 
 OPS = {"set": SET, "get": GET, "delete": DELETE, "touch": TOUCH}
 STORED = paced.stored()

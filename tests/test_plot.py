@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from slabcalc.cli import cli
-from slabcalc.plot import PlotUnavailable, plot_classes, plot_timeline
+from slabcalc.cli.plot import PlotUnavailable, plot_classes, plot_timeline
 
 DATA = Path(__file__).parent / "data" / "stats"
 ROOT = Path(__file__).parent.parent
@@ -92,8 +92,8 @@ def test_simulate_memory_records_split_each_class_page_bytes() -> None:
     import io
 
     from slabcalc import configure, load_profile
-    from slabcalc.simulate import memory_records, simulate
-    from slabcalc.workload import read_workload
+    from slabcalc.engines.simulate import memory_records, simulate
+    from slabcalc.inputs.workload import read_workload
 
     settings = configure(load_profile("1.6.18"), ["-m", "2", "-o", "no_modern"])
     ops, _ = read_workload(io.StringIO("time,key,value_size\n0,a,100\n0,b,100\n0,c,5000\n"), "w.csv")
@@ -107,7 +107,7 @@ def test_simulate_memory_records_split_each_class_page_bytes() -> None:
 
 def test_the_global_page_pool_is_a_bar_of_its_own(tmp_path):
     # a saved 1.6 reading whose automover put pages in the global page pool (class 0 in stats' records)
-    from slabcalc.stats import analyse, class_records, parse_dump
+    from slabcalc.analysis.stats import analyse, class_records, parse_dump
 
     path = ROOT / "tests" / "data" / "stats" / "pairs" / "1.6.18-healed-after.txt"
     node = analyse(parse_dump([(str(path), path.read_text())]))

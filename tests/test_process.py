@@ -9,9 +9,9 @@ import pytest
 
 from memcached_server import MemcachedServer
 from slabcalc import configure, load_profile
-from slabcalc.inputs import Item
-from slabcalc.process import Overhead, hashpower_for, parse_overhead, parse_pct, process_memory
-from slabcalc.report import build_report
+from slabcalc.inputs.items import Item
+from slabcalc.analysis.process import Overhead, hashpower_for, parse_overhead, parse_pct, process_memory
+from slabcalc.analysis.report import build_report
 
 MIB = 1 << 20
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from slabcalc.profile import ProfileError, bundled_lines, load_profile, release_key
+from slabcalc.model.profile import ProfileError, bundled_lines, load_profile, release_key
 
 
 def test_release_resolution_and_inline_changes():

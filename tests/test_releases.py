@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from slabcalc import Refused, configure, load_profile, place, slab_classes, vv_lines
 from slabcalc.cli import cli
-from slabcalc.profile import ProfileError, bundled_segments, release_key, resolved_rules
+from slabcalc.model.profile import ProfileError, bundled_segments, release_key, resolved_rules
 
 
 def every_release() -> list[str]:

@@ -11,11 +11,11 @@ import json
 from click.testing import CliRunner
 
 from slabcalc import configure, load_profile, place, slab_classes
-from slabcalc.item import max_value_length
+from slabcalc.model.item import max_value_length
 from slabcalc.cli import cli
-from slabcalc.inputs import Item
-from slabcalc.capacity import fits
-from slabcalc.report import build_report
+from slabcalc.inputs.items import Item
+from slabcalc.model.capacity import fits
+from slabcalc.analysis.report import build_report
 
 S16 = configure(load_profile("1.6.45"))
 
@@ -119,7 +119,7 @@ def test_unplaceable_configuration_is_not_counted_as_too_large():
     # 1.6.18 starts with slab_chunk_max=32 (bytes) but a chunk leaves no room for data
     import pytest
 
-    from slabcalc.placement import Unplaceable
+    from slabcalc.model.placement import Unplaceable
 
     s = configure(load_profile("1.6.18"), ["-o", "slab_chunk_max=32"])
     with pytest.raises(Unplaceable):
@@ -136,7 +136,7 @@ def test_values_beyond_the_protocol_are_too_large():
 def _report_of(text: str, settings, columns: bool, key_length=None):
     import io
 
-    from slabcalc.inputs import read_items
+    from slabcalc.inputs.items import read_items
 
     elements, _ = read_items(io.StringIO(text), "data.csv", key_length=key_length, columns=columns)
     elements = list(elements)
@@ -149,7 +149,7 @@ def test_columns_are_placed_as_their_items():
     # summed in bulk by build_report; every figure must equal placing the same items one by one
     import random
 
-    from slabcalc.inputs import ItemColumns
+    from slabcalc.inputs.items import ItemColumns
 
     rng = random.Random(7)
     rows = [(rng.randint(1, 250), rng.choice([rng.randint(0, 2000), rng.randint(0, 3 << 20)]),
@@ -185,7 +185,7 @@ def test_tables_show_each_class_share_as_a_bar_and_csv_does_not():
     for line in table[2:-1]:                       # class rows; the total row has no bar
         cells = [c.strip() for c in line.split("|")[1:-1]]
         shares[float(cells[-2])] = cells[-1]
-    from slabcalc.output import bar
+    from slabcalc.cli.output import bar
 
     assert shares and all(shown == bar(pct) for pct, shown in shares.items())
     csv_header = run("report", "--format", "csv", "examples/items.csv").output.splitlines()[0]
@@ -193,7 +193,7 @@ def test_tables_show_each_class_share_as_a_bar_and_csv_does_not():
 
 
 def test_bar_is_the_share_in_eighths_of_ten_characters():
-    from slabcalc.output import bar
+    from slabcalc.cli.output import bar
 
     assert bar(100) == "\u2588" * 10 and bar(0) == "" and bar(50) == "\u2588" * 5
     assert bar(1.25) == "\u258f" and bar(13.75) == "\u2588\u258d"

@@ -21,9 +21,9 @@ from click.testing import CliRunner
 from memcached_server import MemcachedServer
 from slabcalc import configure
 from slabcalc.cli import cli
-from slabcalc.inputs import Item
-from slabcalc.report import build_report
-from slabcalc.settings import Refused
+from slabcalc.inputs.items import Item
+from slabcalc.analysis.report import build_report
+from slabcalc.model.settings import Refused
 
 
 def mixed_items(n: int, seed: int = 7) -> list[tuple[int, int, int]]:

@@ -19,7 +19,7 @@ from slabcalc.engines.background import background_for
 from slabcalc.engines.engine import Engine
 from slabcalc.engines.lru import SEGMENTS
 from slabcalc.engines.maintainer import Maintainer
-from slabcalc.simulate import DELETE, GET, SET, TOUCH, simulate
+from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH, simulate
 
 PER_PAGE_4 = 5461
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from slabcalc import configure
-from slabcalc.simulate import DELETE, GET, lru_mode, simulate
+from slabcalc.engines.simulate import DELETE, GET, lru_mode, simulate
 from test_simulate_fidelity import _op, _set, compare_with_server
 
 DEFAULTS = "no_lru_crawler,slab_automove=0"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from slabcalc import configure, load_profile
-from slabcalc.simulate import (DELETE, GET, SET, TOUCH, SimulationError, background_for, describe_model,
+from slabcalc.engines.simulate import (DELETE, GET, SET, TOUCH, SimulationError, background_for, describe_model,
                                lru_mode, simulate, simulation_record)
 
 COMPAT = ["-o", "no_modern"]
@@ -255,7 +255,7 @@ def test_every_report_names_its_model():
 
 
 def test_background_values_are_refused_as_memcached_refuses_them():
-    from slabcalc.settings import Refused
+    from slabcalc.model.settings import Refused
 
     for words, message in ((["slab_automove=3"], "slab_automove must be between 0 and 2"),
                            (["slab_automove_ratio=0"], "slab_automove_ratio must be > 0 and < 1"),

@@ -18,7 +18,7 @@ import pytest
 
 from memcached_server import MemcachedServer
 from slabcalc import configure
-from slabcalc.simulate import DELETE, GET, SET, TOUCH, lru_mode, simulate
+from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH, lru_mode, simulate
 
 # The compat model: 1.4.x's allocation path, no page moves, no background LRU threads.
 COMPAT = "no_modern,no_lru_crawler,no_lru_maintainer,no_slab_reassign,slab_automove=0"

@@ -7,7 +7,7 @@ import bisect
 import hashlib
 import math
 
-from slabcalc.spread import continuum, default_names, fullest_share, keys_on_fullest, shares
+from slabcalc.analysis.spread import continuum, default_names, fullest_share, keys_on_fullest, shares
 
 
 def test_the_ring_is_md5_points_of_name_dash_index():

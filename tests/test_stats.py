@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from slabcalc.cli import cli
-from slabcalc.stats import DumpError, analyse, calcification, class_records, node_totals, parse_dump
+from slabcalc.analysis.stats import DumpError, analyse, calcification, class_records, node_totals, parse_dump
 
 DATA = Path(__file__).parent / "data" / "stats"
 SPLIT = sorted((DATA / "1.4.39").glob("*.txt"))

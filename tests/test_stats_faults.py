@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from slabcalc.cli import cli
-from slabcalc.client import Address, NodeError, parse_address, read_node
+from slabcalc.inputs.client import Address, NodeError, parse_address, read_node
 
 DATA = Path(__file__).parent / "data" / "stats" / "1.4.39"
 REPLIES = {p.stem.replace("_", " "): p.read_text().replace("\n", "\r\n").encode() for p in DATA.glob("*.txt")}

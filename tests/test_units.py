@@ -2,7 +2,7 @@
 
 import pytest
 
-from slabcalc.units import c_atof, c_atoi, c_strtol, c_strtoul, format_size, parse_size, wrap_int32
+from slabcalc.model.units import c_atof, c_atoi, c_strtol, c_strtoul, format_size, parse_size, wrap_int32
 
 
 @pytest.mark.parametrize("text,expected", [

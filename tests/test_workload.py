@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from slabcalc.cli import cli
-from slabcalc.inputs import InputError
-from slabcalc.simulate import DELETE, GET, SET, TOUCH
-from slabcalc.workload import read_workload
+from slabcalc.inputs.items import InputError
+from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH
+from slabcalc.inputs.workload import read_workload
 
 
 def read(text, **kw):

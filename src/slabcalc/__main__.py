@@ -1,5 +1,5 @@
 """``python -m slabcalc``: the same as the ``slabcalc`` command."""
 
-from .cli import main
+from slabcalc.cli import main
 
 main()

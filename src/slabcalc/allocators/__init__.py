@@ -16,9 +16,15 @@ glibc 2.36, Varnish 7.6, Redis 7.2 source).  x86_64, 4 KiB pages.
 
 from __future__ import annotations
 
-from .base import Footprint, SizeClass
-from .glibc import GLIBC, Glibc
-from .jemalloc import JEMALLOC_3_6, JEMALLOC_5, JEMALLOC_5_REDIS, JEMALLOC_5_REDIS_PAD, Jemalloc
+from slabcalc.allocators.base import Footprint, SizeClass
+from slabcalc.allocators.glibc import GLIBC, Glibc
+from slabcalc.allocators.jemalloc import (
+    JEMALLOC_3_6,
+    JEMALLOC_5,
+    JEMALLOC_5_REDIS,
+    JEMALLOC_5_REDIS_PAD,
+    Jemalloc,
+)
 
 ALLOCATORS = {
     "jemalloc-3.6": JEMALLOC_3_6,

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from .base import Footprint, SizeClass, round_up
+from slabcalc.allocators.base import Footprint, SizeClass, round_up
 
 SIZE_SZ = 8
 MALLOC_ALIGNMENT = 16

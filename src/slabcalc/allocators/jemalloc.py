@@ -24,7 +24,7 @@ from fractions import Fraction
 from math import lcm
 from typing import Mapping
 
-from .base import Footprint, SizeClass, ceil_div, round_up
+from slabcalc.allocators.base import Footprint, SizeClass, ceil_div, round_up
 
 PAGE = 4096
 LG_TINY_MIN = 3          # the smallest class is 8 bytes

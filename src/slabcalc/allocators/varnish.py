@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from .base import ceil_div, round_up
+from slabcalc.allocators.base import ceil_div, round_up
 
 OBJECT = 128                  # sizeof(struct object), 7.x and 8.0 (120 on 6.0)
 SMA = 72                      # struct sma (holds struct storage), one per segment

@@ -12,5 +12,5 @@ One module per piece of the server, each citing the 1.6.18 source it follows:
 ``background``  which of these run, from the profile's ``background`` data and ``-o``
 ``results``     the values a replay ends with; ``findings``: calcification
 
-Nothing here knows the command line; :mod:`slabcalc.simulate` is the library face.
+Nothing here knows the command line; :mod:`slabcalc.engines.simulate` is the library face.
 """

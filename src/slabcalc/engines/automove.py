@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 
-from .lru import COLD
+from slabcalc.engines.lru import COLD
 
 
 class WindowedAutomover:
@@ -119,7 +119,7 @@ class MoverThread:
         self.last_move_second = None             # am_last.tv_sec
 
     def step(self) -> None:
-        from .mover import move_page
+        from slabcalc.engines.mover import move_page
 
         e = self.e
         wake = self.next_wake

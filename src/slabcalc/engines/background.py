@@ -12,12 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from ..profile import BackgroundRules
-from ..settings import Settings, background_values
-
-
-class SimulationError(ValueError):
-    """A configuration or workload the engine does not model."""
+from slabcalc.errors import SimulationError  # noqa: F401 (raised here, caught by its callers)
+from slabcalc.model.profile import BackgroundRules
+from slabcalc.model.settings import Settings, background_values
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ of the check.
 
 from __future__ import annotations
 
-from .lru import COLD, HOT, WARM
+from slabcalc.engines.lru import COLD, HOT, WARM
 
 BUCKETS = 60
 

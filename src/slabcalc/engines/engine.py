@@ -25,17 +25,16 @@ import gc
 import math
 from typing import Iterable
 
-from ..classes import class_for, slab_classes
-from ..item import ntotal_function
-from ..placement import CHUNKED, TOO_LARGE, check_placeable, place
-from ..settings import Settings
-from .background import Background
-from .lru import COLD, HOT, WARM, Item, Lrus
-from .results import ClassResult, Model, Simulation, Totals, TimelineRow
-from .slabs import Slabs
+from slabcalc.engines.background import Background
+from slabcalc.engines.lru import COLD, HOT, WARM, Item, Lrus
+from slabcalc.engines.results import ClassResult, Model, Simulation, TimelineRow, Totals
+from slabcalc.engines.slabs import Slabs
+from slabcalc.model.classes import class_for, slab_classes
+from slabcalc.model.item import ntotal_function
+from slabcalc.model.ops import DELETE, GET, OP_NAMES, SET, TOUCH  # noqa: F401 (re-exported)
+from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable, place
+from slabcalc.model.settings import Settings
 
-SET, GET, DELETE, TOUCH = range(4)
-OP_NAMES = ("set", "get", "delete", "touch")
 CLOCK_START = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
 US = 1_000_000
 
@@ -90,17 +89,17 @@ class Engine:
         self.moving = False             # the page mover is at work (it holds its lock)
         self.actors: list = []          # the threads that wake on the clock, each with next_wake and step()
         if background.lru_maintainer:
-            from .maintainer import Maintainer
+            from slabcalc.engines.maintainer import Maintainer
 
             self.maintainer = Maintainer(self, start=-boot)
             self.actors.append(self.maintainer)
         if background.automover_runs and background.automover_thread == "mover":
-            from .automove import MoverThread
+            from slabcalc.engines.automove import MoverThread
 
             self.actors.append(MoverThread(self, start=-boot))
         self.next_wake = min((a.next_wake for a in self.actors), default=math.inf)
         if background.slab_reassign and background.slab_automove == 2:
-            from .automove import PickAny
+            from slabcalc.engines.automove import PickAny
 
             self.pick_any = PickAny(self)
 
@@ -383,7 +382,7 @@ class Engine:
 
     def move_pending(self) -> None:
         if self.pending_move is not None:
-            from .mover import move_page
+            from slabcalc.engines.mover import move_page
 
             source, dest, allow_evictions = self.pending_move
             self.pending_move = None
@@ -479,7 +478,7 @@ class Engine:
         return items, chunk_bytes
 
     def results(self, model: Model | None, timeline=()) -> Simulation:
-        from .findings import finding
+        from slabcalc.engines.findings import finding
 
         expired_items, expired_bytes = self.expired_now()
         rows = []

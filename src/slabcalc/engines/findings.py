@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .results import ClassResult, Finding, Model, Totals
+from slabcalc.engines.results import ClassResult, Finding, Model, Totals
 
 
 def finding(rows: Sequence[ClassResult], peak, totals: Totals) -> Finding | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from heapq import heappop, heappush
 
-from .lru import COLD, HOT, WARM
+from slabcalc.engines.lru import COLD, HOT, WARM
 
 US = 1_000_000
 PHANTOM = 64        # the classes past the largest (MAX_NUMBER_OF_SLAB_CLASSES is 64)
@@ -56,11 +56,11 @@ class Maintainer:
         self.crawler = self.automover = None
         bg = engine.bg
         if bg.crawls:
-            from .crawler import Crawler
+            from slabcalc.engines.crawler import Crawler
 
             self.crawler = Crawler(engine)
         if bg.automover_runs and bg.automover_thread == "maintainer":
-            from .automove import WindowedAutomover
+            from slabcalc.engines.automove import WindowedAutomover
 
             self.automover = WindowedAutomover(engine)
         self.juggling = bg.lru_maintainer

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from array import array
 
-from .lru import COLD, HOT
-from .slabs import PAGE_SHIFT
+from slabcalc.engines.lru import COLD, HOT
+from slabcalc.engines.slabs import PAGE_SHIFT
 
 
 def move_page(engine, source: int, dest: int, allow_evictions: bool = False) -> bool:

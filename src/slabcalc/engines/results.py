@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..classes import SlabClass
-from ..settings import Settings
+from slabcalc.model.classes import SlabClass
+from slabcalc.model.settings import Settings
 
 
 @dataclass(frozen=True)

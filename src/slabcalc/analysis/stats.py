@@ -2,7 +2,7 @@
 
 The input is what a node answers to ``version``, ``stats``, ``stats slabs``,
 ``stats items`` and ``stats settings`` -- read live by
-:func:`slabcalc.client.read_node` or saved with ``echo "stats slabs" | nc host
+:func:`slabcalc.inputs.client.read_node` or saved with ``echo "stats slabs" | nc host
 11211``.  :func:`parse_dump` takes saved text in any arrangement: with or
 without ``\\r``, several replies concatenated in one file or one file per
 command, from releases 1.4 to 1.6.  Which command printed a block of ``STAT``
@@ -26,7 +26,7 @@ Per class (``stats slabs`` names, see ``slabs.c do_slabs_stats()``):
 * ``evicted`` / ``outofmemory`` from ``stats items`` (since the server started).
 
 The drift check resolves ``stats settings`` and the release to a
-:class:`slabcalc.settings.Settings` and compares the server's class table
+:class:`slabcalc.model.settings.Settings` and compares the server's class table
 (``chunk_size``, ``chunks_per_page`` of every class with pages) with the
 model's: a difference means options the settings do not show (``-o
 slab_sizes``), a release the profile does not describe, or a model error.
@@ -38,8 +38,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from .classes import slab_classes
-from .settings import Settings
+from slabcalc.errors import DumpError  # noqa: F401 (raised here, caught by its callers)
+from slabcalc.model.classes import slab_classes
+from slabcalc.model.settings import Settings
 
 MIB = 1 << 20
 SLABS, ITEMS, GENERAL, SETTINGS, VERSION = "stats slabs", "stats items", "stats", "stats settings", "version"
@@ -48,10 +49,6 @@ COMMANDS = (VERSION, GENERAL, SLABS, ITEMS, SETTINGS)
 _SLAB_KEY = re.compile(r"(\d+):(\w+)")
 _ITEM_KEY = re.compile(r"items:(\d+):(\w+)")
 _ECHOED = re.compile(r"(version|stats( \w+)?|lru_crawler metadump .*|quit)")
-
-
-class DumpError(ValueError):
-    """Saved stats that cannot be read (one line: file, line and text)."""
 
 
 @dataclass(frozen=True)
@@ -134,7 +131,7 @@ def parse_dump(texts: Iterable[tuple[str, str]], source: str | None = None) -> D
 
 
 def dump_from_replies(source: str, replies: Mapping[str, Sequence[str]]) -> Dump:
-    """One node's dump from :func:`slabcalc.client.read_node` replies."""
+    """One node's dump from :func:`slabcalc.inputs.client.read_node` replies."""
     found: dict[str, dict] = {}
     for command, lines in replies.items():
         if command == VERSION:
@@ -217,10 +214,10 @@ def resolve_settings(dump: Dump, server_args: Sequence[str] | None = None) -> tu
     ``server_args`` are the flags the server was started with, when the operator
     knows them: they replace what ``stats settings`` shows (which rounds ``-f``
     to two decimals and never shows ``-o slab_sizes``); memcached's refusal of
-    them raises :class:`slabcalc.settings.Refused`.
+    them raises :class:`slabcalc.model.settings.Refused`.
     """
-    from .profile import ProfileError, load_profile
-    from .settings import Refused, configure
+    from slabcalc.model.profile import ProfileError, load_profile
+    from slabcalc.model.settings import Refused, configure
 
     release = dump.release
     if release is None:
@@ -457,7 +454,7 @@ def calcification(node: NodeStats) -> str | None:
     and ``slab_automove``, never takes them back: memory "calcifies" in
     classes that no longer need it while others evict.  One reading only has
     counters since boot: the finding says so, and two readings
-    (:mod:`slabcalc.diagnosis`) tell whether it is happening now.
+    (:mod:`slabcalc.analysis.diagnosis`) tell whether it is happening now.
     """
     starving = [c for c in node.classes if (c.evicted or 0) + (c.outofmemory or 0) > 0]
     if not starving:
@@ -587,7 +584,7 @@ def pool_totals(totals: Sequence[dict]) -> dict:
 
 
 def node_record(node: NodeStats) -> dict:
-    from .settings import settings_record
+    from slabcalc.model.settings import settings_record
 
     return {
         "node": node.node,

@@ -16,10 +16,10 @@ Two forms, told apart by the first non-blank line:
     The public twitter/cache-trace format, no header:
     ``timestamp,key,key_size,value_size,client_id,operation,ttl``.
 
-Row accounting is that of :mod:`slabcalc.inputs`: every data row is
+Row accounting is that of :mod:`slabcalc.inputs.items`: every data row is
 accepted or rejected (counted, the first few kept with their line numbers),
 blank lines and the header are not rows, and ``strict=True`` makes the first
-rejection an :class:`~slabcalc.inputs.InputError` naming the file and line.
+rejection an :class:`~slabcalc.inputs.items.InputError` naming the file and line.
 Operations the engine does not replay (``add``, ``incr``, ``append``, ...)
 are rejected rows, never guessed at.
 """
@@ -29,10 +29,19 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterator, TextIO
 
-from .inputs import (FIRST_REJECTIONS, KEY_MAX, TEXT_MAX, Accounting, InputError, Rejection, _split,
-                     first_line, header_columns)
-from .item import FLAGS_MAX, VALUE_MAX
-from .simulate import DELETE, GET, SET, TOUCH
+from slabcalc.inputs.items import (
+    FIRST_REJECTIONS,
+    KEY_MAX,
+    TEXT_MAX,
+    Accounting,
+    InputError,
+    Rejection,
+    _split,
+    first_line,
+    header_columns,
+)
+from slabcalc.model.item import FLAGS_MAX, VALUE_MAX
+from slabcalc.model.ops import DELETE, GET, SET, TOUCH
 
 FORMATS = ("csv", "twitter")
 

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from slabcalc.errors import ProfileError  # noqa: F401 (raised here, caught by its callers)
+
 DEFAULT_RELEASE = "1.6.45"
 
 SUFFIX_RULES = ("text_signed", "text_unsigned", "binary", "binary_always")
@@ -53,10 +55,6 @@ BACKGROUND_RULES = {
     "free_pages_need_full_memory": (False, True),        # the 2.5-free-pages rule only once -m is reached
     "mover_without_free_chunk": ("drop", "evict"),       # a live item the mover has no chunk for
 }
-
-
-class ProfileError(ValueError):
-    """A profile that cannot be found, parsed or validated (one line, names the field)."""
 
 
 @dataclass(frozen=True)

@@ -13,25 +13,9 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-from .profile import Check, Profile
-from .units import c_atof, c_atoi, c_strtol, c_strtoul, wrap_int32
-
-
-class Refused(ValueError):
-    """memcached refuses to start with these options.
-
-    ``message`` is memcached's own text, ``exit_status`` the status the server
-    exits with, ``stream`` where it prints (``stderr`` or ``stdout``).
-    """
-
-    def __init__(self, message: str, exit_status: int = 1, stream: str = "stderr", crash: str | None = None):
-        super().__init__(message)
-        self.message, self.exit_status, self.stream, self.crash = message, exit_status, stream, crash
-
-    @classmethod
-    def crashed(cls, crash, printed: Sequence[str] = ()) -> "Refused":
-        """The server dies by a signal (exit status -signal) after printing ``printed``."""
-        return cls("\n".join(printed), -crash.signal, crash=crash.why)
+from slabcalc.errors import Refused  # noqa: F401 (raised here, caught by its callers)
+from slabcalc.model.profile import Check, Profile
+from slabcalc.model.units import c_atof, c_atoi, c_strtol, c_strtoul, wrap_int32
 
 
 @dataclass(frozen=True)

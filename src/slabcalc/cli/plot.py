@@ -10,12 +10,10 @@ from __future__ import annotations
 import os
 from typing import Iterable, Mapping, Sequence
 
+from slabcalc.errors import PlotUnavailable  # noqa: F401 (raised here, caught by its callers)
+
 FORMATS = (".png", ".svg")
 MIB = 1 << 20
-
-
-class PlotUnavailable(RuntimeError):
-    """matplotlib is missing, or the path's suffix is not one we draw (one line)."""
 
 
 def _pyplot():

@@ -1,6 +1,6 @@
 """The same items under memcached's slabs and under stores that malloc each object.
 
-memcached's side is :func:`slabcalc.report.build_report`'s own figures; the
+memcached's side is :func:`slabcalc.analysis.report.build_report`'s own figures; the
 others come from :mod:`slabcalc.allocators`.  Every store holds exactly the
 items memcached stores (those over ``-I`` are left out of every row):
 
@@ -26,15 +26,23 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from .allocators import ALLOCATORS, GLIBC, JEMALLOC_3_6, JEMALLOC_5, JEMALLOC_5_REDIS, JEMALLOC_5_REDIS_PAD
-from .allocators import redis, varnish
-from .classes import slab_classes
-from .inputs import Item
-from .item import VALUE_MAX, ntotal_function
-from .placement import TOO_LARGE, place
-from .process import hash_table_bytes
-from .report import Report, build_report, item_for_size
-from .settings import Settings
+from slabcalc.allocators import (
+    ALLOCATORS,
+    GLIBC,
+    JEMALLOC_3_6,
+    JEMALLOC_5,
+    JEMALLOC_5_REDIS,
+    JEMALLOC_5_REDIS_PAD,
+    redis,
+    varnish,
+)
+from slabcalc.analysis.process import hash_table_bytes
+from slabcalc.analysis.report import Report, build_report, item_for_size
+from slabcalc.model.classes import slab_classes
+from slabcalc.model.distribution import Item
+from slabcalc.model.item import VALUE_MAX, ntotal_function
+from slabcalc.model.placement import TOO_LARGE, place
+from slabcalc.model.settings import Settings
 
 MIB = 1 << 20
 
@@ -157,7 +165,7 @@ def compare(settings: Settings, distribution: Mapping[Item, int] | Iterable[tupl
 
 def comparison_record(comparison: Comparison, accounting, options: CompareOptions) -> dict:
     """The stable JSON contract of ``slabcalc compare``."""
-    from .settings import settings_record
+    from slabcalc.model.settings import settings_record
 
     base = comparison.stores[0].total
     rows = [{

@@ -43,7 +43,7 @@ Speed: the input is read in blocks of about :data:`BLOCK_SIZE` characters,
 cut at line ends.  Where every column is read (a CSV of just the key,
 value and flags columns, or of item sizes, or a column of values), a block
 whose every line is plain numbers is checked, parsed and counted in C by
-:class:`slabcalc.columns.ColumnCounter` (numpy), at about the cost of
+:class:`slabcalc.inputs.columns.ColumnCounter` (numpy), at about the cost of
 splitting it with the ``csv`` module.  Other blocks, and the other forms,
 go line by line: lines are counted by their text, and each distinct line
 is parsed once and remembered.  Memory is bounded by a block, the distinct
@@ -55,17 +55,18 @@ field may span lines.
 from __future__ import annotations
 
 import csv
-import gc
 import io
 import re
 import sys
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field
-from itertools import chain, compress, count, islice, repeat
-from typing import Any, Callable, Iterable, Iterator, TextIO
+from itertools import chain, compress, count, islice
+from typing import Callable, Iterator, TextIO
 from urllib.parse import unquote_to_bytes
 
-from .item import FLAGS_MAX
+from slabcalc.errors import InputError  # noqa: F401 (raised here, caught by its callers)
+from slabcalc.model.distribution import Item, ItemColumns, new_items  # noqa: F401 (Item, ItemColumns re-exported)
+from slabcalc.model.item import FLAGS_MAX
 
 KEY_MAX = 250            # KEY_MAX in memcached.h: the longest key the protocol takes
 BLOCK_SIZE = 1 << 20     # characters read at a time (then to the end of that line)
@@ -93,10 +94,6 @@ _COLUMN = {alias: name for name, aliases in _ALIASES.items() for alias in aliase
 _NUMBERISH = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
-class InputError(ValueError):
-    """Unusable input (one line, names the file, line and value)."""
-
-
 @dataclass(frozen=True)
 class Rejection:
     """A row that was not used."""
@@ -104,51 +101,6 @@ class Rejection:
     line: int        # 1-based physical line number in the input
     reason: str      # e.g. "value is not a number", "negative key", "missing column value"
     text: str        # the offending line, truncated to 80 characters
-
-
-@dataclass(frozen=True)
-class Item:
-    """One kind of item: lengths in bytes, or a full item size."""
-
-    __slots__ = ("key", "value", "flags", "item_size")   # written out: dataclass(slots=) is 3.10+
-
-    key: int | None        # key length (None when item_size given)
-    value: int | None      # value length
-    flags: int             # 0 if not given
-    item_size: int | None  # ntotal as memcached reports it (metadump size=, stats sizes bucket,
-                           # item_size column); then key and value are None
-
-
-@dataclass(frozen=True)
-class ItemColumns:
-    """Many distinct items at once, as equally long int64 numpy columns, each ``counts`` times
-    (one row per item).
-
-    What :func:`read_items` hands out, when asked for columns, for the rows
-    the column counter read: ``key``, ``value`` and ``flags``, or ``item_size``
-    (the others None).
-    """
-
-    key: Any
-    value: Any
-    flags: Any
-    item_size: Any
-    counts: Any
-
-    def __len__(self) -> int:
-        return len(self.counts)
-
-    def select(self, mask) -> ItemColumns:
-        """The rows where ``mask`` (a boolean array) is true."""
-        return ItemColumns(*(None if c is None else c[mask] for c in
-                             (self.key, self.value, self.flags, self.item_size, self.counts)))
-
-    def triples(self) -> Iterator[tuple[Item, int, int]]:
-        """The rows as :func:`read_items` triples ``(Item, count, rows)``."""
-        n, counts = len(self), self.counts.tolist()
-        columns = [repeat(default) if c is None else c.tolist() for c, default in
-                   ((self.key, None), (self.value, None), (self.flags, 0), (self.item_size, None))]
-        return zip(_new_items(n, *columns), counts, counts)
 
 
 @dataclass
@@ -196,7 +148,7 @@ def read_items(stream: TextIO, source: str, *, key_length: int | None = None, st
     :class:`InputError` at the first rejected row.  With ``columns``, the
     rows the column counter read (large plain inputs) come last as one
     :class:`ItemColumns` instead of as triples: cheaper by far to size and
-    place in bulk (:func:`slabcalc.report.build_report` takes both).
+    place in bulk (:func:`slabcalc.analysis.report.build_report` takes both).
     """
     reader = _Reader(stream, source, key_length, strict, progress, columns)
     return reader.items(), reader.acct
@@ -247,31 +199,6 @@ _FLAGS = range(FLAGS_MAX + 1)
 _SIZES_DISABLED = "memcached's size tracking is disabled (start it with -o track_sizes)"
 
 
-_ITEM_FIELDS = tuple(Item.__dict__[name].__set__ for name in ("key", "value", "flags", "item_size"))
-
-
-def _new_items(n: int, keys: Iterable, values: Iterable, flags: Iterable, sizes: Iterable) -> list[Item]:
-    """``[Item(key, value, flags, item_size), ...]`` for the columns, built at C speed.
-
-    Item's own ``__init__`` sets each field with ``object.__setattr__`` (it is
-    frozen); this sets the same slots, column by column, at a quarter of the
-    cost of calling it: building Items is most of the work a new line costs.
-    The cyclic garbage collector is held off meanwhile -- these objects hold
-    only ints and None, yet would make it scan the young Items again every
-    700 of them.
-    """
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        items = list(map(object.__new__, repeat(Item, n)))
-        for set_field, column in zip(_ITEM_FIELDS, (keys, values, flags, sizes)):
-            deque(map(set_field, items, column), maxlen=0)
-    finally:
-        if collecting:
-            gc.enable()
-    return items
-
-
 class _Cache(dict):
     """Distinct line -> what it is; a line not seen before is parsed on its own."""
 
@@ -293,7 +220,7 @@ class _Reader:
 
     Where lines have a *layout* (CSV whose every column is read and no
     count, or a column of values), each block is first offered whole to a
-    :class:`~slabcalc.columns.ColumnCounter`, which takes it when every line
+    :class:`~slabcalc.inputs.columns.ColumnCounter`, which takes it when every line
     is plain numbers and counts it in C.  Any other block is read line by
     line through the cache, which maps a distinct line (for metadump: its
     ``size=`` text) to what it is: an :class:`Item`, an ``(Item, count)``
@@ -338,7 +265,7 @@ class _Reader:
         self.columns = None               # the column counter of plain blocks
         if self.layout is not None and FAST:
             try:
-                from .columns import ColumnCounter
+                from slabcalc.inputs.columns import ColumnCounter
             except ImportError:           # without numpy every block is read line by line
                 pass
             else:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .settings import Settings
-from .units import wrap_int32
+from slabcalc.model.settings import Settings
+from slabcalc.model.units import wrap_int32
 
 FLAGS_MAX = 0xFFFFFFFF
 VALUE_MAX = (1 << 31) - 3  # the ASCII protocol refuses vlen > INT_MAX - 2 (proto_parser.c)

@@ -1,7 +1,7 @@
 """Memory per key group: which namespace (``user:*``, ``session:*``) takes and wastes the memory.
 
 Only inputs that name their keys can be grouped, read by
-:func:`slabcalc.inputs.read_named_items` with ``report``'s own header and row
+:func:`slabcalc.inputs.items.read_named_items` with ``report``'s own header and row
 rules:
 
 - ``lru_crawler metadump`` lines: ``key=`` is URL-encoded by memcached
@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from .inputs import Item
-from .report import build_report
-from .settings import Settings
+from slabcalc.analysis.report import build_report
+from slabcalc.model.distribution import Item
+from slabcalc.model.settings import Settings
 
 NO_SEPARATOR = "(no separator)"
 NO_MATCH = "(no match)"
@@ -73,7 +73,7 @@ def breakdown(settings: Settings, named: Iterable[tuple[str, Item, int]], group_
               size_key_length: int = 16) -> list[Group]:
     """Per group, the items placed as ``report`` places them; the group taking most memory first.
 
-    ``named`` is :func:`slabcalc.inputs.read_named_items`' ``(key name, Item, count)``.
+    ``named`` is :func:`slabcalc.inputs.items.read_named_items`' ``(key name, Item, count)``.
     """
     name_of = grouper(group_by, separator)
     groups: dict[str, dict[Item, int]] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .settings import Settings
+from slabcalc.model.settings import Settings
 
 UINT_MAX = 0xFFFFFFFF
 
@@ -120,7 +120,9 @@ class ClassInfo:
 
 def describe_classes(settings: Settings, classes: Sequence[SlabClass] | None = None) -> tuple[ClassInfo, ...]:
     """Every class with its data range and page use."""
-    from .item import max_value_length  # item sizing is only needed for this table
+    from slabcalc.model.item import (
+        max_value_length,  # item sizing is only needed for this table
+    )
 
     classes = slab_classes(settings) if classes is None else classes
     rows: list[ClassInfo] = []

@@ -3,8 +3,8 @@
 Clients spread keys over nodes by consistent hashing, evenly enough that each
 node is sized for an even share: every kind of item (one key, value and flags
 length) comes ``ceil(count / N)`` times on a node -- the fullest node, which is
-the one to size.  Each node is then a whole :func:`slabcalc.report.build_report`
-and :func:`slabcalc.process.process_memory` of its own: per-class pages, the
+the one to size.  Each node is then a whole :func:`slabcalc.analysis.report.build_report`
+and :func:`slabcalc.analysis.process.process_memory` of its own: per-class pages, the
 first-page overshoot and the hash table do not scale linearly with N.
 """
 
@@ -14,11 +14,22 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Iterable, Mapping
 
-from .inputs import Item, ItemColumns
-from .process import HASHPOWER_DEFAULT, MIB, Overhead, ProcessMemory, planned_process
-from .report import Report, build_report
-from .settings import Settings
-from .spread import Spread, default_names, fullest_share, keys_on_fullest
+from slabcalc.analysis.process import (
+    HASHPOWER_DEFAULT,
+    MIB,
+    Overhead,
+    ProcessMemory,
+    planned_process,
+)
+from slabcalc.analysis.report import Report, build_report
+from slabcalc.analysis.spread import (
+    Spread,
+    default_names,
+    fullest_share,
+    keys_on_fullest,
+)
+from slabcalc.model.distribution import Item, ItemColumns
+from slabcalc.model.settings import Settings
 
 NODES_MAX = 1 << 20
 
@@ -66,7 +77,7 @@ class PlanRules:
     ``fill``: the share of ``-m`` the planned items take (room to grow inside
     ``-m``); ``spare``: nodes that may be down while the rest still hold every
     item (N+1 is ``spare=1``); ``spread``: ``"ketama"`` sizes each node for the
-    fullest node of a ketama continuum of ``names`` (:mod:`slabcalc.spread`),
+    fullest node of a ketama continuum of ``names`` (:mod:`slabcalc.analysis.spread`),
     ``"even"`` for an even share; ``hashpower``: start the hash table at the
     size the items need (``-o hashpower``), so that it never doubles -- a
     doubling holds the old and the new table at once.

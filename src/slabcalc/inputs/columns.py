@@ -1,6 +1,6 @@
 """Blocks of plain numeric rows, read and counted column by column with numpy.
 
-The fast path of :mod:`slabcalc.inputs`: an item log of millions of
+The fast path of :mod:`slabcalc.inputs.items`: an item log of millions of
 ``key,value`` rows is mostly rows of plain decimal numbers.  Python cannot
 even hash that many lines in twice the time the ``csv`` module takes to
 split them, so such a block is handed to numpy whole: checked (every row is

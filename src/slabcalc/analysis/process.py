@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .units import parse_size
+from slabcalc.model.units import parse_size
 
 MIB = 1 << 20
 HASHPOWER_DEFAULT = 16   # assoc.c: static unsigned int hashpower = HASHPOWER_DEFAULT
@@ -121,7 +121,7 @@ class ProcessMemory:
 
 
 def process_memory(report, overhead: Overhead = Overhead()) -> ProcessMemory:
-    """The process holding ``report``'s items (:func:`slabcalc.report.build_report`).
+    """The process holding ``report``'s items (:func:`slabcalc.analysis.report.build_report`).
 
     Without a memory limit in the report: ``-m`` is the smallest that stores
     them all.  With one (``report.capacity``): a full cache of this mix under

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .classes import SlabClass, class_for, slab_classes
-from .item import ItemSize, item_size, max_value_length
-from .settings import Settings
+from slabcalc.errors import Unplaceable  # noqa: F401 (raised here, caught by its callers)
+from slabcalc.model.classes import SlabClass, class_for, slab_classes
+from slabcalc.model.item import ItemSize, item_size, max_value_length
+from slabcalc.model.settings import Settings
 
 STORED, CHUNKED, TOO_LARGE = "stored", "chunked", "too_large"
 
@@ -61,10 +62,6 @@ class Placement:
     @property
     def waste_pct(self) -> float | None:
         return 100.0 * self.waste / self.memory if self.chunks else None
-
-
-class Unplaceable(ValueError):
-    """A configuration memcached accepts but under which it cannot store this item."""
 
 
 def check_placeable(settings: Settings, classes: Sequence[SlabClass]) -> None:

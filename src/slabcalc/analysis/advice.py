@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from .classes import SlabClass, slab_classes
-from .profile import bundled_segments, load_profile, release_key
-from .settings import Refused, Settings, configure
+from slabcalc.model.classes import SlabClass, slab_classes
+from slabcalc.model.profile import bundled_segments, load_profile, release_key
+from slabcalc.model.settings import Refused, Settings, configure
 
 
 @dataclass(frozen=True)

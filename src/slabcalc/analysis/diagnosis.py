@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from .stats import GENERAL, ITEMS, SLABS, Dump, DumpError, NodeStats
+from slabcalc.analysis.stats import GENERAL, ITEMS, SLABS, Dump, DumpError, NodeStats
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,24 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Iterable, Sequence
 
-from .engines.background import Background, SimulationError, background_for, check_replayable, with_lru
-from .engines.engine import DELETE, GET, OP_NAMES, SET, TOUCH, Engine
-from .engines.findings import finding_lines, finding_record
-from .engines.results import ClassResult, Finding, Model, Simulation, TimelineRow, Totals
-from .settings import Settings
+from slabcalc.engines.background import (
+    Background,
+    SimulationError,
+    background_for,
+    check_replayable,
+    with_lru,
+)
+from slabcalc.engines.engine import DELETE, GET, OP_NAMES, SET, TOUCH, Engine
+from slabcalc.engines.findings import finding_lines, finding_record
+from slabcalc.engines.results import (
+    ClassResult,
+    Finding,
+    Model,
+    Simulation,
+    TimelineRow,
+    Totals,
+)
+from slabcalc.model.settings import Settings
 
 __all__ = ["SET", "GET", "DELETE", "TOUCH", "OP_NAMES", "SimulationError", "Model", "ClassResult", "Totals",
            "Finding", "TimelineRow", "Simulation", "Background", "background_for", "lru_mode", "describe_model",
@@ -170,7 +183,7 @@ def model_record(model: Model) -> dict:
 
 def simulation_record(sim: Simulation, accounting=None) -> dict:
     """The stable JSON contract of ``slabcalc simulate``."""
-    from .settings import settings_record
+    from slabcalc.model.settings import settings_record
 
     record = {
         "settings": settings_record(sim.settings),

@@ -21,13 +21,11 @@ import time
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
+from slabcalc.errors import NodeError  # noqa: F401 (raised here, caught by its callers)
+
 DEFAULT_PORT = 11211
 COMMANDS = ("version", "stats", "stats slabs", "stats items", "stats settings")
 LINE_MAX = 1 << 16   # longer "lines" are not memcached's
-
-
-class NodeError(Exception):
-    """One node could not be read: a one-line reason (the CLI prefixes the node)."""
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .settings import Settings
+from slabcalc.model.settings import Settings
 
 _LA = re.compile(r"(?:^|\s)la=(\d+)")
 _FETCH = re.compile(r"(?:^|\s)fetch=(\w+)")
@@ -39,7 +39,7 @@ class Hits:
 
 def predicted_hits(settings: Settings, ops: Sequence[tuple]) -> Hits:
     """Replay ``ops`` (``(time, op, key, key_size, value_size, ttl, flags)``) under ``settings``."""
-    from .simulate import simulate
+    from slabcalc.engines.simulate import simulate
 
     result = simulate(settings, ops)
     t = result.totals

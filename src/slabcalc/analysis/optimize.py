@@ -6,11 +6,11 @@ chunks takes ``ceil(N / perslab)`` pages of the release's page length.  What a
 class holds does not depend on the other classes but through which chunk
 *requests* reach it: an item that fits one chunk requests its ``ntotal``; a
 chunked item requests its header chunk, its full ``slab_chunk_max`` chunks and
-its tail (:func:`slabcalc.placement.place`), and each request goes to the first
+its tail (:func:`slabcalc.model.placement.place`), and each request goes to the first
 class whose chunk holds it (``slabs_clsid()``).  :func:`chunk_requests` turns
 a distribution into that multiset once; :func:`page_bytes` scores any class
 table against it, and every winner is scored again by
-:func:`slabcalc.report.build_report`, which must agree to the byte.
+:func:`slabcalc.analysis.report.build_report`, which must agree to the byte.
 
 ``-o slab_sizes`` (:func:`best_slab_sizes`) is solved exactly by dynamic
 programming over candidate chunk sizes ``v``: ``f_k(v)`` is the fewest pages
@@ -53,7 +53,7 @@ holding every request ``<= v`` in at most ``k`` classes, the last of size
 through the aligned first chunk, ``-f`` is tried from 1.01 to 2 by 0.01, then
 by 0.001 around the best.  ``slab_chunk_max`` (:func:`search_chunk_max`)
 tries every power of two memcached accepts.  With ``-m``, the objective is the
-number of items of this mix that fit (:func:`slabcalc.report.capacity`); the
+number of items of this mix that fit (:func:`slabcalc.analysis.report.capacity`); the
 slab_sizes DP then searches for the largest count whose pages fit.
 """
 
@@ -64,12 +64,19 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Iterable, Sequence
 
-from .classes import SlabClass, slab_classes
-from .placement import CHUNKED, TOO_LARGE, check_placeable
-from .advice import class_cap_trap, elsewhere
-from .capacity import ChunkShape, mix_capacity
-from .report import ClassUsage, Report, build_report, capacity, chunk_shape, item_sizer
-from .settings import Refused, Settings, configure
+from slabcalc.analysis.advice import class_cap_trap, elsewhere
+from slabcalc.analysis.report import (
+    ClassUsage,
+    Report,
+    build_report,
+    capacity,
+    chunk_shape,
+    item_sizer,
+)
+from slabcalc.model.capacity import ChunkShape, mix_capacity
+from slabcalc.model.classes import SlabClass, slab_classes
+from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable
+from slabcalc.model.settings import Refused, Settings, configure
 
 SPACES = ("n_f", "slab_sizes", "slab_chunk_max")
 GAIN_THRESHOLD_PCT = 1.0          # below this the current flags are fine; within it of the best, the simpler wins
@@ -92,7 +99,7 @@ class Requests:
     items: int
     too_large: int
     # chunked items by chunk shape, and (only when there are some) the one-chunk items by size:
-    # a mix with chunked items has its capacity counted item by item (slabcalc.capacity)
+    # a mix with chunked items has its capacity counted item by item (slabcalc.model.capacity)
     chunked: tuple[tuple[ChunkShape, int], ...] = ()
     one_chunk: tuple[tuple[int, int], ...] = ()
 
@@ -112,12 +119,14 @@ class Requests:
 def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_length: int = 16) -> Requests:
     """Every chunk request of ``distribution`` under ``settings``' largest chunk and ``-I``.
 
-    The same placement as :func:`slabcalc.report.build_report`: an item within
+    The same placement as :func:`slabcalc.analysis.report.build_report`: an item within
     the largest chunk requests its ``ntotal``; a larger one is placed chunk by
     chunk and requests each chunk's size.  The class list only decides where
     requests go, never what they are.
     """
-    from .report import _place  # the report's own placement of one item
+    from slabcalc.analysis.report import (
+        _place,  # the report's own placement of one item
+    )
 
     classes = slab_classes(settings)
     check_placeable(settings, classes)
@@ -186,7 +195,7 @@ def page_bytes(settings: Settings, requests: Requests, classes: Sequence[SlabCla
 
 def items_that_fit(settings: Settings, requests: Requests, memory_limit: int,
                    classes: Sequence[SlabClass] | None = None) -> int:
-    """Items of this mix ``-m`` holds (:func:`slabcalc.report.capacity`)."""
+    """Items of this mix ``-m`` holds (:func:`slabcalc.analysis.report.capacity`)."""
     classes = slab_classes(settings) if classes is None else classes
     return _capacity(settings, requests, classes, usage(settings, requests, classes), memory_limit)
 
@@ -285,7 +294,7 @@ def _most_items(settings: Settings, requests: Requests, max_classes: int, memory
     """The list under which the most items of the mix fit ``memory_limit``.
 
     ``n`` items of the mix hold ``ceil(n * N / items)`` chunks of a class that
-    holds ``N`` for the whole mix (as :func:`slabcalc.report.capacity` scales),
+    holds ``N`` for the whole mix (as :func:`slabcalc.analysis.report.capacity` scales),
     so "do n items fit" is the page DP with requests scaled by ``n / items``;
     it is monotone in ``n``, found by doubling then bisection.
     """
@@ -516,7 +525,7 @@ def search_n_f(settings: Settings, requests: Requests, memory_limit: int | None 
 
     ``-n`` moves only the first chunk, ``align(header + n)``: one ``-n`` per
     aligned first chunk is tried (the smallest).  Classes are made by
-    :func:`slabcalc.classes.slab_classes` itself, so the class cap and the
+    :func:`slabcalc.model.classes.slab_classes` itself, so the class cap and the
     duplicate classes tiny factors make count as memcached counts them.
     """
     p = settings.profile
@@ -549,7 +558,7 @@ def search_n_f(settings: Settings, requests: Requests, memory_limit: int | None 
 def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, order) -> list[Scored]:
     """The configurations that can be among the ``keep`` best, with their capacity.
 
-    Capacity (:func:`slabcalc.report.capacity`) is a bisection per configuration;
+    Capacity (:func:`slabcalc.analysis.report.capacity`) is a bisection per configuration;
     a cheap upper bound (pages without rounding up, or one page per class)
     skips the configurations that cannot beat the ``keep``-th best found.
     """
@@ -653,7 +662,7 @@ class Optimum:
         """The simplest first candidate within :data:`GAIN_THRESHOLD_PCT` of the largest gain.
 
         Simplest: ``-n``/``-f`` before ``slab_chunk_max`` before a ``slab_sizes`` list, but a
-        ``-n``/``-f`` caught in the class cap (:func:`slabcalc.advice.class_cap_trap`: larger
+        ``-n``/``-f`` caught in the class cap (:func:`slabcalc.analysis.advice.class_cap_trap`: larger
         items would take the largest chunk) is simple no more; the gain is :meth:`verdict_gain`
         (held-out items first)."""
         firsts = [c for c in self.candidates if c is self.first_of(c.space)]
@@ -696,7 +705,7 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit:
              size_key_length: int = 16, keep: int = 3) -> Optimum:
     """Search every space for ``distribution`` (``(Item, count[, rows])``) under ``settings``.
 
-    Each winner is re-scored by :func:`slabcalc.report.build_report`; a
+    Each winner is re-scored by :func:`slabcalc.analysis.report.build_report`; a
     disagreement with the search's own score is a bug and raises.
     """
     distribution = [(t[0], t[1]) for t in _pairs(distribution)]
@@ -789,7 +798,7 @@ def verdict(opt: Optimum) -> dict:
 
 def optimum_record(opt: Optimum) -> dict:
     """The stable JSON contract of ``slabcalc optimize``."""
-    from .settings import settings_record
+    from slabcalc.model.settings import settings_record
 
     base = _candidate_record(opt, opt.baseline)
     best = opt.best

@@ -3,7 +3,7 @@
 Each option is defined once here and shared by every command, with
 memcached's own names and units.  No memcached arithmetic lives in this
 module: it builds a memcached argument list, hands it to
-:func:`slabcalc.settings.configure`, and renders what the library returns.
+:func:`slabcalc.model.settings.configure`, and renders what the library returns.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Callable
 
 import click
 
-from . import output
-from .units import parse_size
+from slabcalc.cli import output
+from slabcalc.model.units import parse_size
 
 FORMAT_HELP = "Output: table (default), csv, json, or any tabulate format (github, grid, ...)."
 
@@ -104,7 +104,7 @@ class FormatChoice(click.ParamType):
 
 
 def format_option(*extra: str) -> Callable:
-    """``--format``, and for tables ``--columns`` and ``--bytes`` (see :class:`slabcalc.output.View`)."""
+    """``--format``, and for tables ``--columns`` and ``--bytes`` (see :class:`slabcalc.cli.output.View`)."""
     def decorate(func: Callable) -> Callable:
         @functools.wraps(func)
         def wrapper(*args, columns, raw_bytes, **kwargs):
@@ -169,15 +169,15 @@ def gate_options(func: Callable) -> Callable:
     """
     @functools.wraps(func)
     def wrapper(*args, fail_over_waste=None, fail_over_memory=None, **kwargs):
-        from .gate import EXIT_STATUS, Gate, crossed
-        from .process import parse_pct
+        from slabcalc.analysis.process import parse_pct
+        from slabcalc.cli.gate import EXIT_STATUS, Gate, crossed
 
         try:
             share = parse_pct(fail_over_waste, "--fail-over-waste") if fail_over_waste is not None else None
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="'--fail-over-waste'") from None
         ctx = click.get_current_context()
-        ctx.meta["slabcalc.gate"] = gate = Gate(share, fail_over_memory)
+        ctx.meta["slabcalc.cli.gate"] = gate = Gate(share, fail_over_memory)
         result = func(*args, **kwargs)
         measure = ctx.meta.get("slabcalc.measure")
         reason = crossed(gate, measure) if gate.active and measure is not None else None
@@ -193,7 +193,7 @@ def gate_options(func: Callable) -> Callable:
 
 
 def measured(measure) -> None:
-    """What a command gated by :func:`gate_options` measured (a :class:`slabcalc.gate.Measure`)."""
+    """What a command gated by :func:`gate_options` measured (a :class:`slabcalc.cli.gate.Measure`)."""
     click.get_current_context().meta["slabcalc.measure"] = measure
 
 
@@ -206,7 +206,7 @@ def deploy_options(func: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         deploy = {name: kwargs.pop(name) for name in names}
         if deploy["group_by"] is not None:   # a bad pattern or separator is a usage error: before reading
-            from .keyspace import grouper
+            from slabcalc.analysis.keyspace import grouper
 
             try:
                 grouper(deploy["group_by"], deploy["separator"])
@@ -246,7 +246,7 @@ def deploy_options(func: Callable) -> Callable:
 
 
 def _draw(kind: str, data, path: str) -> None:
-    from . import plot as plotting
+    from slabcalc.cli import plot as plotting
 
     try:
         getattr(plotting, kind)(data, path)
@@ -313,8 +313,8 @@ def _chunk_max_in_release_unit(profile, text: str) -> str:
 
 def _settings(profile, bits, **options):
     """Profile and settings from the shared options, or a one-line refusal (exit 2)."""
-    from .profile import ProfileError, load_profile
-    from .settings import Refused, configure
+    from slabcalc.model.profile import ProfileError, load_profile
+    from slabcalc.model.settings import Refused, configure
 
     try:
         release = load_profile(profile, bits=int(bits))
@@ -341,7 +341,7 @@ def _settings(profile, bits, **options):
     if factor is not None and "," in str(factor):
         click.echo(f"note: memcached reads -f {factor} as {settings.factor:g} (it stops at the comma); for "
                    f"{str(factor).replace(',', '.')} write a decimal point", err=True)
-    from .advice import class_cap_trap
+    from slabcalc.analysis.advice import class_cap_trap
 
     trap = class_cap_trap(settings)
     if trap:
@@ -445,7 +445,7 @@ def profiles(ctx, fmt):
     """
     if ctx.invoked_subcommand is not None:
         return
-    from .profile import bundled_segments
+    from slabcalc.model.profile import bundled_segments
 
     records = [{"profile": s.profile, "first": s.first, "last": s.last,
                 "changes": ", ".join(s.changed) if fmt != "json" else list(s.changed)}
@@ -462,7 +462,7 @@ def profiles_show(release):
     """Print the resolved rules of RELEASE (or of a user profile FILE) as YAML."""
     import yaml
 
-    from .profile import ProfileError, resolved_rules
+    from slabcalc.model.profile import ProfileError, resolved_rules
 
     try:
         rules = resolved_rules(release)
@@ -491,8 +491,8 @@ def classes(settings, fmt, allocator):
     \b
     Python: describe_classes(configure(load_profile(RELEASE), ARGS))
     """
-    from .classes import class_record, describe_classes, vv_lines
-    from .settings import settings_record
+    from slabcalc.model.classes import class_record, describe_classes, vv_lines
+    from slabcalc.model.settings import settings_record
 
     if allocator is not None:
         return _allocator_classes(settings, allocator, fmt)
@@ -524,8 +524,9 @@ def place(settings, key_length, value_length, flags, fmt):
     \b
     Python: place(settings, key_length, value_length, flags)
     """
-    from .placement import Unplaceable, place as place_item, placement_record
-    from .settings import settings_record, with_overrides
+    from slabcalc.model.placement import Unplaceable, placement_record
+    from slabcalc.model.placement import place as place_item
+    from slabcalc.model.settings import settings_record, with_overrides
 
     try:
         record = placement_record(place_item(settings, key_length, value_length, flags))
@@ -539,8 +540,8 @@ def place(settings, key_length, value_length, flags, fmt):
         raise Refusal(str(exc)) from None
     other_name = "without_cas" if settings.use_cas else "with_cas"
     if settings.memory_limit is not None and record["status"] != "too_large":
-        from .inputs import Item
-        from .report import build_report
+        from slabcalc.analysis.report import build_report
+        from slabcalc.model.distribution import Item
 
         full = build_report(settings, {Item(key_length, value_length, flags, None): 1},
                             memory_limit=settings.maxbytes)
@@ -632,8 +633,8 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     \b
     Python: build_report(settings, read_items(...)[0], memory_limit)
     """
-    from .inputs import InputError, read_items
-    from .report import build_report
+    from slabcalc.analysis.report import build_report
+    from slabcalc.inputs.items import InputError, read_items
 
     settings = _settings(**model)
     limit = settings.memory_limit
@@ -657,7 +658,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     _say_rejected(accounting)
     _print_report(base, accounting, others, fmt, plan)
     if plot:
-        from .report import report_record
+        from slabcalc.analysis.report import report_record
 
         _draw("plot_classes", report_record(base, accounting)["classes"], plot)
 
@@ -666,7 +667,7 @@ def _vs_settings(settings, model, text):
     """Settings for ``--vs OPTIONS``: the baseline's options followed by these."""
     import shlex
 
-    from .settings import Refused, configure
+    from slabcalc.model.settings import Refused, configure
 
     base_args = _memcached_args(settings.profile, **{k: v for k, v in model.items() if k not in ("profile", "bits")})
     try:
@@ -688,7 +689,7 @@ def _input(file: str, command: str, what: str = "item sizes", example: str = "si
     and exit 1, and so, with ``value_errors``, is any ValueError of the work
     in the block, named by the source.
     """
-    from .inputs import InputError, open_input
+    from slabcalc.inputs.items import InputError, open_input
 
     if file == "-" and sys.stdin.isatty():
         raise Refusal(f"reading {what} from the terminal: give a FILE, or pipe one in "
@@ -727,7 +728,7 @@ def _progress_printer():
 
 
 def _print_report(base, accounting, others, fmt, plan=None):
-    from .report import report_record
+    from slabcalc.analysis.report import report_record
 
     record = report_record(base, accounting, others)
     if plan is not None:
@@ -805,10 +806,15 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, p
     """
     import shlex
 
-    from .client import NodeError, parse_address, read_nodes
-    from .diagnosis import interval as interval_of
-    from .settings import Refused
-    from .stats import DumpError, analyse, dump_from_replies, parse_dump
+    from slabcalc.analysis.diagnosis import interval as interval_of
+    from slabcalc.analysis.stats import (
+        DumpError,
+        analyse,
+        dump_from_replies,
+        parse_dump,
+    )
+    from slabcalc.inputs.client import NodeError, parse_address, read_nodes
+    from slabcalc.model.settings import Refused
 
     if not files and not servers:
         raise click.UsageError("give saved stats FILEs, or --server HOST:PORT (repeatable)")
@@ -870,7 +876,7 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, p
         _print_stats(nodes, failed, samples, fmt, pool=bool(files) + len(servers) > 1, spans=spans)
         measured(_stats_measure(nodes))
         if plot:
-            from .stats import class_records
+            from slabcalc.analysis.stats import class_records
 
             _draw("plot_classes", [r for n in nodes for r in class_records(n)], plot)
     return 1 if failed else 0
@@ -898,8 +904,13 @@ NOW_COLUMNS = ("class", "pages", "pages_delta", "evicted_per_s", "outofmemory", 
 
 
 def _print_stats(nodes, failed, samples, fmt, pool, spans=None):
-    from .diagnosis import interval_record
-    from .stats import class_records, node_totals, pool_totals, stats_record
+    from slabcalc.analysis.diagnosis import interval_record
+    from slabcalc.analysis.stats import (
+        class_records,
+        node_totals,
+        pool_totals,
+        stats_record,
+    )
 
     spans = spans or {}
     sampled = {name: _sample_report(node, *samples[node.node]) for node in nodes
@@ -952,8 +963,8 @@ def _sample_report(node, reason, lines, limit):
     """``--sample-items``: the sampled sizes modelled under the node's settings (record, summary line)."""
     import io
 
-    from .inputs import InputError, read_items
-    from .report import build_report, report_record
+    from slabcalc.analysis.report import build_report, report_record
+    from slabcalc.inputs.items import InputError, read_items
 
     if reason is not None:
         return {"error": reason}, f"sample: none (the server said {reason!r})"
@@ -977,7 +988,7 @@ def _sample_report(node, reason, lines, limit):
     summary = (f"sample of {t['items']} items: modelled alone they would take {t['pages']} pages, "
                f"{t['waste_pct']:.2f}% of page bytes holding no item data "
                f"({t['chunk_waste']} chunk waste + {t['free_bytes']} free)")
-    from .diagnosis import unreclaimed
+    from slabcalc.analysis.diagnosis import unreclaimed
 
     counted = node.total("items")
     missing = unreclaimed(node, {c.slab_class.id: c.items for c in report.classes})
@@ -999,7 +1010,7 @@ ALLOCATOR_CLASS_COLUMNS = ("class", "size", "category", "min_request", "max_requ
 
 def _allocator_classes(settings, name, fmt):
     """``classes --allocator NAME``: the allocator's classes up to the one that holds -I."""
-    from .allocators import ALLOCATORS
+    from slabcalc.allocators import ALLOCATORS
 
     if fmt == "vv":
         raise Refusal("--format vv prints memcached's own lines; it has none for --allocator")
@@ -1044,9 +1055,10 @@ def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator
     \b
     Python: compare(settings, read_items(...)[0], CompareOptions(...))
     """
-    from .allocators.varnish import VarnishObject
-    from .compare import CompareOptions, compare as compare_stores, comparison_record
-    from .inputs import read_items
+    from slabcalc.allocators.varnish import VarnishObject
+    from slabcalc.analysis.compare import CompareOptions, comparison_record
+    from slabcalc.analysis.compare import compare as compare_stores
+    from slabcalc.inputs.items import read_items
 
     settings = _settings(**model)
     if fetch_chunksize < 4096:
@@ -1110,8 +1122,9 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
     \b
     Python: optimize(settings, read_items(...)[0], memory_limit=..., max_classes=...)
     """
-    from .inputs import read_items
-    from .optimize import optimize as run, optimum_record
+    from slabcalc.analysis.optimize import optimize as run
+    from slabcalc.analysis.optimize import optimum_record
+    from slabcalc.inputs.items import read_items
 
     settings = _settings(**model)
     limit = settings.memory_limit
@@ -1145,7 +1158,7 @@ def _hot_items(stream, source, rule):
     """``--hot``: the metadump's lines of items in use, as a new stream, and how many were left out."""
     import io
 
-    from .hits import hot_lines
+    from slabcalc.analysis.hits import hot_lines
 
     with stream:
         lines = stream.read().splitlines()
@@ -1158,9 +1171,9 @@ def _hot_items(stream, source, rule):
 
 def _add_hits(record, found, workload, key_length) -> None:
     """``--workload``: get hits of the baseline and of each space's best, replayed by simulate's engine."""
-    from .hits import change_pct, predicted_hits
-    from .simulate import SimulationError
-    from .workload import read_workload
+    from slabcalc.analysis.hits import change_pct, predicted_hits
+    from slabcalc.engines.simulate import SimulationError
+    from slabcalc.inputs.workload import read_workload
 
     with _input(workload, "optimize --workload", "a workload", "ops.csv", value_errors=True) as (stream, src, _):
         ops, accounting = read_workload(stream, src, key_length=key_length)
@@ -1182,7 +1195,7 @@ def _add_hits(record, found, workload, key_length) -> None:
 
 def _gate_baseline(base) -> None:
     """The CI gate of ``optimize``: the configuration given, measured as ``report`` measures it."""
-    from .process import process_memory
+    from slabcalc.analysis.process import process_memory
 
     measured(_measure(base.total("page_bytes") - base.total("requested_bytes"), base.total("page_bytes"),
                       process_memory(base).total, "process memory"))
@@ -1232,7 +1245,7 @@ def _print_optimum(record, limit, fmt) -> None:
 
 def _flag_notes(candidates) -> list[str]:
     """Under the flags: where the same words mean something else, and the class-cap trap."""
-    from .advice import Elsewhere
+    from slabcalc.analysis.advice import Elsewhere
 
     lines = []
     for c in candidates:
@@ -1316,8 +1329,14 @@ def simulate_command(file, key_length, strict, every, uptime, plot, fmt, **model
     \b
     Python: simulate(settings, read_workload(...)[0], boot=uptime)
     """
-    from .simulate import SimulationError, background_for, describe_model, simulate, simulation_record
-    from .workload import read_workload
+    from slabcalc.engines.simulate import (
+        SimulationError,
+        background_for,
+        describe_model,
+        simulate,
+        simulation_record,
+    )
+    from slabcalc.inputs.workload import read_workload
 
     settings = _settings(**model)
     try:
@@ -1333,13 +1352,13 @@ def simulate_command(file, key_length, strict, every, uptime, plot, fmt, **model
     if plot and "timeline" in record:
         _draw("plot_timeline", [{**row, "evicted": row["evicted_total"]} for row in record["timeline"]], plot)
     elif plot:
-        from .simulate import memory_records
+        from slabcalc.engines.simulate import memory_records
 
         _draw("plot_classes", memory_records(result), plot)
 
 
 def _print_simulation(result, record, fmt):
-    from .simulate import finding_lines
+    from slabcalc.engines.simulate import finding_lines
 
     if fmt == "json":
         click.echo(output.render_json(record))
@@ -1417,8 +1436,8 @@ def _deploy_plan(settings, base, triples, deploy, key_length, source):
     """``report``'s whole-process memory, node plan and key groups (library calls only)."""
     from dataclasses import replace
 
-    from .deploy import aggregate, nodes_needed, plan_nodes, usable
-    from .process import parse_overhead, parse_pct, process_memory
+    from slabcalc.analysis.deploy import aggregate, nodes_needed, plan_nodes, usable
+    from slabcalc.analysis.process import parse_overhead, parse_pct, process_memory
 
     try:
         overhead = parse_overhead(deploy["overhead"]) if deploy["overhead"] is not None else parse_overhead("0")
@@ -1454,8 +1473,8 @@ def _deploy_plan(settings, base, triples, deploy, key_length, source):
     if deploy["group_by"] is not None:
         import io
 
-        from .inputs import read_named_items
-        from .keyspace import breakdown
+        from slabcalc.analysis.keyspace import breakdown
+        from slabcalc.inputs.items import read_named_items
 
         # the same rows as the report's (G2): the same header rules, the same rejections
         named, _ = read_named_items(io.StringIO(deploy["text"]), source, key_length=key_length,
@@ -1472,8 +1491,8 @@ def _plan_rules(deploy):
     """``--fill``, ``--spare-nodes``, ``--spread`` and ``--node-names`` as :class:`PlanRules`."""
     from fractions import Fraction
 
-    from .deploy import PlanRules
-    from .process import parse_pct
+    from slabcalc.analysis.deploy import PlanRules
+    from slabcalc.analysis.process import parse_pct
 
     fill = PlanRules.fill
     if deploy["fill"] is not None:
@@ -1492,7 +1511,7 @@ def _plan_rules(deploy):
 
 def _place_process(report):
     """``place -m``: (process bytes, hash table bytes) of a server full of the item."""
-    from .process import process_memory
+    from slabcalc.analysis.process import process_memory
 
     memory = process_memory(report)
     return memory.total, memory.hash_bytes
@@ -1501,7 +1520,7 @@ def _place_process(report):
 def _stats_measure(nodes):
     """The gate's figures of ``stats``: the pool's waste, and the largest node's slab pages plus
     hash table (``hash_bytes``)."""
-    from .stats import node_totals
+    from slabcalc.analysis.stats import node_totals
 
     pages = requested = 0
     memory = []
@@ -1518,15 +1537,15 @@ def _stats_measure(nodes):
 
 
 def _measure(waste, of, memory, what):
-    from .gate import Measure
+    from slabcalc.cli.gate import Measure
 
     return Measure(waste, of, memory, what)
 
 
 def _add_plan(record, plan):
     """Whole-process lines in the summary, and the plan's JSON fields."""
-    from .keyspace import group_records
-    from .process import MIB, process_record
+    from slabcalc.analysis.keyspace import group_records
+    from slabcalc.analysis.process import MIB, process_record
 
     m = plan["process"]
     record["process"] = process_record(m)
@@ -1541,7 +1560,7 @@ def _add_plan(record, plan):
     if m.limit_bytes:
         summary["headroom"] = (f"{m.limit_headroom} bytes ({100.0 * m.limit_headroom / m.limit_bytes:.2f}%) "
                                f"of -m {m.memory_limit_mb} free")
-    from .deploy import plan_record
+    from slabcalc.analysis.deploy import plan_record
 
     if plan["node_plan"] is not None:
         record["nodes"] = plan_record(plan["node_plan"])
@@ -1554,9 +1573,8 @@ def _add_plan(record, plan):
 
 
 def _print_plan(plan, fmt):
-    from .process import MIB
-
-    from .deploy import plan_lines, plan_record
+    from slabcalc.analysis.deploy import plan_lines, plan_record
+    from slabcalc.analysis.process import MIB
 
     plans = [p for p in (plan["node_plan"], plan["needed"]) if p is not None]
     if plans:
@@ -1578,7 +1596,7 @@ def _print_plan(plan, fmt):
                                    f"each runs -m {m.memory_limit_mb} and takes {m.total} bytes of {room}"))
             click.echo("\n".join(output.note(line) for line in plan_lines(needed, plan["keys"])))
     if plan["groups"] is not None:
-        from .keyspace import group_records
+        from slabcalc.analysis.keyspace import group_records
 
         click.echo()
         click.echo(output.render_rows(group_records(plan["groups"]), GROUP_COLUMNS, fmt,

@@ -1,7 +1,7 @@
 """Where a whole distribution of items goes: per-class chunks, pages, waste and capacity.
 
 The input is a distribution, ``{Item: count}``.  Each distinct item is placed
-once (:func:`slabcalc.placement.place`) and multiplied by its count, so the
+once (:func:`slabcalc.model.placement.place`) and multiplied by its count, so the
 cost of a report grows with the number of distinct items, not of rows.
 
 Per class the report keeps what ``stats slabs`` / ``stats items`` would show
@@ -20,13 +20,25 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from .capacity import Capacity, ChunkShape, ClassPages, mix_capacity, needed_bytes
-from .capacity import capacity as _capacity
-from .classes import SlabClass, class_for, slab_classes
-from .inputs import Item, ItemColumns
-from .item import VALUE_MAX, item_size, ntotal_array, ntotal_function
-from .placement import CHUNKED, TOO_LARGE, Placement, check_placeable, place
-from .settings import Settings
+from slabcalc.model.capacity import (
+    Capacity,
+    ChunkShape,
+    ClassPages,
+    mix_capacity,
+    needed_bytes,
+)
+from slabcalc.model.capacity import capacity as _capacity
+from slabcalc.model.classes import SlabClass, class_for, slab_classes
+from slabcalc.model.distribution import Item, ItemColumns
+from slabcalc.model.item import VALUE_MAX, item_size, ntotal_array, ntotal_function
+from slabcalc.model.placement import (
+    CHUNKED,
+    TOO_LARGE,
+    Placement,
+    check_placeable,
+    place,
+)
+from slabcalc.model.settings import Settings
 
 MIB = 1 << 20
 
@@ -146,7 +158,7 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
 
     ``distribution`` is ``{Item: count}`` or an iterable of ``(item, count)`` or
     ``(item, count, rows)`` (a histogram row is one row of ``count`` items), and
-    of :class:`~slabcalc.inputs.ItemColumns` (many items at once, sized in bulk).
+    of :class:`~slabcalc.inputs.items.ItemColumns` (many items at once, sized in bulk).
 
     ``memory_limit`` (bytes) adds the capacity of ``-m``; ``size_key_length``
     is the key length assumed to split chunked items known only by total size.
@@ -263,7 +275,7 @@ def _add(usage: dict[int, list[int]], settings: Settings, placement: Placement, 
 
 
 def capacity(rows: Sequence[ClassUsage], items: int, memory_limit: int) -> Capacity:
-    """Items of a mix of one-chunk items that ``-m`` holds (:func:`slabcalc.capacity.capacity`)."""
+    """Items of a mix of one-chunk items that ``-m`` holds (:func:`slabcalc.model.capacity.capacity`)."""
     return _capacity([ClassPages(r.slab_class.id, r.slab_class.perslab, r.page_length, r.chunks) for r in rows],
                      items, memory_limit)
 
@@ -294,10 +306,10 @@ def _class_record(c: ClassUsage, total_page_bytes: int, has_mem_requested: bool 
 def report_record(report: Report, accounting, what_if: Sequence[tuple[str, Report]] = ()) -> dict:
     """The stable JSON contract of ``slabcalc report``.
 
-    ``accounting`` is the input's :class:`slabcalc.inputs.Accounting`;
+    ``accounting`` is the input's :class:`slabcalc.inputs.items.Accounting`;
     ``what_if`` pairs option strings with the report under them.
     """
-    from .settings import settings_record
+    from slabcalc.model.settings import settings_record
 
     page_bytes = report.total("page_bytes")
     has_mem_requested = report.settings.profile.mem_requested_stat != "none"   # 1.2 has no such stat

@@ -204,7 +204,7 @@ def mix_capacity(settings, classes: Sequence, one_chunk: Mapping[int, int], chun
     of the mix the smaller goes first (one-chunk items by size, then chunked
     items by the bytes they ask for), so every caller gets the same answer.
     """
-    from .classes import class_for
+    from slabcalc.model.classes import class_for
 
     def home(size: int) -> int:  # as placement.place: a request above every class goes to the largest
         return (class_for(classes, size) or classes[-1]).id

@@ -1,0 +1,1 @@
+"""Every reader at the edge: item files, workloads, saved and live stats."""
