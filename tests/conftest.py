@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from memcached_server import require_memcached, server_version
+
 from slabcalc import load_profile
 
 

@@ -17,15 +17,15 @@ import json
 
 import pytest
 from click.testing import CliRunner
-
 from memcached_server import MemcachedServer, run_vv
+
 from slabcalc import configure, load_profile
-from slabcalc.model.classes import class_for, slab_classes, vv_lines
+from slabcalc.analysis.report import item_for_size
 from slabcalc.cli import cli
 from slabcalc.inputs.items import read_items
+from slabcalc.model.classes import class_for, slab_classes, vv_lines
 from slabcalc.model.placement import place
 from slabcalc.model.profile import release_key
-from slabcalc.analysis.report import item_for_size
 
 EXAMPLES = ["examples/items.csv", "examples/histogram.csv", "examples/bimodal.csv", "examples/value_sizes.txt",
             "examples/capacity-mix.csv", "examples/metadump.txt"]

@@ -14,8 +14,8 @@ import random
 import sys
 
 import pytest
-
 from allocator_oracles import ask_glibc, ask_jemalloc, require_jemalloc
+
 from slabcalc.allocators import GLIBC, JEMALLOC_5, Glibc
 from slabcalc.allocators.glibc import MMAP_THRESHOLD
 

@@ -13,8 +13,16 @@ from collections import Counter
 
 import pytest
 
-from slabcalc.allocators import GLIBC, JEMALLOC_3_6, JEMALLOC_5, JEMALLOC_5_REDIS, JEMALLOC_5_REDIS_PAD, Glibc
-from slabcalc.allocators import redis, varnish
+from slabcalc.allocators import (
+    GLIBC,
+    JEMALLOC_3_6,
+    JEMALLOC_5,
+    JEMALLOC_5_REDIS,
+    JEMALLOC_5_REDIS_PAD,
+    Glibc,
+    redis,
+    varnish,
+)
 from slabcalc.allocators.jemalloc import LARGE_MAX_3_6, RUNS_3_6
 
 # §0: request -> 3.6 usize, 3.6 footprint, 5.x usize, 5.x footprint, Redis build usize,

@@ -16,10 +16,10 @@ from fractions import Fraction
 import pytest
 
 from slabcalc import configure, load_profile
-from slabcalc.inputs.items import Item
 from slabcalc.analysis.report import build_report
-from slabcalc.model.settings import Refused
 from slabcalc.engines.simulate import SET, simulate
+from slabcalc.inputs.items import Item
+from slabcalc.model.settings import Refused
 
 FLAG_SETS = [[], ["-C"], ["-n", "150", "-f", "1.15"], ["-f", "1.5"], ["-I", "2m"],
              ["-o", "slab_chunk_max=128"], ["-o", "slab_chunk_max=131072"], ["-o", "no_modern"]]

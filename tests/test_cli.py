@@ -10,12 +10,9 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from clirun import run
 
 from slabcalc.cli import cli
-
-
-def run(*args, input=None):
-    return CliRunner().invoke(cli, list(args), prog_name="slabcalc", input=input)
 
 
 def test_classes_json_contract():

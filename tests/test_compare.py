@@ -12,17 +12,13 @@ import time
 
 import click
 import pytest
-from click.testing import CliRunner
-
+from clirun import run
 from memcached_server import MemcachedServer
-from slabcalc.allocators import ALLOCATORS
-from slabcalc.cli import cli, classes
-from slabcalc.analysis.process import hash_table_bytes
 from test_allocators import LARGE_3_6, LARGE_5, SMALL_3_6, SMALL_5
 
-
-def run(*args, input=None):
-    return CliRunner().invoke(cli, list(args), input=input, prog_name="slabcalc")
+from slabcalc.allocators import ALLOCATORS
+from slabcalc.analysis.process import hash_table_bytes
+from slabcalc.cli import cli
 
 
 def stores(result) -> dict[str, dict]:
@@ -33,7 +29,7 @@ def stores(result) -> dict[str, dict]:
 # -- classes --allocator ---------------------------------------------------------------
 
 def test_allocator_choice_lists_every_model():
-    option = next(p for p in classes.params if p.name == "allocator")
+    option = next(p for p in cli.commands["classes"].params if p.name == "allocator")
     assert isinstance(option.type, click.Choice) and set(option.type.choices) == set(ALLOCATORS)
 
 

@@ -11,17 +11,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
-
+from clirun import run
 from memcached_server import MemcachedServer
-from slabcalc.cli import cli
 
 MIB = 1 << 20
 HIST = "key,value,count\n10,10,100000\n"      # ntotal 48+8+11+12 = 79: class 1, 10922 per page
 
 
-def run(*args, input=None):
-    return CliRunner().invoke(cli, list(args), input=input, prog_name="slabcalc")
 
 
 def doc(*args, input=HIST):

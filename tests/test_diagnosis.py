@@ -14,9 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from slabcalc.cli import cli
+from clirun import run as slabcalc
 
 PAIRS = Path(__file__).parent / "data" / "stats" / "pairs"
 VERSIONS = ["1.6.18", "1.6.45"]
@@ -33,7 +31,7 @@ def stat(path, name):
 
 
 def run(*args):
-    return CliRunner().invoke(cli, ["stats", *args])
+    return slabcalc("stats", *args)
 
 
 @pytest.mark.parametrize("version", VERSIONS)

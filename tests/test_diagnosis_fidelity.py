@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 import time
 
-from click.testing import CliRunner
-
 import calcify
+from click.testing import CliRunner
 from memcached_server import MemcachedServer
+
 from slabcalc.cli import cli
 
 

@@ -19,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from click.testing import CliRunner
-
 from memcached_server import MemcachedServer, run_vv
+
 from slabcalc import Refused, configure, place, slab_classes
 from slabcalc.cli import cli
 from slabcalc.model.item import max_value_length

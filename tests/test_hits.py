@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
+from clirun import run
 
-from slabcalc.cli import cli
 from slabcalc.analysis.hits import hot_lines
 
 ITEMS, OPS = "examples/hot-cold-items.csv", "examples/hot-cold-ops.csv"
 
 
-def run(*args):
-    return CliRunner().invoke(cli, list(args))
 
 
 def simulated_hits(*flags):

@@ -6,7 +6,9 @@ properties hold for any key, value and flags under any accepted configuration.
 
 from __future__ import annotations
 
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from slabcalc import configure, item_size, load_profile, place, slab_classes
 from slabcalc.model.classes import class_for

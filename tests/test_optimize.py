@@ -14,13 +14,24 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from slabcalc import configure, load_profile, slab_classes
-from slabcalc.inputs.items import Item
-from slabcalc.analysis.optimize import (best_slab_sizes, chunk_requests, listed_sizes, optimize, page_bytes,
-                               search_n_f, settings_for, split, verdict)
+from slabcalc.analysis.optimize import (
+    best_slab_sizes,
+    chunk_requests,
+    listed_sizes,
+    optimize,
+    page_bytes,
+    search_n_f,
+    settings_for,
+    split,
+    verdict,
+)
 from slabcalc.analysis.report import build_report
+from slabcalc.inputs.items import Item
 from slabcalc.model.settings import Refused
 
 MODERN = configure(load_profile("1.6.18"), [])                 # one page length for every class

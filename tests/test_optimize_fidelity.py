@@ -14,9 +14,10 @@ from __future__ import annotations
 import shlex
 
 from memcached_server import MemcachedServer, run_vv
+
 from slabcalc import configure, vv_lines
-from slabcalc.inputs.items import Item
 from slabcalc.analysis.optimize import optimize
+from slabcalc.inputs.items import Item
 
 ITEMS = [(10, 28, 30_000), (10, 84, 15_000), (12, 700_000, 6)]   # key, value, count
 

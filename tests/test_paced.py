@@ -24,10 +24,10 @@ not skips, when ``CI`` is set and there is no memcached.
 
 from __future__ import annotations
 
-import pytest
-
 import paced
+import pytest
 from memcached_server import require_memcached, server_version
+
 from slabcalc import configure, load_profile
 from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH, simulate
 

@@ -6,12 +6,12 @@ import time
 from fractions import Fraction
 
 import pytest
-
 from memcached_server import MemcachedServer
+
 from slabcalc import configure, load_profile
-from slabcalc.inputs.items import Item
 from slabcalc.analysis.process import Overhead, hashpower_for, parse_overhead, parse_pct, process_memory
 from slabcalc.analysis.report import build_report
+from slabcalc.inputs.items import Item
 
 MIB = 1 << 20
 

@@ -8,10 +8,9 @@ import random
 
 import pytest
 import yaml
-from click.testing import CliRunner
+from clirun import run
 
 from slabcalc import Refused, configure, load_profile, place, slab_classes, vv_lines
-from slabcalc.cli import cli
 from slabcalc.model.profile import ProfileError, bundled_segments, release_key, resolved_rules
 
 
@@ -28,8 +27,6 @@ def every_release() -> list[str]:
 RELEASES = every_release()
 
 
-def run(*args):
-    return CliRunner().invoke(cli, list(args), prog_name="slabcalc")
 
 
 # -- what is claimed -------------------------------------------------------------------

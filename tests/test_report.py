@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
+from clirun import run
 
 from slabcalc import configure, load_profile, place, slab_classes
-from slabcalc.model.item import max_value_length
-from slabcalc.cli import cli
+from slabcalc.analysis.report import build_report
 from slabcalc.inputs.items import Item
 from slabcalc.model.capacity import fits
-from slabcalc.analysis.report import build_report
+from slabcalc.model.item import max_value_length
 
 S16 = configure(load_profile("1.6.45"))
 
 
-def run(*args, input=None):
-    return CliRunner().invoke(cli, list(args), input=input, prog_name="slabcalc")
 
 
 def test_sums_follow_placement():

@@ -17,12 +17,12 @@ import random
 
 import pytest
 from click.testing import CliRunner
-
 from memcached_server import MemcachedServer
+
 from slabcalc import configure
+from slabcalc.analysis.report import build_report
 from slabcalc.cli import cli
 from slabcalc.inputs.items import Item
-from slabcalc.analysis.report import build_report
 from slabcalc.model.settings import Refused
 
 

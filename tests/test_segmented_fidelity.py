@@ -14,10 +14,10 @@ the segmented rules matter, so the comparison can fail.
 from __future__ import annotations
 
 import pytest
+from test_simulate_fidelity import _op, _set, compare_with_server
 
 from slabcalc import configure
 from slabcalc.engines.simulate import DELETE, GET, lru_mode, simulate
-from test_simulate_fidelity import _op, _set, compare_with_server
 
 DEFAULTS = "no_lru_crawler,slab_automove=0"
 PER_PAGE_4 = 5461     # class 4 (chunk 192) of a 1 MiB page (slab_reassign is on by default)

@@ -12,8 +12,18 @@ from __future__ import annotations
 import pytest
 
 from slabcalc import configure, load_profile
-from slabcalc.engines.simulate import (DELETE, GET, SET, TOUCH, SimulationError, background_for, describe_model,
-                               lru_mode, simulate, simulation_record)
+from slabcalc.engines.simulate import (
+    DELETE,
+    GET,
+    SET,
+    TOUCH,
+    SimulationError,
+    background_for,
+    describe_model,
+    lru_mode,
+    simulate,
+    simulation_record,
+)
 
 COMPAT = ["-o", "no_modern"]
 PER_PAGE_4 = 5461

@@ -15,8 +15,8 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from memcached_server import MemcachedServer
+
 from slabcalc import configure
 from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH, lru_mode, simulate
 

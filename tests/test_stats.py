@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from clirun import run
 
-from slabcalc.cli import cli
 from slabcalc.analysis.stats import DumpError, analyse, calcification, class_records, node_totals, parse_dump
+from slabcalc.cli import cli
 
 DATA = Path(__file__).parent / "data" / "stats"
 SPLIT = sorted((DATA / "1.4.39").glob("*.txt"))
@@ -131,8 +132,6 @@ def test_calcification_when_a_class_evicts_while_another_holds_free_pages():
     assert totals["page_bytes"] == totals["total_malloced"] and totals["requested_bytes"] == totals["bytes"]
 
 
-def run(*args, input=None):
-    return CliRunner().invoke(cli, list(args), input=input, prog_name="slabcalc")
 
 
 def test_cli_json_contract():

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from clirun import run as slabcalc
 
 from slabcalc.cli import cli
 from slabcalc.inputs.client import Address, NodeError, parse_address, read_node
@@ -145,7 +146,7 @@ def refused_address():
 
 
 def run(*args):
-    return CliRunner().invoke(cli, ["stats", "--timeout", str(TIMEOUT), *args], prog_name="slabcalc")
+    return slabcalc("stats", "--timeout", str(TIMEOUT), *args)
 
 
 def test_a_good_fake_node_reads_like_its_saved_replies(fake):

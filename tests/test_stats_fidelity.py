@@ -13,8 +13,8 @@ from collections import defaultdict
 
 import pytest
 from click.testing import CliRunner
-
 from memcached_server import MemcachedServer
+
 from slabcalc.cli import cli
 
 NODES = {

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from slabcalc.cli import cli
-from slabcalc.inputs.items import InputError
 from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH
+from slabcalc.inputs.items import InputError
 from slabcalc.inputs.workload import read_workload
 
 

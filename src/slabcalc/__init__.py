@@ -18,14 +18,7 @@ The packages, each depending only on those before it:
 ``cli``        the command line (click), rendering and plots
 """
 
-from slabcalc.model.classes import (
-    ClassInfo,
-    SlabClass,
-    class_for,
-    describe_classes,
-    slab_classes,
-    vv_lines,
-)
+from slabcalc.model.classes import ClassInfo, SlabClass, class_for, describe_classes, slab_classes, vv_lines
 from slabcalc.model.item import ItemSize, item_size
 from slabcalc.model.placement import Chunk, Placement, Unplaceable, place
 from slabcalc.model.profile import DEFAULT_RELEASE, Profile, ProfileError, load_profile

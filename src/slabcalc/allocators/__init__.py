@@ -18,13 +18,7 @@ from __future__ import annotations
 
 from slabcalc.allocators.base import Footprint, SizeClass
 from slabcalc.allocators.glibc import GLIBC, Glibc
-from slabcalc.allocators.jemalloc import (
-    JEMALLOC_3_6,
-    JEMALLOC_5,
-    JEMALLOC_5_REDIS,
-    JEMALLOC_5_REDIS_PAD,
-    Jemalloc,
-)
+from slabcalc.allocators.jemalloc import JEMALLOC_3_6, JEMALLOC_5, JEMALLOC_5_REDIS, JEMALLOC_5_REDIS_PAD, Jemalloc
 
 ALLOCATORS = {
     "jemalloc-3.6": JEMALLOC_3_6,

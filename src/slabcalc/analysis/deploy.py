@@ -14,20 +14,9 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Iterable, Mapping
 
-from slabcalc.analysis.process import (
-    HASHPOWER_DEFAULT,
-    MIB,
-    Overhead,
-    ProcessMemory,
-    planned_process,
-)
+from slabcalc.analysis.process import HASHPOWER_DEFAULT, MIB, Overhead, ProcessMemory, planned_process
 from slabcalc.analysis.report import Report, build_report
-from slabcalc.analysis.spread import (
-    Spread,
-    default_names,
-    fullest_share,
-    keys_on_fullest,
-)
+from slabcalc.analysis.spread import Spread, default_names, fullest_share, keys_on_fullest
 from slabcalc.model.distribution import Item, ItemColumns
 from slabcalc.model.settings import Settings
 

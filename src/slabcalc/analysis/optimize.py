@@ -55,6 +55,8 @@ by 0.001 around the best.  ``slab_chunk_max`` (:func:`search_chunk_max`)
 tries every power of two memcached accepts.  With ``-m``, the objective is the
 number of items of this mix that fit (:func:`slabcalc.analysis.report.capacity`); the
 slab_sizes DP then searches for the largest count whose pages fit.
+
+This module is long because it holds three searches and the exact dynamic programme for ``slab_sizes``, each scored again by ``report``.
 """
 
 from __future__ import annotations
@@ -65,14 +67,7 @@ from functools import cached_property
 from typing import Iterable, Sequence
 
 from slabcalc.analysis.advice import class_cap_trap, elsewhere
-from slabcalc.analysis.report import (
-    ClassUsage,
-    Report,
-    build_report,
-    capacity,
-    chunk_shape,
-    item_sizer,
-)
+from slabcalc.analysis.report import ClassUsage, Report, build_report, capacity, chunk_shape, item_sizer
 from slabcalc.model.capacity import ChunkShape, mix_capacity
 from slabcalc.model.classes import SlabClass, slab_classes
 from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable
@@ -124,9 +119,7 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
     chunk and requests each chunk's size.  The class list only decides where
     requests go, never what they are.
     """
-    from slabcalc.analysis.report import (
-        _place,  # the report's own placement of one item
-    )
+    from slabcalc.analysis.report import _place  # the report's own placement of one item
 
     classes = slab_classes(settings)
     check_placeable(settings, classes)

@@ -20,24 +20,12 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from slabcalc.model.capacity import (
-    Capacity,
-    ChunkShape,
-    ClassPages,
-    mix_capacity,
-    needed_bytes,
-)
+from slabcalc.model.capacity import Capacity, ChunkShape, ClassPages, mix_capacity, needed_bytes
 from slabcalc.model.capacity import capacity as _capacity
 from slabcalc.model.classes import SlabClass, class_for, slab_classes
 from slabcalc.model.distribution import Item, ItemColumns
 from slabcalc.model.item import VALUE_MAX, item_size, ntotal_array, ntotal_function
-from slabcalc.model.placement import (
-    CHUNKED,
-    TOO_LARGE,
-    Placement,
-    check_placeable,
-    place,
-)
+from slabcalc.model.placement import CHUNKED, TOO_LARGE, Placement, check_placeable, place
 from slabcalc.model.settings import Settings
 
 MIB = 1 << 20

@@ -30,6 +30,8 @@ The drift check resolves ``stats settings`` and the release to a
 (``chunk_size``, ``chunks_per_page`` of every class with pages) with the
 model's: a difference means options the settings do not show (``-o
 slab_sizes``), a release the profile does not describe, or a model error.
+
+This module is long because saved stats come in many arrangements (1.4 to 1.6, one file or several, echoed commands) and each class's figures, drift and the calcification finding are derived here; what happens between two readings is :mod:`slabcalc.analysis.diagnosis`.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ on the same clock, from the server's start (``boot`` seconds before the
 workload's time 0).  A page move asked for during a request is carried out
 when the request is done (the mover is a thread of its own that needs
 milliseconds for a page).
+
+This module is long because memcached's request paths (set, get, touch, delete, the chunked set, eviction) share the engine's state and run in its one loop; the background threads are modules of their own.
 """
 
 from __future__ import annotations

@@ -19,23 +19,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Iterable, Sequence
 
-from slabcalc.engines.background import (
-    Background,
-    SimulationError,
-    background_for,
-    check_replayable,
-    with_lru,
-)
+from slabcalc.engines.background import Background, SimulationError, background_for, check_replayable, with_lru
 from slabcalc.engines.engine import DELETE, GET, OP_NAMES, SET, TOUCH, Engine
 from slabcalc.engines.findings import finding_lines, finding_record
-from slabcalc.engines.results import (
-    ClassResult,
-    Finding,
-    Model,
-    Simulation,
-    TimelineRow,
-    Totals,
-)
+from slabcalc.engines.results import ClassResult, Finding, Model, Simulation, TimelineRow, Totals
 from slabcalc.model.settings import Settings
 
 __all__ = ["SET", "GET", "DELETE", "TOUCH", "OP_NAMES", "SimulationError", "Model", "ClassResult", "Totals",

@@ -50,6 +50,8 @@ is parsed once and remembered.  Memory is bounded by a block, the distinct
 items and :data:`CACHE_MAX` distinct lines, whatever the number of rows.
 Lines are physical lines (``\n``, ``\r\n`` or ``\r`` ends one): no quoted
 field may span lines.
+
+This module is long because it reads five input forms with one accounting of every row, and its hot paths (a line cache, numpy blocks) are written for speed.
 """
 
 from __future__ import annotations

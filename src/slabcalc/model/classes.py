@@ -120,9 +120,7 @@ class ClassInfo:
 
 def describe_classes(settings: Settings, classes: Sequence[SlabClass] | None = None) -> tuple[ClassInfo, ...]:
     """Every class with its data range and page use."""
-    from slabcalc.model.item import (
-        max_value_length,  # item sizing is only needed for this table
-    )
+    from slabcalc.model.item import max_value_length  # item sizing is only needed for this table
 
     classes = slab_classes(settings) if classes is None else classes
     rows: list[ClassInfo] = []

@@ -9,6 +9,8 @@ overrides fields.
 
 This is the only module that knows release numbers; everything downstream
 reads the resolved :class:`Profile`.
+
+This module is long because it validates every field of the release rules with a one-line error naming it; the rules themselves are data (``profiles/*.yaml``).
 """
 
 from __future__ import annotations

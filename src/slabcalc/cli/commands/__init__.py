@@ -1,0 +1,1 @@
+"""One module per command; importing them registers them on the group."""

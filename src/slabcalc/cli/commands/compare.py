@@ -1,0 +1,69 @@
+"""``slabcalc compare``."""
+
+from __future__ import annotations
+
+import click
+
+from slabcalc.cli import output
+from slabcalc.cli.commands.report import report
+from slabcalc.cli.common import open_input_for, say_rejected, settings_from
+from slabcalc.cli.errors import Refusal
+from slabcalc.cli.group import cli
+from slabcalc.cli.options import SIZE, format_option, model_options
+from slabcalc.cli.tables import COMPARE_COLUMNS
+
+
+@cli.command()
+@click.option("--varnish-headers", "varnish_headers", type=click.IntRange(0), default=400, show_default=True,
+              metavar="BYTES", help="Varnish: header workspace of each object (headers kept, +1 per line).")
+@click.option("--varnish-chunked", is_flag=True,
+              help="Varnish: bodies come without Content-Length, in fetch_chunksize segments.")
+@click.option("--fetch-chunksize", "fetch_chunksize", type=SIZE, default="16k", show_default=True,
+              help="Varnish's fetch_chunksize parameter (segment size of chunked bodies; min 4k).")
+@click.option("--varnish-allocator", type=click.Choice(("jemalloc-5", "jemalloc-3.6", "glibc")),
+              default="jemalloc-5", show_default=True, help="The malloc Varnish is linked with.")
+@click.option("--redis", "redis_release", type=click.Choice(("7.2", "7.0")), default="7.2", show_default=True,
+              help="Redis release line: 7.2+ builds jemalloc without the 4 KiB large pad, 3.2-7.0 with it.")
+@click.option("--redis-ttl", is_flag=True, help="Redis: every key has a TTL (an expires dict entry).")
+@model_options
+@format_option()
+def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator, redis_release, redis_ttl,
+            fmt, file, key_length, strict, **model):
+    """The same items under memcached, jemalloc 3.6 / 5, glibc, Varnish -s malloc and Redis.
+
+    FILE is read as `report` reads it.  Per store: the bytes requested, the
+    bytes the allocator hands out (memcached: slab pages), the overhead beyond
+    them (hash table, headers, pad pages, slab tails, Varnish's per-object
+    structures outside -s) and the waste; then what -m, -s malloc and a
+    Varnish host need.
+
+    \b
+    Python: compare(settings, read_items(...)[0], CompareOptions(...))
+    """
+    from slabcalc.allocators.varnish import VarnishObject
+    from slabcalc.analysis.compare import CompareOptions, comparison_record
+    from slabcalc.analysis.compare import compare as compare_stores
+    from slabcalc.inputs.items import read_items
+
+    settings = settings_from(**model)
+    if fetch_chunksize < 4096:
+        raise Refusal(f"--fetch-chunksize: Varnish's minimum is 4k, not {fetch_chunksize}")
+    options = CompareOptions(VarnishObject(varnish_headers, varnish_chunked, fetch_chunksize), varnish_allocator,
+                             redis_release, redis_ttl, key_length or 16)
+    with open_input_for(file, "compare", value_errors=True) as (stream, source, _):
+        items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
+        result = compare_stores(settings, items, options)
+    say_rejected(accounting)
+    record = comparison_record(result, accounting, options)
+    if fmt == "json":
+        click.echo(output.render_json(record))
+        return
+    click.echo(output.render_rows(record["stores"], COMPARE_COLUMNS, fmt,
+                                  essential=("store", "total_bytes", "waste_pct", "vs_memcached")))
+    if fmt != "csv":
+        click.echo()
+        click.echo(output.render_pairs(list(record["summary"].items()), fmt))
+
+
+# compare reads its input with report's own FILE argument, --key and --strict.
+compare.params[:0] = [p for p in report.params if p.name in ("file", "key_length", "strict")]

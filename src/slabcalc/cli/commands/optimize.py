@@ -1,0 +1,123 @@
+"""``slabcalc optimize``."""
+
+from __future__ import annotations
+
+import click
+
+from slabcalc.cli.common import measure, open_input_for, say_rejected, settings_from
+from slabcalc.cli.errors import DataError, Refusal
+from slabcalc.cli.group import cli
+from slabcalc.cli.optimize_output import print_optimum
+from slabcalc.cli.options import format_option, gate_options, measured, model_options
+
+
+@cli.command()
+@click.argument("file", default="-", metavar="[FILE]")
+@click.option("--key", "key_length", type=click.IntRange(1, 250), default=None, metavar="BYTES",
+              help="Key length for inputs without a key column (a column of value sizes).")
+@click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
+@click.option("--max-classes", "max_classes", type=click.IntRange(1, 199), default=None, metavar="K",
+              help="At most K sizes in -o slab_sizes (default: the release's limit, 62).")
+@click.option("--validate", "validate", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+              metavar="FRACTION", help="Hold back this random part of the items, optimise on the rest, "
+                                       "and report both.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of --validate.")
+@click.option("--workload", "workload", default=None, metavar="FILE",
+              help="Also replay this workload (simulate's input) under the baseline and each space's best, "
+                   "and report their get hits: a change that would cut hits says so.")
+@click.option("--hot", "hot", default=None, metavar="fetched|SECONDS",
+              help="With a metadump: optimise for the items in use only -- fetched ones (fetch=yes), or "
+                   "those used within SECONDS of the dump's newest access (la=).")
+@gate_options
+@model_options
+@format_option()
+def optimize(file, key_length, strict, max_classes, validate, seed, workload, hot, fmt, **model):
+    """The flags that hold a distribution in the fewest pages.
+
+    Reads FILE as `report` does.  Three searches, each reported separately:
+    -n/-f (a fine grid), -o slab_sizes (the exact optimum, by dynamic
+    programming) and -o slab_chunk_max (when there are large items).  With -m
+    the objective is the items of this mix that fit instead.  Every winner is
+    scored again by `report`.  --fail-over-waste/--fail-over-memory gate the
+    configuration given (the baseline), as `report` would.
+
+    \b
+    Python: optimize(settings, read_items(...)[0], memory_limit=..., max_classes=...)
+    """
+    from slabcalc.analysis.optimize import optimize as run
+    from slabcalc.analysis.optimize import optimum_record
+    from slabcalc.inputs.items import read_items
+
+    settings = settings_from(**model)
+    limit = settings.memory_limit
+    if max_classes is not None and max_classes > settings.profile.max_regular:
+        raise Refusal(f"--max-classes: memcached {settings.profile.release} takes at most "
+                      f"{settings.profile.max_regular} slab sizes")
+    if hot is not None and hot != "fetched" and not hot.isdigit():
+        raise click.BadParameter(f"{hot!r} is neither 'fetched' nor a number of seconds", param_hint="'--hot'")
+    left_out = None
+    with open_input_for(file, "optimize") as (stream, source, _):
+        if hot is not None:
+            stream, left_out = _hot_items(stream, source, hot)
+        items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
+        triples = list(items)
+    say_rejected(accounting)
+    try:
+        found = run(settings, triples, memory_limit=limit, max_classes=max_classes, validate=validate, seed=seed,
+                    size_key_length=key_length or 16)
+    except ValueError as exc:
+        raise DataError(f"{source}: {exc}") from None
+    record = optimum_record(found)
+    if hot is not None:
+        record["hot"] = {"rule": hot, "left_out": left_out}
+    if workload is not None:
+        _add_hits(record, found, workload, key_length)
+    print_optimum(record, limit, fmt)
+    _gate_baseline(found.baseline.report)
+
+
+def _hot_items(stream, source, rule):
+    """``--hot``: the metadump's lines of items in use, as a new stream, and how many were left out."""
+    import io
+
+    from slabcalc.analysis.hits import hot_lines
+
+    with stream:
+        lines = stream.read().splitlines()
+    first = next((line.strip() for line in lines if line.strip()), "")
+    if not (first.startswith("key=") or first.startswith("lru_crawler metadump") or first in ("OK", "END")):
+        raise Refusal(f"--hot reads la= and fetch= of a metadump; {source} is not one (first line {first[:40]!r})")
+    kept, left_out = hot_lines(lines, rule)
+    return io.StringIO("\n".join(kept) + "\n"), left_out
+
+
+def _add_hits(record, found, workload, key_length) -> None:
+    """``--workload``: get hits of the baseline and of each space's best, replayed by simulate's engine."""
+    from slabcalc.analysis.hits import change_pct, predicted_hits
+    from slabcalc.engines.simulate import SimulationError
+    from slabcalc.inputs.workload import read_workload
+
+    with open_input_for(workload, "optimize --workload", "a workload", "ops.csv", value_errors=True) as (stream, src, _):
+        ops, accounting = read_workload(stream, src, key_length=key_length)
+        ops = list(ops)
+    say_rejected(accounting)
+    rows = {"": found.baseline, **{c.flags: c for c in found.candidates if c is found.first_of(c.space)}}
+    try:
+        hits = {flags: predicted_hits(c.report.settings, ops) for flags, c in rows.items()}
+    except SimulationError as exc:
+        raise Refusal(f"--workload: {exc}") from None
+    base = hits[""]
+    record["workload"] = {"source": src, "ops": len(ops), "gets": base.gets,
+                          "memory_limit_mb": found.baseline.report.settings.maxbytes >> 20}
+    for entry in [record["baseline"], *record["candidates"], record["best"]]:
+        if entry is not None and entry["flags"] in hits:
+            got = hits[entry["flags"]]
+            entry["hits"], entry["hits_change_pct"] = got.hits, round(change_pct(got, base), 2)
+
+
+def _gate_baseline(base) -> None:
+    """The CI gate of ``optimize``: the configuration given, measured as ``report`` measures it."""
+    from slabcalc.analysis.process import process_memory
+
+    measured(measure(base.total("page_bytes") - base.total("requested_bytes"), base.total("page_bytes"),
+                      process_memory(base).total, "process memory"))

@@ -1,0 +1,109 @@
+"""``slabcalc report``."""
+
+from __future__ import annotations
+
+import click
+
+from slabcalc.cli import output
+from slabcalc.cli.common import draw, memcached_argv, open_input_for, say_rejected, settings_from
+from slabcalc.cli.errors import DataError, Refusal
+from slabcalc.cli.group import cli
+from slabcalc.cli.options import deploy_options, format_option, gate_options, model_options, plot_option
+from slabcalc.cli.plan import add_plan, deploy_plan, keep_text, print_plan
+from slabcalc.cli.tables import REPORT_COLUMNS, REPORT_ESSENTIAL, WHAT_IF_COLUMNS
+
+
+@cli.command()
+@click.argument("file", default="-", metavar="[FILE]")
+@click.option("--key", "key_length", type=click.IntRange(1, 250), default=None, metavar="BYTES",
+              help="Key length for inputs without a key column (a column of value sizes).")
+@click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
+@click.option("--vs", "what_if", multiple=True, metavar="OPTIONS",
+              help='Compare with other memcached options, e.g. --vs "-f 1.08" --vs "-C" (repeatable).')
+@deploy_options
+@plot_option
+@model_options
+@format_option()
+@gate_options
+def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
+    """Where the memory goes for a whole distribution of items.
+
+    FILE (or standard input, when FILE is - or omitted) holds item sizes: a CSV
+    with a header (key,value[,flags][,count] or item_size[,count]), a column of
+    value sizes (with --key), lru_crawler metadump lines, or stats sizes
+    output.  Per class: items, chunks, pages, requested and used bytes, waste
+    and free page bytes; then totals and a summary.  With -m, how many items
+    of this mix fit; without, the -m that holds them all.
+
+    \b
+    Python: build_report(settings, read_items(...)[0], memory_limit)
+    """
+    from slabcalc.analysis.report import build_report
+    from slabcalc.inputs.items import InputError, read_items
+
+    settings = settings_from(**model)
+    limit = settings.memory_limit
+    with open_input_for(file, "report") as (stream, source, progress):
+        if deploy["group_by"] is not None:   # read twice: sizes for the report, names for the groups
+            stream, deploy["text"] = keep_text(stream)
+        items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
+                                       progress=progress, columns=True)
+        triples = list(items)               # build_report sums an item that comes more than once
+    try:
+        base = build_report(settings, triples, limit, size_key_length=key_length or 16)
+        others = []
+        for text in what_if:           # each --vs asks with its own -m (G1: it used the baseline's)
+            vs = _vs_settings(settings, model, text)
+            others.append((text, build_report(vs, triples, vs.memory_limit, size_key_length=key_length or 16)))
+        plan = deploy_plan(settings, base, triples, {**deploy, "strict": strict}, key_length or 16, source)
+    except InputError as exc:
+        raise DataError(str(exc)) from None
+    except ValueError as exc:
+        raise DataError(f"{source}: {exc}") from None
+    say_rejected(accounting)
+    _print_report(base, accounting, others, fmt, plan)
+    if plot:
+        from slabcalc.analysis.report import report_record
+
+        draw("plot_classes", report_record(base, accounting)["classes"], plot)
+
+
+def _vs_settings(settings, model, text):
+    """Settings for ``--vs OPTIONS``: the baseline's options followed by these."""
+    import shlex
+
+    from slabcalc.model.settings import Refused, configure
+
+    base_args = memcached_argv(settings.profile, **{k: v for k, v in model.items() if k not in ("profile", "bits")})
+    try:
+        return configure(settings.profile, base_args + shlex.split(text))
+    except Refused as exc:
+        raise Refusal(f"--vs {text!r}: {settings.profile.label} refuses: {exc.message or exc.crash}") from None
+    except ValueError as exc:
+        raise Refusal(f"--vs {text!r}: {exc}") from None
+
+
+def _print_report(base, accounting, others, fmt, plan=None):
+    from slabcalc.analysis.report import report_record
+
+    record = report_record(base, accounting, others)
+    if plan is not None:
+        add_plan(record, plan)
+    if fmt == "json":
+        click.echo(output.render_json(record))
+        return
+    rows = record["classes"] + [{"class": "total", **{k: record["totals"].get(k) for k in REPORT_COLUMNS[3:]}}]
+    if fmt == "csv":
+        click.echo(output.render_rows(rows, REPORT_COLUMNS, fmt))
+        return
+    for row in record["classes"]:           # tables show each class's share of memory as a bar
+        row["memory"] = output.bar(row["memory_pct"])
+    click.echo(output.render_rows(rows, REPORT_COLUMNS + ("memory",), fmt, essential=REPORT_ESSENTIAL))
+    click.echo()
+    click.echo(output.render_pairs(list(record["summary"].items()), fmt))
+    if plan is not None:
+        print_plan(plan, fmt)
+    if others:
+        click.echo()
+        click.echo(output.render_rows(record["what_if"], WHAT_IF_COLUMNS, fmt,
+                                      essential=("options", "page_bytes", "capacity", "page_bytes_change_pct")))

@@ -1,0 +1,68 @@
+"""``slabcalc simulate``."""
+
+from __future__ import annotations
+
+import click
+
+from slabcalc.cli.common import draw, open_input_for, say_rejected, settings_from
+from slabcalc.cli.errors import Refusal
+from slabcalc.cli.group import cli
+from slabcalc.cli.options import format_option, model_options, plot_option
+from slabcalc.cli.simulate_output import print_simulation
+
+
+@cli.command("simulate")
+@click.argument("file", default="-", metavar="[FILE]")
+@click.option("--key", "key_length", type=click.IntRange(1, 250), default=None, metavar="BYTES",
+              help="Key size of sets when the input has neither a key nor a key_size column.")
+@click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
+@click.option("--every", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
+              help="Add a timeline: pages, items and evictions per class every SECONDS of workload time.")
+@click.option("--uptime", type=click.FloatRange(0), default=0.0, metavar="SECONDS",
+              help="How long the server had run when the workload began (its background threads, and "
+                   "the automover's window, start with the server).  Default 0.")
+@plot_option
+@model_options
+@format_option()
+def simulate_command(file, key_length, strict, every, uptime, plot, fmt, **model):
+    """Replay a workload under -m: pages, LRUs, expiry, evictions, page moves, calcification.
+
+    FILE (or standard input) is a CSV with a header -- time, op (set, get,
+    delete, touch), key, key_size, value_size, ttl, flags -- or a
+    twitter/cache-trace file.  memcached's request paths run on the
+    workload's clock (one-second resolution), and beside them what the
+    release runs by default, changed by -o as memcached reads it: on 1.6 the
+    segmented HOT/WARM/COLD LRU with its maintainer thread, the LRU crawler,
+    the slab automover (-o slab_automove=0|1|2, slab_automove_ratio,
+    slab_automove_window) and the page mover with the global page pool.
+    With -o no_modern (or 1.4) nothing runs in the background and the replay
+    is exact.  Per class: pages, items, evicted, reclaimed (at an LRU tail),
+    crawler_reclaimed, outofmemory, hits, misses, pages moved in and out;
+    totals, the global page pool, and a calcification finding (a class
+    evicting while others hold idle memory) that says what the automover
+    did.  --plot draws the timeline (with --every), else the memory per
+    class at the end.
+
+    \b
+    Python: simulate(settings, read_workload(...)[0], boot=uptime)
+    """
+    from slabcalc.engines.simulate import SimulationError, background_for, describe_model, simulate, simulation_record
+    from slabcalc.inputs.workload import read_workload
+
+    settings = settings_from(**model)
+    try:
+        describe_model(settings, background_for(settings))
+    except SimulationError as exc:
+        raise Refusal(str(exc)) from None
+    with open_input_for(file, "simulate", "a workload", "ops.csv", value_errors=True) as (stream, source, progress):
+        ops, accounting = read_workload(stream, source, key_length=key_length, strict=strict, progress=progress)
+        result = simulate(settings, ops, every=every, boot=uptime)
+    say_rejected(accounting)
+    record = simulation_record(result, accounting)
+    print_simulation(result, record, fmt)
+    if plot and "timeline" in record:
+        draw("plot_timeline", [{**row, "evicted": row["evicted_total"]} for row in record["timeline"]], plot)
+    elif plot:
+        from slabcalc.engines.simulate import memory_records
+
+        draw("plot_classes", memory_records(result), plot)

@@ -1,0 +1,148 @@
+"""``slabcalc stats``."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from slabcalc.cli.common import draw, measure, read_texts
+from slabcalc.cli.errors import DataError, Refusal
+from slabcalc.cli.group import cli
+from slabcalc.cli.options import format_option, gate_options, measured, plot_option
+from slabcalc.cli.stats_output import print_stats
+
+
+@cli.command()
+@click.argument("files", nargs=-1, metavar="[FILE]...")
+@click.option("--server", "servers", multiple=True, metavar="HOST:PORT|SOCKET",
+              help="A live memcached (repeat for a pool): host:port, host (port 11211), [v6]:port "
+                   "or a unix socket path.")
+@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=2.0, show_default=True,
+              help="Seconds to connect to a node and for each of its replies.")
+@click.option("--sample-items", type=click.IntRange(1), default=None, metavar="N",
+              help="Also read up to N item sizes (lru_crawler metadump) and model them under the "
+                   "server's own settings.")
+@click.option("--interval", type=click.IntRange(1), default=None, metavar="SECONDS",
+              help="Read each --server twice, SECONDS apart, and say what happens now: evictions and sets "
+                   "per second per class, item ages, pages moved by the automover.")
+@click.option("--since", "since", multiple=True, metavar="FILE",
+              help="An earlier saved reading of the node in FILEs (repeat for one file per command): "
+                   "what happened between the two, as --interval.")
+@click.option("--server-args", "server_args", default=None, metavar="'FLAGS'",
+              help="The flags the node(s) were started with, e.g. '-m 1024 -f 1.0875': the model uses "
+                   "them instead of what stats settings shows (it rounds -f, and hides -o slab_sizes).")
+@plot_option
+@format_option()
+@gate_options
+def stats(files, servers, timeout, sample_items, interval, since, server_args, plot, fmt):
+    """Where a real memcached's memory goes, from its own stats.
+
+    Reads `version`, `stats`, `stats slabs`, `stats items` and `stats
+    settings` of each --server (never a write), or the same replies saved in
+    FILEs (one node: one file per command or all in one; - is standard
+    input).  Per class: pages, used chunks and bytes, requested bytes, chunk
+    waste, free chunks and bytes, evictions, and its share of memory against
+    its share of evictions; totals per node and for the pool.  Findings:
+    calcification since boot (a class evicted while others hold free pages or
+    older items), drift (the server's class table against the model of its
+    release and settings, or of --server-args), and what the dump lacks.  Two
+    readings (--interval, or --since an earlier saved one) say what happens
+    now: evictions and sets per second per class, ages, and whether the
+    automover is moving pages to the classes that evict.  A node that cannot be read is one line on stderr;
+    the others are still reported, and the exit status is 1.
+
+    \b
+    Python: analyse(parse_dump([(name, text)])) / analyse(dump_from_replies(node, read_node(...)))
+    """
+    import shlex
+
+    from slabcalc.analysis.diagnosis import interval as interval_of
+    from slabcalc.analysis.stats import DumpError, analyse, dump_from_replies, parse_dump
+    from slabcalc.inputs.client import NodeError, parse_address, read_nodes
+    from slabcalc.model.settings import Refused
+
+    if not files and not servers:
+        raise click.UsageError("give saved stats FILEs, or --server HOST:PORT (repeatable)")
+    if since and not files:
+        raise click.UsageError("--since is the earlier reading of the node in FILEs: give those FILEs too")
+    if interval is not None and not servers:
+        raise click.UsageError("--interval reads each --server twice; for saved readings give --since FILE")
+    try:
+        addresses = [parse_address(text) for text in servers]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--server'") from None
+    try:
+        args = shlex.split(server_args) if server_args is not None else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--server-args'") from None
+
+    def node_of(dump, name=None):
+        try:
+            return analyse(dump, name, args)
+        except Refused as exc:
+            said = " / ".join(exc.message.splitlines()) or "it exits"
+            raise Refusal(f"--server-args: memcached {dump.release} refuses {server_args} ({said})") from None
+
+    nodes, failed, samples, spans = [], [], {}, {}
+    if files:
+        try:
+            nodes.append(node_of(parse_dump(read_texts(files))))
+            if since:
+                spans[nodes[-1].node] = interval_of(parse_dump(read_texts(since)), nodes[-1])
+        except DumpError as exc:
+            raise DataError(str(exc)) from None
+    first = {}
+    if interval is not None:
+        for address, replies in zip(addresses, read_nodes(addresses, timeout)):
+            if not isinstance(replies, NodeError):
+                first[str(address)] = dump_from_replies(str(address), replies)
+        if sys.stderr.isatty():
+            click.echo(f"reading again in {interval} s ...", err=True)
+        time.sleep(interval)
+    for address, replies in zip(addresses, read_nodes(addresses, timeout, sample_items or 0)):
+        try:
+            if isinstance(replies, NodeError):
+                raise replies
+            node = node_of(dump_from_replies(str(address), replies))
+            if interval is not None:
+                if str(address) not in first:
+                    raise NodeError(f"{address}: the first reading failed")
+                spans[node.node] = interval_of(first[str(address)], node)
+        except (NodeError, DumpError) as exc:
+            failed.append((str(address), str(exc).removeprefix(f"{address}: ")))
+            continue
+        nodes.append(node)
+        if sample_items:
+            samples[node.node] = (replies.get("metadump_error", [None])[0], replies.get("metadump", []),
+                                  sample_items)
+    for name, error in failed:
+        click.echo(f"Error: {name}: {error}", err=True)
+    if nodes:
+        print_stats(nodes, failed, samples, fmt, pool=bool(files) + len(servers) > 1, spans=spans)
+        measured(_stats_measure(nodes))
+        if plot:
+            from slabcalc.analysis.stats import class_records
+
+            draw("plot_classes", [r for n in nodes for r in class_records(n)], plot)
+    return 1 if failed else 0
+
+
+def _stats_measure(nodes):
+    """The gate's figures of ``stats``: the pool's waste, and the largest node's slab pages plus
+    hash table (``hash_bytes``)."""
+    from slabcalc.analysis.stats import node_totals
+
+    pages = requested = 0
+    memory = []
+    for node in nodes:
+        totals = node_totals(node)
+        pages += totals["page_bytes"] or 0
+        requested = None if requested is None or totals["requested_bytes"] is None \
+            else requested + totals["requested_bytes"]
+        hash_bytes = node.dump.general.get("hash_bytes", "")
+        memory.append((totals["total_malloced"] if totals["total_malloced"] is not None else totals["page_bytes"] or 0)
+                      + (int(hash_bytes) if hash_bytes.isdigit() else 0))
+    return measure(None if requested is None else pages - requested, pages, max(memory),
+                    "node memory (slab pages + hash table)")

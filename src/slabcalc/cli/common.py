@@ -1,0 +1,188 @@
+"""What the commands share: settings from the model options (memcached's argv), inputs, rejected rows, plots."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+import click
+
+from slabcalc.cli import output
+from slabcalc.cli.errors import DataError, Refusal
+from slabcalc.model.units import parse_size
+
+
+def draw(kind: str, data, path: str) -> None:
+    from slabcalc.cli import plot as plotting
+
+    try:
+        getattr(plotting, kind)(data, path)
+    except plotting.PlotUnavailable as exc:
+        raise DataError(str(exc)) from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot write the plot: {exc.strerror or exc}") from None
+
+
+def memcached_argv(profile, slab_min_size, factor, max_item_size, memory_limit, cas, slab_chunk_max,
+                    slab_sizes, extra_options) -> list[str]:
+    """The command-line flags a real memcached would be started with."""
+    args: list[str] = []
+    if memory_limit is not None:
+        args += ["-m", str(_megabytes(memory_limit))]
+    if slab_min_size is not None:
+        args += ["-n", str(slab_min_size)]
+    if factor is not None:
+        args += ["-f", str(factor)]
+    if max_item_size is not None:
+        args += ["-I", str(max_item_size)]
+    if cas is False:
+        args.append("-C")
+    subopts = []
+    if slab_chunk_max is not None:
+        subopts.append(f"slab_chunk_max={_chunk_max_in_release_unit(profile, slab_chunk_max)}")
+    if slab_sizes is not None:
+        subopts.append("slab_sizes=" + slab_sizes.replace(",", "-").replace(" ", ""))
+    subopts += extra_options
+    if subopts:
+        args += ["-o", ",".join(subopts)]
+    return args
+
+
+def _megabytes(text: str) -> int:
+    """``-m``: a plain number is megabytes (memcached's unit); a size must be whole megabytes."""
+    text = str(text).strip()
+    if text.isdigit():
+        return int(text)
+    try:
+        size = parse_size(text)
+    except ValueError as exc:
+        raise Refusal(f"-m/--memory-limit: {exc}") from None
+    if size % (1 << 20):
+        raise Refusal(f"-m/--memory-limit: memcached counts memory in whole megabytes, not {text}")
+    return size >> 20
+
+
+def _chunk_max_in_release_unit(profile, text: str) -> str:
+    """``--slab-chunk-max``: plain numbers pass through; sizes become the release's unit."""
+    text = str(text).strip()
+    if text.lstrip("-").isdigit() or profile is None or not profile.has_slab_chunk_max:
+        return text
+    try:
+        size = parse_size(text)
+    except ValueError as exc:
+        raise Refusal(f"--slab-chunk-max: {exc}") from None
+    unit = profile.slab_chunk_max_unit
+    if size % unit:
+        raise Refusal(f"--slab-chunk-max: memcached {profile.release} takes slab_chunk_max in "
+                      f"{'kilobytes' if unit == 1024 else 'bytes'}; {text} is not a whole number of them")
+    return str(size // unit)
+
+
+def settings_from(profile, bits, **options):
+    """Profile and settings from the shared options, or a one-line refusal (exit 2)."""
+    from slabcalc.model.profile import ProfileError, load_profile
+    from slabcalc.model.settings import Refused, configure
+
+    try:
+        release = load_profile(profile, bits=int(bits))
+    except ProfileError as exc:
+        raise Refusal(str(exc)) from None
+    args = memcached_argv(release, **options)
+    try:
+        settings = configure(release, args)
+    except Refused as exc:
+        said = " / ".join(exc.message.splitlines())
+        if exc.crash:
+            raise Refusal(f"{release.label} crashes at start-up with {' '.join(args)} ({exc.crash})"
+                          + (f" after printing: {said}" if said else "")) from None
+        hint = ""
+        factor = options.get("factor")
+        if factor is not None and "," in str(factor):   # strtod stops at the comma: "1,25" is 1
+            hint = f" (memcached reads {factor} as {str(factor).split(',')[0]}: write -f with a decimal point, " \
+                   f"{str(factor).replace(',', '.')})"
+        raise Refusal(f"{release.label} refuses to start with {' '.join(args)}: "
+                      f"{said or '(it exits without a message)'}{hint}") from None
+    for warning in settings.warnings:
+        click.echo(f"note: {release.label} warns: " + " ".join(warning.split()), err=True)
+    factor = options.get("factor")
+    if factor is not None and "," in str(factor):
+        click.echo(f"note: memcached reads -f {factor} as {settings.factor:g} (it stops at the comma); for "
+                   f"{str(factor).replace(',', '.')} write a decimal point", err=True)
+    from slabcalc.analysis.advice import class_cap_trap
+
+    trap = class_cap_trap(settings)
+    if trap:
+        click.echo(output.note(f"warning: {trap}"), err=True)
+    return settings
+
+
+@contextlib.contextmanager
+def open_input_for(file: str, command: str, what: str = "item sizes", example: str = "sizes.csv",
+           value_errors: bool = False):
+    """FILE (standard input for ``-``) opened for ``command``: ``(stream, source, progress)``.
+
+    An interactive terminal gets a one-line hint instead of a hang;
+    ``progress`` prints rows read to stderr when stderr is a terminal (else
+    None); an unusable input, here or while the block reads it, is one line
+    and exit 1, and so, with ``value_errors``, is any ValueError of the work
+    in the block, named by the source.
+    """
+    from slabcalc.inputs.items import InputError, open_input
+
+    if file == "-" and sys.stdin.isatty():
+        raise Refusal(f"reading {what} from the terminal: give a FILE, or pipe one in "
+                      f"(cat {example} | slabcalc {command} -)")
+    progress = _progress_printer() if sys.stderr.isatty() else None
+    source = file
+    try:
+        stream, source = open_input(file)
+        with stream:
+            yield stream, source, progress
+    except InputError as exc:
+        raise DataError(str(exc)) from None
+    except ValueError as exc:
+        if not value_errors:
+            raise
+        raise DataError(f"{source}: {exc}") from None
+    finally:
+        if progress:
+            click.echo("", err=True)
+
+
+def say_rejected(accounting) -> None:
+    """Rejected rows, one line on stderr whatever the format (tables list them in full too)."""
+    if not accounting.rejected:
+        return
+    first = accounting.first_rejections[0] if accounting.first_rejections else None
+    where = f" (first: line {first.line}, {first.reason})" if first else ""
+    click.echo(f"note: {accounting.source}: {accounting.rejected} of {accounting.rows} rows rejected{where}",
+               err=True)
+
+
+def _progress_printer():
+    def show(rows: int) -> None:
+        click.echo(f"\rread {rows:,} rows", err=True, nl=False)
+    return show
+
+
+def read_texts(names):
+    """``(name, text)`` of saved stats FILEs (``-``: standard input)."""
+    texts = []
+    for name in names:
+        if name == "-" and sys.stdin.isatty():
+            raise Refusal("reading stats from the terminal: give a FILE, or pipe one in")
+        try:
+            if name == "-":
+                texts.append(("<stdin>", sys.stdin.read()))
+            else:
+                with open(name, encoding="utf-8", errors="replace", newline="") as f:
+                    texts.append((name, f.read()))
+        except OSError as exc:
+            raise DataError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    return texts
+
+
+def measure(waste, of, memory, what):
+    from slabcalc.cli.gate import Measure
+
+    return Measure(waste, of, memory, what)

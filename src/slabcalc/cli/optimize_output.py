@@ -1,0 +1,93 @@
+"""``optimize``: the tables, the notes under the flags, and the verdict."""
+
+from __future__ import annotations
+
+import click
+
+from slabcalc.cli import output
+from slabcalc.cli.tables import OPTIMIZE_COLUMNS
+
+
+def print_optimum(record, limit, fmt) -> None:
+    if fmt == "json":
+        click.echo(output.render_json(record))
+        return
+    validated = record["validate"] is not None
+    held = ("held_out_page_bytes", "held_out_gain_pct") if validated else ()
+    hits = ("hits", "hits_change_pct") if "workload" in record else ()
+    columns = [c for c in OPTIMIZE_COLUMNS if c != "capacity" or limit is not None] + list(held) + list(hits)
+    for row in [record["baseline"]] + record["candidates"]:
+        if validated:
+            row["held_out_page_bytes"] = row["held_out"]["page_bytes"]
+            row["held_out_gain_pct"] = row["held_out"]["gain_pct"]
+    if fmt == "csv":
+        click.echo(output.render_rows([record["baseline"]] + record["candidates"], ["flags"] + columns, "csv"))
+        return
+    firsts = sorted((c for c in record["candidates"] if c is next(
+        d for d in record["candidates"] if d["space"] == c["space"])), key=lambda c: -c["gain_pct"])
+    click.echo(output.render_rows([record["baseline"]] + firsts, columns, fmt,
+                                  essential=("space", "page_bytes", "capacity", "gain_pct", "held_out_gain_pct",
+                                             "hits", "hits_change_pct")))
+    click.echo()
+    click.echo(f"flags for memcached {record['baseline']['release']}:")
+    click.echo(output.render_rows(firsts, ("space", "flags"), fmt))
+    for line in _flag_notes(firsts):
+        click.echo(line)
+    if "hot" in record:
+        click.echo()
+        click.echo(output.note(f"optimised for the items in use ({_hot_text(record['hot']['rule'])}): "
+                               f"{record['hot']['left_out']} metadump items left out"))
+    if "workload" in record:
+        w = record["workload"]
+        click.echo()
+        click.echo(output.note(f"hits: {w['gets']} gets of {w['source']} replayed under -m {w['memory_limit_mb']} "
+                               f"by simulate's engine; the baseline hits {record['baseline']['hits']}"))
+        for c in firsts:
+            if c.get("hits_change_pct", 0) < 0:
+                click.echo(output.note(f"warning: {c['flags']} cuts hits by {-c['hits_change_pct']:.2f}% "
+                                       f"({record['baseline']['hits']} -> {c['hits']})"))
+    click.echo()
+    click.echo(_verdict(record, limit))
+
+
+def _flag_notes(candidates) -> list[str]:
+    """Under the flags: where the same words mean something else, and the class-cap trap."""
+    from slabcalc.analysis.advice import Elsewhere
+
+    lines = []
+    for c in candidates:
+        for e in c["elsewhere"]:
+            first, _, last = e["releases"].partition("-")
+            note = Elsewhere(first, last or first, e["refused"], e["classes"], e["flags"])
+            lines.append(output.note(f"note: {note.text(c['flags'])}"))
+        if c["class_cap"]:
+            lines.append(output.note(f"warning: {c['flags']}: {c['class_cap']}"))
+    return [""] + lines if lines else []
+
+
+def _hot_text(rule) -> str:
+    return "fetch=yes" if rule == "fetched" else f"la= within {rule} s of the newest"
+
+
+def _verdict(record, limit) -> str:
+    best, why = record["best"], record["verdict"]
+    what = "more items fit" if limit is not None else "fewer page bytes"
+    if why["on"] == "held_out":
+        what += " on the held-out items"
+    if record["defaults_fine"]:
+        gain = f"{why['gain_pct']:.2f}%" if best else "nothing"
+        return (f"defaults are fine: the best change ({best['space'] if best else 'none'}) gains {gain} {what} "
+                f"(under {why['margin_pct']:g}%)")
+    said = f"best: {best['space']} gains {why['gain_pct']:.2f}% {what}"
+    if why["preferred_to"]:
+        other = why["preferred_to"]
+        reason = ("but reaches memcached's class cap" if other["why"] == "class_cap" else
+                  f"within {why['margin_pct']:g}%: the simpler setting wins")
+        said = f"{said} ({other['space']} gains {other['gain_pct']:.2f}%, {reason})"
+    if best.get("hits_change_pct", 0) < 0:
+        said += f", but it cuts hits by {-best['hits_change_pct']:.2f}% on the workload"
+    said = output.note(f"{said}; for memcached {best['release']}:")
+    # the flags stay whole on one line, to be pasted
+    last = said.rsplit("\n", 1)[-1]
+    return f"{said} {best['flags']}" if len(last) + len(best["flags"]) < output.width() else \
+        f"{said}\n  {best['flags']}"

@@ -1,0 +1,240 @@
+"""Every shared option, defined once: the model's flags, --format/--columns/--bytes, --plot, the CI gate and the deployment plan."""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+import click
+
+from slabcalc.cli import output, tables
+from slabcalc.cli.common import settings_from
+from slabcalc.cli.errors import Refusal
+from slabcalc.model.units import parse_size
+
+FORMAT_HELP = "Output: table (default), csv, json, or any tabulate format (github, grid, ...)."
+
+
+class SizeType(click.ParamType):
+    """A byte size with memcached's 1024-based units: ``1048576``, ``512k``, ``1m``, ``1g``."""
+
+    name = "SIZE"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+SIZE = SizeType()
+
+
+def model_options(func: Callable) -> Callable:
+    """The options that describe a memcached server, shared by every command."""
+    options = [
+        click.option("--profile", "profile", metavar="RELEASE|FILE", default=None,
+                     help="memcached release (1.4.24, 1.6.18, 1.6.45, ...) or a YAML profile; default 1.6.45."),
+        click.option("--bits", type=click.Choice(["64", "32"]), default="64", show_default=True,
+                     help="Word size of the memcached build (32-bit builds have a 32-byte item header)."),
+        click.option("-n", "--slab-min-size", "slab_min_size", metavar="BYTES", default=None,
+                     help="memcached -n: minimum key+value+flags space of the smallest class (default 48)."),
+        click.option("-f", "--slab-growth-factor", "factor", metavar="FACTOR", default=None,
+                     help="memcached -f: chunk size growth factor between classes (default 1.25)."),
+        click.option("-I", "--max-item-size", "max_item_size", type=SIZE, default=None,
+                     help="memcached -I: largest item, e.g. 512k, 1m, 2m (default 1m)."),
+        click.option("-m", "--memory-limit", "memory_limit", metavar="MB|SIZE", default=None,
+                     help="memcached -m: memory limit in megabytes, or a size such as 1g (default 64)."),
+        click.option("--cas/--no-cas", " /-C", "cas", default=None,
+                     help="memcached -C turns CAS off and saves 8 bytes per item (default: on)."),
+        click.option("--slab-chunk-max", "slab_chunk_max", metavar="N|SIZE", default=None,
+                     help="-o slab_chunk_max: a plain number is in the release's unit (bytes before "
+                          "1.6.24, kilobytes after); 16k or 512k are exact sizes."),
+        click.option("--slab-sizes", "slab_sizes", metavar="LIST", default=None,
+                     help="-o slab_sizes: chunk sizes in bytes, dash- or comma-separated (96-120-152)."),
+        click.option("-o", "extra_options", metavar="OPTIONS", multiple=True,
+                     help="memcached's own -o string, e.g. -o slab_chunk_max=16,slab_sizes=96-200."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+class FormatChoice(click.ParamType):
+    """``--format``: table, csv, json, a command's own extras, or any tabulate format (any case).
+
+    Like ``click.Choice``, but tabulate (and what it imports) is loaded only
+    for a value that is none of ours: it costs a fifth of start-up.
+    """
+
+    name = "format"
+
+    def __init__(self, extra: tuple[str, ...]):
+        self.extra = extra
+
+    def convert(self, value, param, ctx):
+        fmt = str(value).lower()
+        if fmt in (output.TABLE, *output.MACHINE, *self.extra):
+            return fmt
+        choices = output.format_choices(self.extra)
+        if fmt in choices:
+            return fmt
+        self.fail(f"{value!r} is not one of {', '.join(map(repr, choices))}.", param, ctx)
+
+
+def format_option(*extra: str) -> Callable:
+    """``--format``, and for tables ``--columns`` and ``--bytes`` (see :class:`slabcalc.cli.output.View`)."""
+    def decorate(func: Callable) -> Callable:
+        @functools.wraps(func)
+        def wrapper(*args, columns, raw_bytes, **kwargs):
+            output.set_view(output.View(columns=_columns(columns), raw_bytes=raw_bytes))
+            return func(*args, **kwargs)
+        wrapper = click.option("--bytes", "raw_bytes", is_flag=True,
+                               help="Tables show byte counts as integers, not KiB/MiB/GiB (csv and json "
+                                    "always do).")(wrapper)
+        wrapper = click.option("--columns", "columns", default=None, metavar="A,B,...|all",
+                               help="The table's columns, in this order, or all of them (default: those "
+                                    "that fit the terminal's width, COLUMNS, else 120).")(wrapper)
+        return click.option("--format", "fmt", default=output.TABLE, metavar="FORMAT", type=FormatChoice(extra),
+                            help=FORMAT_HELP + (f" Also: {', '.join(extra)}." if extra else ""))(wrapper)
+    return decorate
+
+
+def _columns(text: str | None) -> tuple[str, ...] | None:
+    """``--columns``: names every table of slabcalc uses, or ``all``."""
+    if text is None:
+        return None
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if names == ("all",):
+        return names
+    known = _known_columns()
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise click.BadParameter(f"no column {', '.join(unknown) if unknown else repr(text)}; the columns are: "
+                                 f"{', '.join(sorted(known))}, or all", param_hint="'--columns'")
+    return names
+
+
+def _known_columns() -> set[str]:
+    """Every column name of slabcalc's tables (the *_COLUMNS of the commands, and the plan's)."""
+    names = {"node", "memory", "field", "value", "flags", "space", "role", "requested", "waste",
+             "held_out_page_bytes", "held_out_gain_pct", "hits", "hits_change_pct", "pages_moved_in",
+             "pages_moved_out"}
+    for key, value in vars(tables).items():
+        if key.endswith("_COLUMNS") and isinstance(value, tuple):
+            names.update(value)
+    return names
+
+
+def _plot_path(ctx, param, value):
+    """``--plot FILE``: a .png or .svg path (checked before any work is done)."""
+    if value is not None and not value.lower().endswith((".png", ".svg")):
+        raise click.BadParameter(f"{value}: the plot is written as .png or .svg, by the file's suffix")
+    return value
+
+
+plot_option = click.option("--plot", "plot", metavar="FILE", default=None, callback=_plot_path,
+                           help="Also draw memory per class (requested, chunk waste, free) to FILE.png or "
+                                "FILE.svg (needs: pip install 'slabcalc[plot]').")
+
+
+def gate_options(func: Callable) -> Callable:
+    """``--fail-over-waste PCT`` and ``--fail-over-memory SIZE`` (a CI gate), shared by commands.
+
+    The command prints its normal output and calls :func:`measured` with its
+    figures; when they cross a threshold the run ends with exit status 3 and
+    a one-line reason on stderr.  Wiring a command: this decorator, plus one
+    ``measured(Measure(...))`` call after printing.
+    """
+    @functools.wraps(func)
+    def wrapper(*args, fail_over_waste=None, fail_over_memory=None, **kwargs):
+        from slabcalc.analysis.process import parse_pct
+        from slabcalc.cli.gate import EXIT_STATUS, Gate, crossed
+
+        try:
+            share = parse_pct(fail_over_waste, "--fail-over-waste") if fail_over_waste is not None else None
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--fail-over-waste'") from None
+        ctx = click.get_current_context()
+        ctx.meta["slabcalc.cli.gate"] = gate = Gate(share, fail_over_memory)
+        result = func(*args, **kwargs)
+        measure = ctx.meta.get("slabcalc.measure")
+        reason = crossed(gate, measure) if gate.active and measure is not None else None
+        if reason:
+            click.echo(f"Error: {reason}", err=True)
+            return EXIT_STATUS
+        return result
+    wrapper = click.option("--fail-over-memory", "fail_over_memory", type=SIZE, default=None, metavar="SIZE",
+                           help="Exit with status 3 (after the normal output) when memory is over SIZE.")(wrapper)
+    return click.option("--fail-over-waste", "fail_over_waste", default=None, metavar="PCT",
+                        help="Exit with status 3 (after the normal output) when more than PCT% of memory "
+                             "holds no item data.")(wrapper)
+
+
+def measured(measure) -> None:
+    """What a command gated by :func:`gate_options` measured (a :class:`slabcalc.cli.gate.Measure`)."""
+    click.get_current_context().meta["slabcalc.measure"] = measure
+
+
+def deploy_options(func: Callable) -> Callable:
+    """``report``'s deployment options, handed to the command as one ``deploy`` dict."""
+    names = ("overhead", "nodes", "node_ram", "headroom", "fill", "spare_nodes", "spread", "node_names", "group_by",
+             "separator")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        deploy = {name: kwargs.pop(name) for name in names}
+        if deploy["group_by"] is not None:   # a bad pattern or separator is a usage error: before reading
+            from slabcalc.analysis.keyspace import grouper
+
+            try:
+                grouper(deploy["group_by"], deploy["separator"])
+            except ValueError as exc:
+                raise Refusal(str(exc)) from None
+        return func(*args, deploy=deploy, **kwargs)
+    options = [
+        click.option("--overhead", "overhead", default=None, metavar="SIZE|PCT",
+                     help="Process memory besides slab pages and the hash table (connections, threads, "
+                          "the rest): a size (64m), or a share of the whole process (25%).  Default 0."),
+        click.option("--nodes", "nodes", type=click.IntRange(1, 1 << 20), default=None, metavar="N",
+                     help="Split the items evenly over N nodes: per-node -m, items, pages, process memory."),
+        click.option("--node-ram", "node_ram", type=SIZE, default=None, metavar="SIZE",
+                     help="How many nodes of SIZE RAM hold the items (with --headroom free on each)."),
+        click.option("--headroom", "headroom", default="0", show_default=True, metavar="PCT",
+                     help="With --node-ram: the share of each node's RAM to leave free."),
+        click.option("--fill", "fill", default=None, metavar="PCT",
+                     help="With --nodes/--node-ram: the share of -m the items fill (room to grow; the whole "
+                          "-m is budgeted).  Default 100."),
+        click.option("--spare-nodes", "spare_nodes", type=click.IntRange(0), default=0, show_default=True,
+                     metavar="N", help="With --nodes/--node-ram: nodes that may be down while the rest hold "
+                                       "every item (1 for N+1)."),
+        click.option("--spread", "spread", type=click.Choice(["ketama", "even"]), default="ketama",
+                     show_default=True, help="With --nodes/--node-ram: size nodes for the fullest node of a "
+                                             "ketama ring (160 points a node), or for an even share."),
+        click.option("--node-names", "node_names", default=None, metavar="H:P,H:P,...",
+                     help="With --nodes: the nodes' names as the clients hash them (default node1:11211, ...)."),
+        click.option("--group-by", "group_by", default=None, metavar="prefix|REGEX",
+                     help="Items, memory and waste per key group (metadump or a CSV key_name column): "
+                          "'prefix' (up to the first --separator) or a regex (its first group, or match)."),
+        click.option("--separator", "separator", default=":", show_default=True, metavar="TEXT",
+                     help="With --group-by prefix: where a key's prefix ends."),
+    ]
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+# The parameters model_options adds to a command, in the order settings_from takes them.
+MODEL_PARAMS = ("profile", "bits", "slab_min_size", "factor", "max_item_size", "memory_limit", "cas",
+                "slab_chunk_max", "slab_sizes", "extra_options")
+
+
+def with_settings(func: Callable) -> Callable:
+    """Turn the shared model options into a ``settings`` argument."""
+    @functools.wraps(func)
+    def wrapper(**kwargs):
+        model = {name: kwargs.pop(name) for name in MODEL_PARAMS}
+        return func(settings=settings_from(**model), **kwargs)
+    return wrapper

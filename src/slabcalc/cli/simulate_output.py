@@ -1,0 +1,67 @@
+"""``simulate``: the class table, the summary lines and the timeline."""
+
+from __future__ import annotations
+
+import click
+
+from slabcalc.cli import output
+from slabcalc.cli.tables import MOVED_COLUMNS, SIMULATE_COLUMNS, TIMELINE_COLUMNS
+
+
+def print_simulation(result, record, fmt):
+    from slabcalc.engines.simulate import finding_lines
+
+    if fmt == "json":
+        click.echo(output.render_json(record))
+        return
+    if fmt == "csv":
+        click.echo(f"model: {result.model.text}", err=True)
+        if "timeline" in record:
+            click.echo(output.render_rows(record["timeline"], TIMELINE_COLUMNS, "csv"))
+        else:
+            click.echo(output.render_rows(record["classes"], SIMULATE_COLUMNS, "csv"))
+        return
+    t = record["totals"]
+    columns = SIMULATE_COLUMNS + (MOVED_COLUMNS if t["slabs_moved"] else ())
+    rows = list(record["classes"])
+    if t["slab_global_page_pool"]:
+        rows.append({"class": "pool", "pages": t["slab_global_page_pool"]})
+    totals = {c: sum(row.get(c, 0) for row in rows) for c in columns[2:]}
+    click.echo(output.render_rows(rows + [{"class": "total", **totals}], columns, fmt,
+                                  essential=("class", "chunk_size", "pages", "items", "evicted", "hits", "misses")))
+    click.echo()
+    click.echo(output.render_pairs(_simulation_lines(result, record, finding_lines), fmt))
+    if "timeline" in record:
+        click.echo()
+        click.echo(output.render_rows(record["timeline"], TIMELINE_COLUMNS, fmt))
+
+
+def _simulation_lines(result, record, finding_lines):
+    t, i = record["totals"], record["input"]
+    limit = result.settings.maxbytes
+    lines = [
+        ("model", result.model.text),
+        ("input", f"{i['source']} ({i['format']})"),
+        ("rows", f"{i['rows']} read = {t['ops']} operations + {i['rejected']} rejected"),
+        ("sets", f"{t['sets']}: {t['stored']} stored, {t['too_large']} too large, {t['outofmemory']} out of memory"
+                 + (f", {t['chunk_failures']} out of memory during read" if t["chunk_failures"] else "")),
+        ("gets", f"{t['gets']}: {t['hits']} hits, {t['misses']} misses"),
+    ]
+    if t["deletes"] or t["touches"]:
+        lines.append(("deletes, touches", f"{t['deletes']}, {t['touches']} ({t['touch_hits']} found)"))
+    lines += [
+        ("evicted", f"{t['evicted']} (reclaimed {t['reclaimed']} expired at an LRU tail, {t['crawler_reclaimed']} "
+                    f"by the LRU crawler, {t['get_expired']} found expired on access)"),
+        ("memory", f"{t['total_malloced']} bytes in {t['pages']} pages"
+                   + (f" of -m {limit >> 20} ({limit} bytes)" if limit else " (no -m limit)")
+                   + (f", {t['slab_global_page_pool']} of them in the global page pool"
+                      if t["slab_global_page_pool"] else "")),
+    ]
+    if t["slabs_moved"]:
+        lines.append(("pages moved", f"{t['slabs_moved']} (slabs_moved); their live items: "
+                                     f"{t['slab_reassign_rescues']} rescued, "
+                                     f"{t['slab_reassign_evictions_nomem']} dropped (slab_reassign_evictions_nomem)"))
+    lines.append(("items", f"{t['curr_items']} at the end (t={record['end_time']})"))
+    lines += finding_lines(result.finding, result.model, t["slabs_moved"])
+    lines += [(f"rejected line {r['line']}", f"{r['reason']}: {r['text']}") for r in i["rejections"]]
+    return lines

@@ -1,0 +1,122 @@
+"""The layout holds: layers import only downwards, the import graph has no cycle, only the command
+line imports click, and modules stay small enough to read (issue 15).
+
+Layers, lowest first (a module may import its own package and the layers below it):
+
+    errors                     one base for every error
+    model, allocators          memcached's rules; other allocators' classes
+    engines, inputs            replays; readers at the edge
+    analysis                   reports, plans, stats, the optimizer
+    cli                        the command line
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "slabcalc"
+LAYER = {"errors": 0, "model": 1, "allocators": 1, "engines": 2, "inputs": 2, "analysis": 3, "cli": 4}
+LONG = 400          # lines; a longer module says why at its top
+COMMAND = 160       # lines of a command's own module
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in SRC.rglob("*.py"):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(["slabcalc", *parts])] = path
+    return found
+
+
+def imports(name: str, path: Path, top_level_only: bool = False) -> set[str]:
+    """The slabcalc modules ``name`` imports (absolute, or relative resolved)."""
+    tree = ast.parse(path.read_text())
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module.startswith("slabcalc"):
+                found.add(module)
+                found.update(f"{module}.{a.name}" for a in node.names)      # "from pkg import module"
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("slabcalc"))
+    known = modules()
+    return {m for m in found if m in known and m != name}
+
+
+def layer(module: str) -> tuple[str, int | None]:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "slabcalc", None
+    return parts[1], LAYER.get(parts[1])
+
+
+def test_layers_import_only_downwards():
+    wrong = []
+    for name, path in modules().items():
+        package, level = layer(name)
+        if level is None:            # slabcalc/__init__.py, __main__: the library's front door
+            continue
+        for other in imports(name, path):
+            their_package, theirs = layer(other)
+            if their_package != package and (theirs is None or theirs >= level):
+                wrong.append(f"{name} imports {other}")
+    assert wrong == []
+
+
+def test_the_model_reads_nothing_and_prints_nothing():
+    for name, path in modules().items():
+        if name.startswith("slabcalc.model"):
+            text = path.read_text()
+            assert "click" not in text and "print(" not in text, name
+            # the profile loader alone reads files: the release rules, shipped or the operator's
+            assert name == "slabcalc.model.profile" or "open(" not in text, name
+
+
+def test_only_the_command_line_imports_click():
+    users = sorted(name for name, path in modules().items()
+                   if "import click" in path.read_text() or "from click" in path.read_text())
+    assert users and all(name.startswith("slabcalc.cli") for name in users), users
+
+
+def test_the_module_import_graph_has_no_cycle():
+    graph = {name: imports(name, path) for name, path in modules().items()}
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(node, trail):
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append(" -> ".join(trail[trail.index(nxt):] + [nxt]) if nxt in trail else f"{node} -> {nxt}")
+            elif nxt not in state:
+                visit(nxt, trail + [nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    # a package's __init__ importing its own modules is how packages are made, not a cycle of design
+    cycles = [c for c in cycles if not all(part.startswith("slabcalc.cli") for part in c.split(" -> "))]
+    assert cycles == []
+
+
+def test_modules_are_short_or_say_why():
+    long = []
+    for name, path in modules().items():
+        lines = path.read_text().count("\n")
+        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+        if name.startswith("slabcalc.cli.commands.") and lines > COMMAND:
+            long.append(f"{name}: {lines} lines, a command's module is at most {COMMAND}")
+        elif lines > LONG and "is long because" not in doc:
+            long.append(f"{name}: {lines} lines and no 'is long because' at its top")
+    assert long == []
