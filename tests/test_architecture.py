@@ -120,3 +120,20 @@ def test_modules_are_short_or_say_why():
         elif lines > LONG and "is long because" not in doc:
             long.append(f"{name}: {lines} lines and no 'is long because' at its top")
     assert long == []
+
+
+def test_no_release_number_is_compared_outside_the_profile_loader():
+    """Release rules are data: code reads a profile's fields, never ``if release >= 1.6.24``."""
+    found = []
+    for name, path in modules().items():
+        if name == "slabcalc.model.profile":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "release_key":
+                found.append(f"{name}:{node.lineno} release_key()")
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(getattr(s, "attr", None) == "release" for s in sides) and \
+                        any(isinstance(s, ast.Constant) and isinstance(s.value, str) for s in sides):
+                    found.append(f"{name}:{node.lineno} compares a release with a literal")
+    assert found == []

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from slabcalc.model.classes import SlabClass, slab_classes
-from slabcalc.model.profile import bundled_segments, load_profile, release_key
+from slabcalc.model.profile import load_profile, other_segments
 from slabcalc.model.settings import Refused, Settings, configure
 
 
@@ -73,16 +73,10 @@ def _words(argv: Sequence[str], other: Sequence[str]) -> str:
 def elsewhere(settings: Settings) -> tuple[Elsewhere, ...]:
     """Runs of releases in ``settings``' line where its argv builds other classes or is refused."""
     p = settings.profile
-    if not p.source.startswith("bundled"):
-        return ()
     argv = settings.as_argv()
     classes = slab_classes(settings)
-    mine = release_key(p.release)
     found: list[Elsewhere] = []
-    for segment in bundled_segments():
-        first, last = release_key(segment.first), release_key(segment.last)
-        if first > last or first <= mine <= last or not (release_key(p.first) <= first <= release_key(p.last)):
-            continue
+    for segment in other_segments(p):
         other = load_profile(segment.first, p.bits)
         refused = shape = None
         try:

@@ -310,6 +310,17 @@ def bundled_segments() -> list[Segment]:
     return segments
 
 
+def other_segments(profile: "Profile") -> list[Segment]:
+    """The runs of releases in ``profile``'s line other than its own release's (oldest first);
+    none for a profile from a file."""
+    if not profile.source.startswith("bundled"):
+        return []
+    mine, first, last = release_key(profile.release), release_key(profile.first), release_key(profile.last)
+    return [s for s in bundled_segments()
+            if release_key(s.first) <= release_key(s.last) and first <= release_key(s.first) <= last
+            and not release_key(s.first) <= mine <= release_key(s.last)]
+
+
 def resolved_rules(spec: str | None = None) -> dict:
     """The rules ``load_profile(spec)`` reads, as one mapping: a line merged with its changes
     up to the release, or a user file merged onto its base (``slabcalc profiles show``)."""
