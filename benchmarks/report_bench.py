@@ -26,7 +26,6 @@ import argparse
 import csv
 import os
 import random
-import resource
 import subprocess
 import sys
 import time

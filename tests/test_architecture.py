@@ -7,6 +7,7 @@ Layers, lowest first (a module may import its own package and the layers below i
     model, allocators          memcached's rules; other allocators' classes
     engines, inputs            replays; readers at the edge
     analysis                   reports, plans, stats, the optimizer
+    records                    the JSON documents and summary lines of the commands
     cli                        the command line
 """
 
@@ -16,7 +17,7 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "slabcalc"
-LAYER = {"errors": 0, "model": 1, "allocators": 1, "engines": 2, "inputs": 2, "analysis": 3, "cli": 4}
+LAYER = {"errors": 0, "model": 1, "allocators": 1, "engines": 2, "inputs": 2, "analysis": 3, "records": 4, "cli": 5}
 LONG = 400          # lines; a longer module says why at its top
 COMMAND = 160       # lines of a command's own module
 
@@ -71,6 +72,15 @@ def test_layers_import_only_downwards():
             if their_package != package and (theirs is None or theirs >= level):
                 wrong.append(f"{name} imports {other}")
     assert wrong == []
+
+
+def test_records_are_not_made_in_the_model_or_the_engines():
+    """The JSON documents live in records/, not beside the rules (``*_record`` functions)."""
+    found = [f"{name}.{node.name}" for name, path in modules().items()
+             if name.startswith(("slabcalc.model", "slabcalc.engines", "slabcalc.analysis"))
+             for node in ast.parse(path.read_text()).body
+             if isinstance(node, ast.FunctionDef) and node.name.endswith(("_record", "_records"))]
+    assert found == []
 
 
 def test_the_model_reads_nothing_and_prints_nothing():

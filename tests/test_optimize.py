@@ -28,11 +28,11 @@ from slabcalc.analysis.optimize import (
     search_n_f,
     settings_for,
     split,
-    verdict,
 )
 from slabcalc.analysis.report import build_report
 from slabcalc.inputs.items import Item
 from slabcalc.model.settings import Refused
+from slabcalc.records.optimize import verdict
 
 MODERN = configure(load_profile("1.6.18"), [])                 # one page length for every class
 PER_CLASS = configure(load_profile("1.4.27"), ["-I", "1024"])   # pages of chunk_size * perslab, 1 KiB

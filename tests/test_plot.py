@@ -92,8 +92,9 @@ def test_simulate_memory_records_split_each_class_page_bytes() -> None:
     import io
 
     from slabcalc import configure, load_profile
-    from slabcalc.engines.simulate import memory_records, simulate
+    from slabcalc.engines.simulate import simulate
     from slabcalc.inputs.workload import read_workload
+    from slabcalc.records.simulate import memory_records
 
     settings = configure(load_profile("1.6.18"), ["-m", "2", "-o", "no_modern"])
     ops, _ = read_workload(io.StringIO("time,key,value_size\n0,a,100\n0,b,100\n0,c,5000\n"), "w.csv")
@@ -107,7 +108,8 @@ def test_simulate_memory_records_split_each_class_page_bytes() -> None:
 
 def test_the_global_page_pool_is_a_bar_of_its_own(tmp_path):
     # a saved 1.6 reading whose automover put pages in the global page pool (class 0 in stats' records)
-    from slabcalc.analysis.stats import analyse, class_records, parse_dump
+    from slabcalc.analysis.stats import analyse, parse_dump
+    from slabcalc.records.stats import class_records
 
     path = ROOT / "tests" / "data" / "stats" / "pairs" / "1.6.18-healed-after.txt"
     node = analyse(parse_dump([(str(path), path.read_text())]))

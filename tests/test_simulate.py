@@ -22,8 +22,8 @@ from slabcalc.engines.simulate import (
     describe_model,
     lru_mode,
     simulate,
-    simulation_record,
 )
+from slabcalc.records.simulate import simulation_record
 
 COMPAT = ["-o", "no_modern"]
 PER_PAGE_4 = 5461

@@ -214,28 +214,6 @@ def now_findings(span: Interval) -> list[str]:
     return lines
 
 
-def interval_record(span: Interval) -> dict:
-    """The JSON of an interval: per class rates (per second, two decimals) and the node's deltas."""
-    s = span.seconds
-
-    def rate(count):
-        return None if count is None else round(count / s, 2)
-
-    return {
-        "seconds": s,
-        "slabs_moved": span.slabs_moved,
-        "evictions": span.evictions,
-        "slab_global_page_pool": span.pool_pages,
-        "automove": span.automove,
-        "classes": [{"class": c.id, "pages": c.pages, "pages_delta": c.pages_delta, "free_chunks": c.free_chunks,
-                     "evicted": c.evicted, "evicted_per_s": rate(c.evicted), "outofmemory": c.outofmemory,
-                     "cmd_set": c.sets, "cmd_set_per_s": rate(c.sets), "age": c.age,
-                     "evicted_time": c.evicted_time, "reclaimed": c.reclaimed,
-                     "crawler_reclaimed": c.crawler_reclaimed} for c in span.classes],
-        "findings": now_findings(span),
-    }
-
-
 def unreclaimed(node: NodeStats, listed: Mapping[int, int]) -> tuple[int, int] | None:
     """``(items, bytes)`` that ``stats items`` counts but a metadump did not list (``listed`` per class):
     expired items not yet reclaimed, at one chunk each (chunked items: their largest-class chunk)."""

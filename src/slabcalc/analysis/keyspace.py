@@ -86,17 +86,3 @@ def breakdown(settings: Settings, named: Iterable[tuple[str, Item, int]], group_
         result.append(Group(name, report.items, report.too_large, report.total("requested_bytes"),
                             report.total("used_bytes")))
     return sorted(result, key=lambda g: (-g.used_bytes, -g.items, g.name))
-
-
-def group_records(groups: list[Group]) -> list[dict]:
-    used = sum(g.used_bytes for g in groups)
-    return [{
-        "group": g.name,
-        "items": g.items,
-        "too_large": g.too_large,
-        "requested_bytes": g.requested_bytes,
-        "used_bytes": g.used_bytes,
-        "chunk_waste": g.chunk_waste,
-        "waste_pct": round(100.0 * g.chunk_waste / g.used_bytes, 2) if g.used_bytes else 0.0,
-        "memory_pct": round(100.0 * g.used_bytes / used, 2) if used else 0.0,
-    } for g in groups]

@@ -166,19 +166,3 @@ def planned_process(report, overhead: Overhead = Overhead(), fill: Fraction = Fr
     hash_bytes = pointer << hashpower
     peak = hash_bytes + (hash_bytes // 2 if hashpower > start else 0)
     return ProcessMemory(limit_mb, items, slab, hashpower, hash_bytes, peak, overhead.on(slab + hash_bytes))
-
-
-def process_record(memory: ProcessMemory) -> dict:
-    """Stable JSON fields of the whole-process figures."""
-    return {
-        "memory_limit_mb": memory.memory_limit_mb,
-        "items": memory.items,
-        "slab_bytes": memory.slab_bytes,
-        "overshoot_bytes": memory.overshoot,
-        "hashpower": memory.hashpower,
-        "hash_bytes": memory.hash_bytes,
-        "hash_peak_bytes": memory.hash_peak_bytes,
-        "overhead_bytes": memory.overhead,
-        "process_bytes": memory.total,
-        "limit_headroom_bytes": memory.limit_headroom,
-    }

@@ -99,8 +99,8 @@ def _plan_rules(deploy):
 
 def add_plan(record, plan):
     """Whole-process lines in the summary, and the plan's JSON fields."""
-    from slabcalc.analysis.keyspace import group_records
-    from slabcalc.analysis.process import MIB, process_record
+    from slabcalc.analysis.process import MIB
+    from slabcalc.records.report import group_records, process_record
 
     m = plan["process"]
     record["process"] = process_record(m)
@@ -115,7 +115,7 @@ def add_plan(record, plan):
     if m.limit_bytes:
         summary["headroom"] = (f"{m.limit_headroom} bytes ({100.0 * m.limit_headroom / m.limit_bytes:.2f}%) "
                                f"of -m {m.memory_limit_mb} free")
-    from slabcalc.analysis.deploy import plan_record
+    from slabcalc.records.plan import plan_record
 
     if plan["node_plan"] is not None:
         record["nodes"] = plan_record(plan["node_plan"])
@@ -128,8 +128,8 @@ def add_plan(record, plan):
 
 
 def print_plan(plan, fmt):
-    from slabcalc.analysis.deploy import plan_lines, plan_record
     from slabcalc.analysis.process import MIB
+    from slabcalc.records.plan import plan_lines, plan_record
 
     plans = [p for p in (plan["node_plan"], plan["needed"]) if p is not None]
     if plans:
@@ -151,7 +151,7 @@ def print_plan(plan, fmt):
                                    f"each runs -m {m.memory_limit_mb} and takes {m.total} bytes of {room}"))
             click.echo("\n".join(output.note(line) for line in plan_lines(needed, plan["keys"])))
     if plan["groups"] is not None:
-        from slabcalc.analysis.keyspace import group_records
+        from slabcalc.records.report import group_records
 
         click.echo()
         click.echo(output.render_rows(group_records(plan["groups"]), GROUP_COLUMNS, fmt,

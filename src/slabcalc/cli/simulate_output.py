@@ -9,7 +9,7 @@ from slabcalc.cli.tables import MOVED_COLUMNS, SIMULATE_COLUMNS, TIMELINE_COLUMN
 
 
 def print_simulation(result, record, fmt):
-    from slabcalc.engines.simulate import finding_lines
+    from slabcalc.records.simulate import finding_lines
 
     if fmt == "json":
         click.echo(output.render_json(record))

@@ -9,8 +9,7 @@ from slabcalc.cli.tables import NOW_COLUMNS, STATS_COLUMNS, STATS_ESSENTIAL, STA
 
 
 def print_stats(nodes, failed, samples, fmt, pool, spans=None):
-    from slabcalc.analysis.diagnosis import interval_record
-    from slabcalc.analysis.stats import class_records, node_totals, pool_totals, stats_record
+    from slabcalc.records.stats import class_records, interval_record, node_totals, pool_totals, stats_record
 
     spans = spans or {}
     sampled = {name: _sample_report(node, *samples[node.node]) for node in nodes
@@ -63,8 +62,9 @@ def _sample_report(node, reason, lines, limit):
     """``--sample-items``: the sampled sizes modelled under the node's settings (record, summary line)."""
     import io
 
-    from slabcalc.analysis.report import build_report, report_record
+    from slabcalc.analysis.report import build_report
     from slabcalc.inputs.items import InputError, read_items
+    from slabcalc.records.report import report_record
 
     if reason is not None:
         return {"error": reason}, f"sample: none (the server said {reason!r})"

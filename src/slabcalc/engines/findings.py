@@ -28,17 +28,6 @@ def finding(rows: Sequence[ClassResult], peak, totals: Totals) -> Finding | None
                    peak[2], totals.pages_moved, totals.global_page_pool)
 
 
-def finding_record(f: Finding | None) -> dict | None:
-    if f is None:
-        return None
-    return {
-        "evicting_classes": list(f.evicting), "evicted": f.evicted, "free_bytes": f.free_bytes,
-        "expired_bytes": f.expired_bytes, "idle_bytes": f.idle_bytes, "holding_classes": list(f.holders),
-        "peak_free_bytes": f.peak_free_bytes, "peak_time": f.peak_time, "peak_class": f.peak_class,
-        "pages_moved": f.pages_moved, "global_page_pool": f.pool_pages,
-    }
-
-
 def why(model: Model, pages_moved: int) -> str:
     """Why pages did (not) follow the evictions, from what ran -- never a cause the setup rules out."""
     if model.automove == 1:
@@ -53,24 +42,6 @@ def why(model: Model, pages_moved: int) -> str:
     else:
         text = "no page moves (slab_automove=0 or no slab_reassign): a page serves its first class for good"
     return text + "; a chunk freed by expiry or delete is reused only by its own class"
-
-
-def finding_lines(f: Finding | None, model: Model, pages_moved: int = 0) -> list[tuple[str, str]]:
-    """The calcification finding as (field, text) lines for a report."""
-    if f is None:
-        return [("calcification", "none: no class evicted while another held free chunks or expired items")]
-    plural = "es" if len(f.evicting) > 1 else ""
-    holders = ", ".join(map(str, f.holders[:5])) + (" ..." if len(f.holders) > 5 else "")
-    lines = [("calcification",
-              f"class{plural} {', '.join(map(str, f.evicting))} evicted {f.evicted} items while "
-              + (f"class{'es' if len(f.holders) > 1 else ''} {holders}" if f.holders else "other classes")
-              + f" held {f.idle_bytes} bytes ({f.idle_bytes / (1 << 20):.2f} MiB) at the end: "
-              f"{f.free_bytes} in free chunks, {f.expired_bytes} in expired items")]
-    if f.peak_free_bytes:
-        lines.append(("calcification peak", f"class {f.peak_class} evicted at t={_number(f.peak_time)} while "
-                                             f"other classes had {f.peak_free_bytes} bytes in free chunks"))
-    lines.append(("why", why(model, pages_moved)))
-    return lines
 
 
 def _number(value: float | None) -> str:

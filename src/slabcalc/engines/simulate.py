@@ -21,13 +21,12 @@ from typing import Iterable, Sequence
 
 from slabcalc.engines.background import Background, SimulationError, background_for, check_replayable, with_lru
 from slabcalc.engines.engine import DELETE, GET, OP_NAMES, SET, TOUCH, Engine
-from slabcalc.engines.findings import finding_lines, finding_record
 from slabcalc.engines.results import ClassResult, Finding, Model, Simulation, TimelineRow, Totals
 from slabcalc.model.settings import Settings
 
 __all__ = ["SET", "GET", "DELETE", "TOUCH", "OP_NAMES", "SimulationError", "Model", "ClassResult", "Totals",
            "Finding", "TimelineRow", "Simulation", "Background", "background_for", "lru_mode", "describe_model",
-           "simulate", "finding_lines", "simulation_record", "memory_records"]
+           "simulate"]
 
 
 def lru_mode(settings: Settings, suboptions: Sequence[str] | None = None) -> str:
@@ -87,104 +86,3 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
 
 
 # -- records (the stable JSON contract) --------------------------------------------
-
-CLASS_FIELDS = ("class", "chunk_size", "pages", "items", "evicted", "reclaimed", "crawler_reclaimed", "outofmemory",
-                "hits", "misses", "used_chunks", "free_chunks", "expired_items", "free_bytes", "expired_bytes",
-                "evicted_nonzero", "evicted_unfetched", "expired_unfetched", "pages_moved_in", "pages_moved_out",
-                "number_hot", "number_warm", "number_cold")
-
-
-def class_record(r: ClassResult) -> dict:
-    c = r.slab_class
-    return {
-        "class": c.id,
-        "chunk_size": c.chunk_size,
-        "pages": r.pages,
-        "items": r.items,
-        "evicted": r.evicted,
-        "reclaimed": r.reclaimed,
-        "crawler_reclaimed": r.crawler_reclaimed,
-        "outofmemory": r.outofmemory,
-        "hits": r.hits,
-        "misses": r.misses,
-        "used_chunks": r.used_chunks,
-        "free_chunks": r.free_chunks,
-        "expired_items": r.expired_items,
-        "free_bytes": r.free_chunks * c.chunk_size,
-        "expired_bytes": r.expired_bytes,
-        "evicted_nonzero": r.evicted_nonzero,
-        "evicted_unfetched": r.evicted_unfetched,
-        "expired_unfetched": r.expired_unfetched,
-        "pages_moved_in": r.moved_in,
-        "pages_moved_out": r.moved_out,
-        "number_hot": r.number_hot,
-        "number_warm": r.number_warm,
-        "number_cold": r.number_cold,
-    }
-
-
-def totals_record(t: Totals) -> dict:
-    return {
-        "ops": t.ops, "sets": t.sets, "gets": t.gets, "hits": t.hits, "misses": t.misses,
-        "deletes": t.deletes, "delete_hits": t.delete_hits, "touches": t.touches, "touch_hits": t.touch_hits,
-        "stored": t.stored, "too_large": t.too_large, "chunk_failures": t.chunk_failures,
-        "outofmemory": t.outofmemory, "evicted": t.evicted, "reclaimed": t.reclaimed,
-        "crawler_reclaimed": t.crawler_reclaimed, "get_expired": t.get_expired, "curr_items": t.curr_items,
-        "total_items": t.total_items, "total_malloced": t.total_malloced, "pages": t.pages,
-        "slabs_moved": t.pages_moved, "slab_global_page_pool": t.global_page_pool,
-        "slab_reassign_rescues": t.slab_reassign_rescues,
-        "slab_reassign_evictions_nomem": t.slab_reassign_evictions_nomem,
-        "slab_reassign_inline_reclaim": t.slab_reassign_inline_reclaim,
-        "slab_reassign_chunk_rescues": t.slab_reassign_chunk_rescues,
-    }
-
-
-def _clean(value: float | None):
-    """A whole number of seconds as an int (``3``, not ``3.0``)."""
-    return int(value) if value is not None and float(value).is_integer() else value
-
-
-def memory_records(sim: Simulation) -> list[dict]:
-    """Each class's page bytes at the end, split into used chunks and free page bytes (the unused
-    chunks and the page tails); the item bytes inside chunks are not tracked (``None``)."""
-    rows = [{"class": r.slab_class.id, "requested_bytes": None, "chunk_waste": None,
-             "used_bytes": r.used_chunks * r.slab_class.chunk_size,
-             "free_bytes": r.pages * r.page_length - r.used_chunks * r.slab_class.chunk_size}
-            for r in sim.classes if r.pages]
-    if sim.totals.global_page_pool:
-        rows.append({"class": 0, "requested_bytes": None, "chunk_waste": None, "used_bytes": 0,
-                     "free_bytes": sim.totals.global_page_pool * sim.settings.slab_page_size})
-    return rows
-
-
-def timeline_record(row: TimelineRow) -> dict:
-    return {"time": _clean(row.time), "class": row.class_id, "pages": row.pages, "items": row.items,
-            "evicted": row.evicted, "evicted_total": row.evicted_total}
-
-
-def model_record(model: Model) -> dict:
-    return {"release": model.release, "lru": model.lru, "exact": model.exact, "text": model.text,
-            "slab_automove": model.automove, "lru_maintainer": model.maintainer, "lru_crawler": model.crawler,
-            "slab_automove_window": model.automove_window, "slab_automove_ratio": model.automove_ratio}
-
-
-def simulation_record(sim: Simulation, accounting=None) -> dict:
-    """The stable JSON contract of ``slabcalc simulate``."""
-    from slabcalc.model.settings import settings_record
-
-    record = {
-        "settings": settings_record(sim.settings),
-        "model": model_record(sim.model),
-        "classes": [class_record(r) for r in sim.classes],
-        "totals": totals_record(sim.totals),
-        "calcification": finding_record(sim.finding),
-        "end_time": _clean(sim.end_time),
-    }
-    if accounting is not None:
-        record["input"] = {"source": accounting.source, "format": accounting.format, "rows": accounting.rows,
-                           "rejected": accounting.rejected,
-                           "rejections": [{"line": r.line, "reason": r.reason, "text": r.text}
-                                          for r in accounting.first_rejections]}
-    if sim.timeline:
-        record["timeline"] = [timeline_record(r) for r in sim.timeline]
-    return record

@@ -136,18 +136,3 @@ def describe_classes(settings: Settings, classes: Sequence[SlabClass] | None = N
         if max_data is not None:
             previous_max = max(max_data, previous_max or 0)
     return tuple(rows)
-
-
-def class_record(info: ClassInfo) -> dict:
-    """The stable JSON contract of one ``slabcalc classes`` row."""
-    c = info.slab_class
-    return {
-        "class": c.id,
-        "chunk_size": c.chunk_size,
-        "perslab": c.perslab,
-        "max_data": info.max_data,
-        "min_data": info.min_data,
-        "page_length": info.page_length,
-        "page_unused": info.page_unused,
-        "duplicate_of": info.duplicate_of,
-    }

@@ -121,29 +121,3 @@ def _chunks(settings: Settings, classes: Sequence[SlabClass], item: ItemSize) ->
         chunks.append(Chunk(role, home.id, home.chunk_size, size))
         remaining -= size - p.chunk_header
     return tuple(chunks)
-
-
-def placement_record(placement: Placement) -> dict:
-    """The stable JSON contract of ``slabcalc place`` (field names never change)."""
-    item = placement.item
-    home = placement.lru_class
-    return {
-        "key_length": item.key_length,
-        "value_length": item.value_length,
-        "flags": item.flags,
-        "header": item.header,
-        "cas": item.cas,
-        "key": item.key,
-        "suffix": item.suffix,
-        "value": item.value,
-        "item_size": item.total,
-        "status": placement.status,
-        "class": home.id if home else None,
-        "chunk_size": home.chunk_size if home else None,
-        "memory": placement.memory if placement.chunks else None,
-        "waste": placement.waste,
-        "waste_pct": None if placement.waste_pct is None else round(placement.waste_pct, 2),
-        "spare_value_bytes": placement.spare_value_bytes,
-        "chunks": [{"role": c.role, "class": c.class_id, "chunk_size": c.chunk_size,
-                    "requested": c.requested, "waste": c.waste} for c in placement.chunks],
-    }

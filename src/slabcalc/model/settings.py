@@ -362,22 +362,3 @@ def _parse_slab_chunk_max(p: Profile, text: str | None, printed: list[str]) -> i
 def with_overrides(settings: Settings, **changes) -> Settings:
     """A copy of ``settings`` with some fields replaced (e.g. ``use_cas=False``)."""
     return replace(settings, **changes)
-
-
-def settings_record(settings: Settings) -> dict:
-    """The settings as JSON output reports them (memcached's ``stats settings`` names)."""
-    p = settings.profile
-    return {
-        "release": p.release,
-        "bits": p.bits,
-        "chunk_size": settings.chunk_size,
-        "growth_factor": settings.factor,
-        "item_size_max": settings.item_size_max,
-        "maxbytes": settings.maxbytes,
-        "cas_enabled": settings.use_cas,
-        "slab_chunk_max": settings.slab_chunk_max,
-        "slab_page_size": settings.slab_page_size,
-        "slab_reassign": settings.slab_reassign,
-        "slab_sizes": list(settings.slab_sizes) if settings.slab_sizes else None,
-        "memcached_args": settings.as_argv(),
-    }

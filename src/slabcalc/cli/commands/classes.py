@@ -28,8 +28,8 @@ def classes(settings, fmt, allocator):
     \b
     Python: describe_classes(configure(load_profile(RELEASE), ARGS))
     """
-    from slabcalc.model.classes import class_record, describe_classes, vv_lines
-    from slabcalc.model.settings import settings_record
+    from slabcalc.model.classes import describe_classes, vv_lines
+    from slabcalc.records.model import class_record, settings_record
 
     if allocator is not None:
         return _allocator_classes(settings, allocator, fmt)

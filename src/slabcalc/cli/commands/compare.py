@@ -41,9 +41,10 @@ def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator
     Python: compare(settings, read_items(...)[0], CompareOptions(...))
     """
     from slabcalc.allocators.varnish import VarnishObject
-    from slabcalc.analysis.compare import CompareOptions, comparison_record
+    from slabcalc.analysis.compare import CompareOptions
     from slabcalc.analysis.compare import compare as compare_stores
     from slabcalc.inputs.items import read_items
+    from slabcalc.records.compare import comparison_record
 
     settings = settings_from(**model)
     if fetch_chunksize < 4096:

@@ -45,8 +45,8 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
     Python: optimize(settings, read_items(...)[0], memory_limit=..., max_classes=...)
     """
     from slabcalc.analysis.optimize import optimize as run
-    from slabcalc.analysis.optimize import optimum_record
     from slabcalc.inputs.items import read_items
+    from slabcalc.records.optimize import optimum_record
 
     settings = settings_from(**model)
     limit = settings.memory_limit

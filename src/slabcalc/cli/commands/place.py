@@ -28,9 +28,10 @@ def place(settings, key_length, value_length, flags, fmt):
     \b
     Python: place(settings, key_length, value_length, flags)
     """
-    from slabcalc.model.placement import Unplaceable, placement_record
+    from slabcalc.model.placement import Unplaceable
     from slabcalc.model.placement import place as place_item
-    from slabcalc.model.settings import settings_record, with_overrides
+    from slabcalc.model.settings import with_overrides
+    from slabcalc.records.model import placement_record, settings_record
 
     try:
         record = placement_record(place_item(settings, key_length, value_length, flags))

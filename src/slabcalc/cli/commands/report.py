@@ -63,7 +63,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     say_rejected(accounting)
     _print_report(base, accounting, others, fmt, plan)
     if plot:
-        from slabcalc.analysis.report import report_record
+        from slabcalc.records.report import report_record
 
         draw("plot_classes", report_record(base, accounting)["classes"], plot)
 
@@ -84,7 +84,7 @@ def _vs_settings(settings, model, text):
 
 
 def _print_report(base, accounting, others, fmt, plan=None):
-    from slabcalc.analysis.report import report_record
+    from slabcalc.records.report import report_record
 
     record = report_record(base, accounting, others)
     if plan is not None:

@@ -46,8 +46,9 @@ def simulate_command(file, key_length, strict, every, uptime, plot, fmt, **model
     \b
     Python: simulate(settings, read_workload(...)[0], boot=uptime)
     """
-    from slabcalc.engines.simulate import SimulationError, background_for, describe_model, simulate, simulation_record
+    from slabcalc.engines.simulate import SimulationError, background_for, describe_model, simulate
     from slabcalc.inputs.workload import read_workload
+    from slabcalc.records.simulate import simulation_record
 
     settings = settings_from(**model)
     try:
@@ -63,6 +64,6 @@ def simulate_command(file, key_length, strict, every, uptime, plot, fmt, **model
     if plot and "timeline" in record:
         draw("plot_timeline", [{**row, "evicted": row["evicted_total"]} for row in record["timeline"]], plot)
     elif plot:
-        from slabcalc.engines.simulate import memory_records
+        from slabcalc.records.simulate import memory_records
 
         draw("plot_classes", memory_records(result), plot)

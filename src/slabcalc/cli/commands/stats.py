@@ -123,7 +123,7 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, p
         print_stats(nodes, failed, samples, fmt, pool=bool(files) + len(servers) > 1, spans=spans)
         measured(_stats_measure(nodes))
         if plot:
-            from slabcalc.analysis.stats import class_records
+            from slabcalc.records.stats import class_records
 
             draw("plot_classes", [r for n in nodes for r in class_records(n)], plot)
     return 1 if failed else 0
@@ -132,7 +132,7 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, p
 def _stats_measure(nodes):
     """The gate's figures of ``stats``: the pool's waste, and the largest node's slab pages plus
     hash table (``hash_bytes``)."""
-    from slabcalc.analysis.stats import node_totals
+    from slabcalc.records.stats import node_totals
 
     pages = requested = 0
     memory = []

@@ -1,0 +1,71 @@
+"""The JSON of ``slabcalc optimize``: baseline, candidates (with the release their flags are for), best and the verdict."""
+
+from __future__ import annotations
+
+from slabcalc.analysis.advice import class_cap_trap, elsewhere
+from slabcalc.analysis.optimize import GAIN_THRESHOLD_PCT, Candidate, Optimum
+
+
+def _candidate_record(opt: Optimum, c: Candidate) -> dict:
+    rep = c.report
+    record = {
+        "space": c.space,
+        "flags": c.flags,
+        "page_bytes": c.page_bytes,
+        "pages": rep.total("pages"),
+        "waste_pct": round(rep.waste_pct, 2),
+        "capacity": rep.capacity.items if rep.capacity else None,
+        "classes_used": len(rep.classes),
+        "gain_pct": round(opt.gain_pct(c), 2),
+        "memcached_args": rep.settings.as_argv(),
+        "release": rep.settings.profile.release,
+        "elsewhere": [] if not c.flags else [
+            {"releases": e.releases, "refused": e.refused, "classes": e.classes, "flags": e.flags}
+            for e in elsewhere(rep.settings)],
+        "class_cap": class_cap_trap(rep.settings),
+    }
+    if c.held_out is not None:
+        held = c.held_out
+        record["held_out"] = {
+            "page_bytes": held.total("page_bytes"),
+            "waste_pct": round(held.waste_pct, 2),
+            "capacity": held.capacity.items if held.capacity else None,
+            "gain_pct": round(opt.held_out_gain_pct(c), 2),
+        }
+    return record
+
+
+def verdict(opt: Optimum) -> dict:
+    """Why ``best`` is best: the gain it goes by (held-out or not), and the more complex candidate
+    it was preferred to, when one gained more but within the margin."""
+    best = opt.best
+    if best is None:
+        return {"gain_pct": None, "on": None, "preferred_to": None, "margin_pct": GAIN_THRESHOLD_PCT}
+    firsts = [c for c in opt.candidates if c is opt.first_of(c.space)]
+    top = max(firsts, key=opt.verdict_gain)
+    return {"gain_pct": round(opt.verdict_gain(best), 2),
+            "on": "held_out" if opt.held_out_gain_pct(best) is not None else "items",
+            "preferred_to": None if top is best or opt.verdict_gain(top) <= opt.verdict_gain(best) else
+            {"space": top.space, "flags": top.flags, "gain_pct": round(opt.verdict_gain(top), 2),
+             "why": "class_cap" if class_cap_trap(top.report.settings) else "simpler"},
+            "margin_pct": GAIN_THRESHOLD_PCT}
+
+
+def optimum_record(opt: Optimum) -> dict:
+    """The stable JSON contract of ``slabcalc optimize``."""
+    from slabcalc.records.model import settings_record
+
+    base = _candidate_record(opt, opt.baseline)
+    best = opt.best
+    record = {
+        "settings": settings_record(opt.baseline.report.settings),
+        "objective": "capacity" if opt.memory_limit is not None else "page_bytes",
+        "baseline": base,
+        "candidates": [_candidate_record(opt, c) for c in opt.candidates],
+        "best": _candidate_record(opt, best) if best else None,
+        "verdict": verdict(opt),
+        "defaults_fine": opt.defaults_fine,
+        "validate": opt.validate,
+        "seed": opt.seed,
+    }
+    return record

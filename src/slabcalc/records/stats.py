@@ -1,0 +1,127 @@
+"""The JSON of ``slabcalc stats``: classes (the global page pool as class 0), totals, nodes, findings."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from slabcalc.analysis.diagnosis import Interval, now_findings
+from slabcalc.analysis.stats import NodeStats, calcification, findings
+
+CLASS_FIELDS = ("node", "class", "chunk_size", "perslab", "pages", "page_bytes", "used_chunks", "used_bytes",
+                "requested_bytes", "chunk_waste", "free_chunks", "free_bytes", "items", "evicted", "outofmemory",
+                "memory_pct", "evicted_pct")
+
+
+TOTAL_FIELDS = ("pages", "page_bytes", "used_chunks", "used_bytes", "requested_bytes", "chunk_waste",
+                "free_chunks", "free_bytes", "items", "evicted", "outofmemory")
+
+
+def class_records(node: NodeStats) -> list[dict]:
+    """One record per class; then, when pages sit in it, the global page pool as class 0
+    (memcached's SLAB_GLOBAL_PAGE_POOL): pages that hold nothing, taken by the next class to grow."""
+    pool_bytes = node.pool_bytes
+    page_bytes = (node.total("page_bytes") or 0) + pool_bytes
+    evicted = node.total("evicted")
+    records = []
+    for c in node.classes:
+        records.append({
+            "node": node.node, "class": c.id, "chunk_size": c.chunk_size, "perslab": c.perslab,
+            "pages": c.pages, "page_bytes": c.page_bytes, "used_chunks": c.used_chunks,
+            "used_bytes": c.used_bytes, "requested_bytes": c.requested_bytes, "chunk_waste": c.chunk_waste,
+            "free_chunks": c.free_chunks, "free_bytes": c.free_bytes, "items": c.items,
+            "evicted": c.evicted, "outofmemory": c.outofmemory,
+            "memory_pct": round(100.0 * c.page_bytes / page_bytes, 2) if page_bytes else 0.0,
+            "evicted_pct": (round(100.0 * c.evicted / evicted, 2) if evicted else 0.0)
+            if c.evicted is not None else None,
+        })
+    if pool_bytes:
+        records.append({
+            "node": node.node, "class": 0, "chunk_size": None, "perslab": None, "pages": node.pool_pages,
+            "page_bytes": pool_bytes, "used_chunks": 0, "used_bytes": 0, "requested_bytes": 0,
+            "chunk_waste": 0, "free_chunks": None, "free_bytes": pool_bytes, "items": 0, "evicted": None,
+            "outofmemory": None, "memory_pct": round(100.0 * pool_bytes / page_bytes, 2), "evicted_pct": None,
+        })
+    return records
+
+
+def node_totals(node: NodeStats) -> dict:
+    """The node's totals; pages, page and free bytes include the global page pool's pages."""
+    totals = {name: node.total(name) for name in TOTAL_FIELDS}
+    pool = node.pool_pages
+    totals["slab_global_page_pool"] = pool
+    if pool:
+        for name, more in (("pages", pool), ("page_bytes", node.pool_bytes), ("free_bytes", node.pool_bytes)):
+            if totals[name] is not None:
+                totals[name] += more
+    general = node.dump.general
+    for name in ("bytes", "curr_items", "limit_maxbytes", "evictions"):
+        totals[name] = int(general[name]) if general.get(name, "").isdigit() else None
+    malloced = node.dump.slab_totals.get("total_malloced", "")
+    totals["total_malloced"] = int(malloced) if malloced.isdigit() else None
+    return totals
+
+
+def pool_totals(totals: Sequence[dict]) -> dict:
+    """Sums over nodes; a field unknown on any node is unknown for the pool."""
+    if not totals:
+        return {}
+    return {name: None if any(t[name] is None for t in totals) else sum(t[name] for t in totals)
+            for name in totals[0]}
+
+
+def node_record(node: NodeStats) -> dict:
+    from slabcalc.records.model import settings_record
+
+    return {
+        "node": node.node,
+        "source": node.dump.source,
+        "version": node.dump.release,
+        "settings": settings_record(node.settings) if node.settings else None,
+        "totals": node_totals(node),
+        "drift": None if node.drift is None else [
+            {"class": d.class_id, "chunk_size": d.chunk_size, "perslab": d.perslab,
+             "model_chunk_size": d.model_chunk_size, "model_perslab": d.model_perslab} for d in node.drift],
+        "calcification": calcification(node),
+        "notes": list(node.notes),
+        "error": None,
+    }
+
+
+def stats_record(nodes: Sequence[NodeStats], failed: Sequence[tuple[str, str]] = (), now: Sequence[str] = ()
+                 ) -> dict:
+    """The stable JSON contract of ``slabcalc stats``: ``classes``, ``totals``, ``nodes``, ``findings``.
+
+    ``failed`` pairs nodes that could not be read with their one-line error; ``now`` names the
+    nodes read twice (see :func:`findings`).
+    """
+    records = [node_record(n) for n in nodes]
+    records += [{"node": name, "error": error} for name, error in failed]
+    return {
+        "classes": [row for n in nodes for row in class_records(n)],
+        "totals": {**pool_totals([r["totals"] for r in records if r.get("error") is None]),
+                   "nodes": len(records), "nodes_down": len(failed)},
+        "nodes": records,
+        "findings": findings(nodes, now),
+    }
+
+
+def interval_record(span: Interval) -> dict:
+    """The JSON of an interval: per class rates (per second, two decimals) and the node's deltas."""
+    s = span.seconds
+
+    def rate(count):
+        return None if count is None else round(count / s, 2)
+
+    return {
+        "seconds": s,
+        "slabs_moved": span.slabs_moved,
+        "evictions": span.evictions,
+        "slab_global_page_pool": span.pool_pages,
+        "automove": span.automove,
+        "classes": [{"class": c.id, "pages": c.pages, "pages_delta": c.pages_delta, "free_chunks": c.free_chunks,
+                     "evicted": c.evicted, "evicted_per_s": rate(c.evicted), "outofmemory": c.outofmemory,
+                     "cmd_set": c.sets, "cmd_set_per_s": rate(c.sets), "age": c.age,
+                     "evicted_time": c.evicted_time, "reclaimed": c.reclaimed,
+                     "crawler_reclaimed": c.crawler_reclaimed} for c in span.classes],
+        "findings": now_findings(span),
+    }
