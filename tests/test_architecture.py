@@ -147,3 +147,22 @@ def test_no_release_number_is_compared_outside_the_profile_loader():
                         any(isinstance(s, ast.Constant) and isinstance(s.value, str) for s in sides):
                     found.append(f"{name}:{node.lineno} compares a release with a literal")
     assert found == []
+
+
+def test_memcached_flags_are_spelled_in_one_place():
+    """memcached's argv is written by ``model.settings.argv_words`` (and ``Settings.as_argv`` through it),
+    and slab_chunk_max's unit converted by ``model.settings.chunk_max_value``: nowhere else outside the
+    command line's own option declarations."""
+    flags = {"-m", "-n", "-f", "-I", "-C", "-o"}
+    found = []
+    for name, path in modules().items():
+        if name.startswith("slabcalc.cli") or name in ("slabcalc.model.settings", "slabcalc.model.profile",
+                                                        "slabcalc"):
+            continue
+        text = path.read_text()
+        if "slab_chunk_max_unit" in text:
+            found.append(f"{name}: converts slab_chunk_max's unit")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.List) and any(isinstance(e, ast.Constant) and e.value in flags for e in node.elts):
+                found.append(f"{name}:{node.lineno} writes memcached flags")
+    assert found == []

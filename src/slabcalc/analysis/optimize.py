@@ -71,7 +71,7 @@ from slabcalc.analysis.report import ClassUsage, Report, build_report, capacity,
 from slabcalc.model.capacity import ChunkShape, mix_capacity
 from slabcalc.model.classes import SlabClass, slab_classes
 from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable
-from slabcalc.model.settings import Refused, Settings, configure
+from slabcalc.model.settings import Refused, Settings, argv_words, chunk_max_value, configure
 
 SPACES = ("n_f", "slab_sizes", "slab_chunk_max")
 GAIN_THRESHOLD_PCT = 1.0          # below this the current flags are fine; within it of the best, the simpler wins
@@ -537,7 +537,8 @@ def search_n_f(settings: Settings, requests: Requests, memory_limit: int | None 
             for n in ns:
                 s = replace(plain, chunk_size=n, factor=f)
                 classes = slab_classes(s)
-                configs.append((Scored(f"-n {n} -f {f:g}", s, page_bytes(s, requests, classes)), classes))
+                flags = " ".join(argv_words(chunk_size=n, factor=f"{f:g}"))
+                configs.append((Scored(flags, s, page_bytes(s, requests, classes)), classes))
         if memory_limit is None:
             return [c for c, _ in configs]
         return _with_capacity(configs, requests, memory_limit, keep, order)
@@ -582,14 +583,17 @@ def search_chunk_max(settings: Settings, distribution, memory_limit: int | None 
     p = settings.profile
     if not p.has_slab_chunk_max:
         return []
-    unit = p.slab_chunk_max_unit
     out = []
     size = CHUNK_MAX_SMALLEST
     while size <= settings.slab_page_size:
-        if size % unit == 0 and size != settings.slab_chunk_max:
-            flags = f"-o slab_chunk_max={size // unit}"
+        try:   # a size the release's unit cannot say is no candidate
+            words = argv_words(suboptions=[f"slab_chunk_max={chunk_max_value(p, size)}"])
+        except ValueError:
+            words = None
+        if words is not None and size != settings.slab_chunk_max:
+            flags = " ".join(words)
             try:
-                candidate = configure(p, settings.as_argv() + ["-o", f"slab_chunk_max={size // unit}"])
+                candidate = configure(p, settings.as_argv() + words)
             except Refused:
                 candidate = None
             if candidate is not None:
@@ -724,7 +728,7 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit:
     p = settings.profile
     if p.slab_sizes is True and requests.sizes:
         answer = best_slab_sizes(settings, requests, max_classes, memory_limit)
-        flags = "-o slab_sizes=" + "-".join(map(str, answer.listed))
+        flags = " ".join(argv_words(suboptions=[_slab_sizes_word(answer.listed)]))
         chosen = settings_for(replace(settings, slab_sizes=None), answer.listed)
         _check_accepted(settings, answer.listed)
         found.append(candidate("slab_sizes", flags, chosen, answer.page_bytes))
@@ -734,9 +738,13 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit:
     return Optimum(baseline, tuple(found), memory_limit, validate, seed if validate is not None else None)
 
 
+def _slab_sizes_word(listed: Sequence[int]) -> str:
+    return "slab_sizes=" + "-".join(map(str, listed))
+
+
 def _check_accepted(settings: Settings, listed: Sequence[int]) -> None:
     """memcached must start with the list (refusals are memcached's own checks)."""
-    argv = replace(settings, slab_sizes=None).as_argv() + ["-o", "slab_sizes=" + "-".join(map(str, listed))]
+    argv = replace(settings, slab_sizes=None).as_argv() + argv_words(suboptions=[_slab_sizes_word(listed)])
     made = configure(settings.profile, argv)
     if made.slab_sizes != tuple(listed):
         raise AssertionError(f"memcached would read slab_sizes as {made.slab_sizes}, not {tuple(listed)}")

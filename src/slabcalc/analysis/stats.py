@@ -178,36 +178,32 @@ def memcached_args(dump: Dump, profile) -> tuple[list[str], list[str]]:
     ``slab_reassign`` and ``inline_ascii_response``.  ``-o slab_sizes`` is
     not printed by any release: only the class table can reveal it.
     """
+    from slabcalc.model.settings import argv_words, chunk_max_value
+
     s = dump.settings
-    args: list[str] = []
     notes: list[str] = []
+    memory = None
     if "maxbytes" in s:
         maxbytes = int(s["maxbytes"])
-        args += ["-m", str(maxbytes // MIB)]
+        memory = maxbytes // MIB
         if maxbytes % MIB:
             notes.append(f"maxbytes {maxbytes} is not whole megabytes")
-    for name, flag in (("chunk_size", "-n"), ("growth_factor", "-f"), ("item_size_max", "-I")):
-        if name in s:
-            args += [flag, s[name]]
-    if s.get("cas_enabled") == "no" and profile.has_cas_option:
-        args.append("-C")
     subopts = []
     if "slab_chunk_max" in s and profile.has_slab_chunk_max:
         chunk_max = int(s["slab_chunk_max"])
         if chunk_max != profile.default_slab_chunk_max:
-            unit = profile.slab_chunk_max_unit
-            subopts.append(f"slab_chunk_max={chunk_max // unit}")
-            if chunk_max % unit:
-                notes.append(f"slab_chunk_max {chunk_max} is not a whole number of "
-                             f"{'kilobytes' if unit == 1024 else 'bytes'}")
+            try:
+                subopts.append(f"slab_chunk_max={chunk_max_value(profile, chunk_max)}")
+            except ValueError as exc:   # no flag of this release says it: the drift check will show
+                notes.append(str(exc))
     for name, on, off in (("slab_reassign", "slab_reassign", "no_slab_reassign"),
                           ("inline_ascii_response", "inline_ascii_resp", "no_inline_ascii_resp")):
         option = {"yes": on, "no": off}.get(s.get(name, ""))
         if option and profile.suboptions.get(option):
             subopts.append(option)
-    if subopts:
-        args += ["-o", ",".join(subopts)]
-    return args, notes
+    return argv_words(memory_mb=memory, chunk_size=s.get("chunk_size"), factor=s.get("growth_factor"),
+                      item_size_max=s.get("item_size_max"),
+                      no_cas=s.get("cas_enabled") == "no" and profile.has_cas_option, suboptions=subopts), notes
 
 
 def resolve_settings(dump: Dump, server_args: Sequence[str] | None = None) -> tuple[Settings | None, list[str]]:

@@ -9,6 +9,7 @@ import click
 
 from slabcalc.cli import output
 from slabcalc.cli.errors import DataError, Refusal
+from slabcalc.model.settings import argv_words, chunk_max_value
 from slabcalc.model.units import parse_size
 
 
@@ -26,26 +27,14 @@ def draw(kind: str, data, path: str) -> None:
 def memcached_argv(profile, slab_min_size, factor, max_item_size, memory_limit, cas, slab_chunk_max,
                     slab_sizes, extra_options) -> list[str]:
     """The command-line flags a real memcached would be started with."""
-    args: list[str] = []
-    if memory_limit is not None:
-        args += ["-m", str(_megabytes(memory_limit))]
-    if slab_min_size is not None:
-        args += ["-n", str(slab_min_size)]
-    if factor is not None:
-        args += ["-f", str(factor)]
-    if max_item_size is not None:
-        args += ["-I", str(max_item_size)]
-    if cas is False:
-        args.append("-C")
     subopts = []
     if slab_chunk_max is not None:
         subopts.append(f"slab_chunk_max={_chunk_max_in_release_unit(profile, slab_chunk_max)}")
     if slab_sizes is not None:
         subopts.append("slab_sizes=" + slab_sizes.replace(",", "-").replace(" ", ""))
-    subopts += extra_options
-    if subopts:
-        args += ["-o", ",".join(subopts)]
-    return args
+    return argv_words(memory_mb=_megabytes(memory_limit) if memory_limit is not None else None,
+                      chunk_size=slab_min_size, factor=factor, item_size_max=max_item_size, no_cas=cas is False,
+                      suboptions=[*subopts, *extra_options])
 
 
 def _megabytes(text: str) -> int:
@@ -71,11 +60,10 @@ def _chunk_max_in_release_unit(profile, text: str) -> str:
         size = parse_size(text)
     except ValueError as exc:
         raise Refusal(f"--slab-chunk-max: {exc}") from None
-    unit = profile.slab_chunk_max_unit
-    if size % unit:
-        raise Refusal(f"--slab-chunk-max: memcached {profile.release} takes slab_chunk_max in "
-                      f"{'kilobytes' if unit == 1024 else 'bytes'}; {text} is not a whole number of them")
-    return str(size // unit)
+    try:
+        return str(chunk_max_value(profile, size))
+    except ValueError as exc:
+        raise Refusal(f"--slab-chunk-max: {exc} ({text})") from None
 
 
 def settings_from(profile, bits, **options):

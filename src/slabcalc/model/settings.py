@@ -78,13 +78,9 @@ class Settings:
     def as_argv(self) -> list[str]:
         """Options that start a real memcached of this profile with these settings."""
         p = self.profile
-        argv = ["-m", str(self.maxbytes >> 20), "-n", str(self.chunk_size), "-f", repr(self.factor),
-                "-I", str(self.item_size_max)]
-        if p.has_cas_option and not self.use_cas:
-            argv.append("-C")
         subopts = []
         if p.has_slab_chunk_max and self.slab_chunk_max != p.default_slab_chunk_max:
-            subopts.append(f"slab_chunk_max={self.slab_chunk_max // p.slab_chunk_max_unit}")
+            subopts.append(f"slab_chunk_max={chunk_max_value(p, self.slab_chunk_max)}")
         if self.slab_sizes:
             subopts.append("slab_sizes=" + "-".join(map(str, self.slab_sizes)))
         if self.slab_reassign != p.default_slab_reassign and (
@@ -94,9 +90,9 @@ class Settings:
             subopts.append(f"hashpower={self.hashpower_init}")
         if not self.hash_expand:
             subopts.append("no_hashexpand")
-        if subopts:
-            argv += ["-o", ",".join(subopts)]
-        return argv
+        return argv_words(memory_mb=self.maxbytes >> 20, chunk_size=self.chunk_size, factor=repr(self.factor),
+                          item_size_max=self.item_size_max, no_cas=p.has_cas_option and not self.use_cas,
+                          suboptions=subopts)
 
 
 FREED_BYTES = 16   # bytes glibc's free() overwrites at the start of a small chunk (tcache next, key)
@@ -357,6 +353,34 @@ def _parse_slab_chunk_max(p: Profile, text: str | None, printed: list[str]) -> i
     if p.slab_chunk_max_max_value is not None and value > p.slab_chunk_max_max_value:
         raise Refused("slab_chunk_max must be specified in kilobytes.", 1)
     return value * p.slab_chunk_max_unit
+
+
+def argv_words(*, memory_mb=None, chunk_size=None, factor=None, item_size_max=None, no_cas: bool = False,
+               suboptions=()) -> list[str]:
+    """memcached's command line, spelled in one place: ``-m``, ``-n``, ``-f``, ``-I``, ``-C`` and ``-o``.
+
+    Values are written as given (text is passed through for memcached to parse
+    as it does, ``-f 1,25`` included); ``None`` leaves the flag out.
+    """
+    argv: list[str] = []
+    for flag, value in (("-m", memory_mb), ("-n", chunk_size), ("-f", factor), ("-I", item_size_max)):
+        if value is not None:
+            argv += [flag, str(value)]
+    if no_cas:
+        argv.append("-C")
+    if suboptions:
+        argv += ["-o", ",".join(suboptions)]
+    return argv
+
+
+def chunk_max_value(p: Profile, size: int) -> int:
+    """``slab_chunk_max`` of ``size`` bytes in the release's unit (bytes before 1.6.24, KiB after:
+    the profile says); ValueError when it is not a whole number of them."""
+    unit = p.slab_chunk_max_unit
+    if size % unit:
+        raise ValueError(f"memcached {p.release} takes slab_chunk_max in {'kilobytes' if unit == 1024 else 'bytes'}; "
+                         f"{size} bytes is not a whole number of them")
+    return size // unit
 
 
 def with_overrides(settings: Settings, **changes) -> Settings:
