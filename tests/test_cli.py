@@ -261,3 +261,31 @@ def test_human_units_in_tables_and_raw_integers_elsewhere():
     assert csv_text[1].split(",")[9] == "1048576"          # page_bytes, an integer
     assert json.loads(run("report", "examples/items.csv", "--format", "json").stdout)["classes"][0][
         "page_bytes"] == 1048576
+
+
+# -- one vocabulary (issue 15) --------------------------------------------------------------------
+
+SYNONYMS = [{"pages", "total_pages"}, {"used_chunks", "chunks"}, {"evicted", "evictions"},
+            {"items", "number"}, {"free_chunks", "free"}, {"mem_requested", "requested"}]
+
+
+def test_one_name_per_figure_and_no_total_row_in_per_class_csv():
+    per_class = {
+        "report": run("report", "examples/items.csv", "--format", "json").stdout,
+        "stats": run("stats", "examples/stats-calcified.txt", "--format", "json").stdout,
+        "simulate": run("simulate", "examples/automove.csv", "--profile", "1.6.18", "-m", "16", "--format",
+                        "json").stdout,
+    }
+    names = set()
+    for text in per_class.values():
+        document = json.loads(text)
+        # per class memcached says evicted (stats items); node-wide, evictions (stats): both its own names
+        names |= set(document["classes"][0]) | (set(document["totals"]) - {"evictions"})
+        assert isinstance(document["classes"], list) and isinstance(document["totals"], dict)
+    for group in SYNONYMS:
+        assert len(group & names) <= 1, group & names          # one name for one figure
+    assert {"class", "chunk_size", "pages", "used_chunks", "evicted", "free_chunks"} <= names
+    for args in (["report", "examples/items.csv"], ["stats", "examples/stats-calcified.txt"],
+                 ["simulate", "examples/automove.csv", "--profile", "1.6.18", "-m", "16"], ["classes"]):
+        rows = run(*args, "--format", "csv").stdout.splitlines()
+        assert not any(line.split(",")[0] == "total" or ",total," in line for line in rows[1:]), args

@@ -135,7 +135,7 @@ def test_sample_items_modelled_alone_match_the_server(pool):
     sample = doc["nodes"][0]["sample"]
     assert sample["totals"]["items"] == doc["totals"]["items"]
     assert sample["totals"]["requested_bytes"] == doc["totals"]["requested_bytes"]
-    model = {r["class"]: r["chunks"] for r in sample["classes"]}
+    model = {r["class"]: r["used_chunks"] for r in sample["classes"]}
     assert model == {r["class"]: r["used_chunks"] for r in doc["classes"] if r["used_chunks"]}
     few = stats_json(pool["a"], extra=["--sample-items", "10"])
     assert few["nodes"][0]["sample"]["totals"]["items"] == 10

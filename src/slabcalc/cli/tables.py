@@ -8,7 +8,7 @@ PROFILE_COLUMNS = ("profile", "first", "last", "changes")
 CLASS_COLUMNS = ("class", "chunk_size", "perslab", "max_data", "min_data", "page_length", "page_unused")
 
 
-REPORT_COLUMNS = ("class", "chunk_size", "perslab", "items", "chunks", "pages", "requested_bytes", "used_bytes",
+REPORT_COLUMNS = ("class", "chunk_size", "perslab", "items", "used_chunks", "pages", "requested_bytes", "used_bytes",
                   "chunk_waste", "page_bytes", "free_bytes", "mem_requested", "memory_pct")
 
 

@@ -92,10 +92,10 @@ def _print_report(base, accounting, others, fmt, plan=None):
     if fmt == "json":
         click.echo(output.render_json(record))
         return
-    rows = record["classes"] + [{"class": "total", **{k: record["totals"].get(k) for k in REPORT_COLUMNS[3:]}}]
-    if fmt == "csv":
-        click.echo(output.render_rows(rows, REPORT_COLUMNS, fmt))
+    if fmt == "csv":   # one row per class, as every per-class csv: no total row (json has totals)
+        click.echo(output.render_rows(record["classes"], REPORT_COLUMNS, fmt))
         return
+    rows = record["classes"] + [{"class": "total", **{k: record["totals"].get(k) for k in REPORT_COLUMNS[3:]}}]
     for row in record["classes"]:           # tables show each class's share of memory as a bar
         row["memory"] = output.bar(row["memory_pct"])
     click.echo(output.render_rows(rows, REPORT_COLUMNS + ("memory",), fmt, essential=REPORT_ESSENTIAL))
