@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from clirun import run
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
@@ -224,14 +225,6 @@ def test_optimize_agrees_with_report_and_beats_defaults():
 
 
 # -- the command ---------------------------------------------------------------
-
-def run(*args):
-    from click.testing import CliRunner
-
-    from slabcalc.cli import cli
-
-    return CliRunner().invoke(cli, list(args), prog_name="slabcalc")
-
 
 def test_cli_json_contract():
     import json

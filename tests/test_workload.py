@@ -7,9 +7,8 @@ import json
 import re
 
 import pytest
-from click.testing import CliRunner
+from clirun import run
 
-from slabcalc.cli import cli
 from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH
 from slabcalc.inputs.items import InputError
 from slabcalc.inputs.workload import read_workload
@@ -92,7 +91,7 @@ WORKLOAD = "time,op,key,value_size,ttl\n0,set,a,100,0\n0,set,b,100,1\n3,get,b,,\
 
 
 def invoke(*args, input=WORKLOAD):
-    return CliRunner().invoke(cli, ["simulate", *args], input=input, prog_name="slabcalc")
+    return run("simulate", *args, input=input)
 
 
 def test_json_contract():
