@@ -108,7 +108,8 @@ def test_simulate_memory_records_split_each_class_page_bytes() -> None:
 
 def test_the_global_page_pool_is_a_bar_of_its_own(tmp_path):
     # a saved 1.6 reading whose automover put pages in the global page pool (class 0 in stats' records)
-    from slabcalc.analysis.stats import analyse, parse_dump
+    from slabcalc.analysis.stats import analyse
+    from slabcalc.inputs.dumps import parse_dump
     from slabcalc.records.stats import class_records
 
     path = ROOT / "tests" / "data" / "stats" / "pairs" / "1.6.18-healed-after.txt"

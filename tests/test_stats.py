@@ -15,8 +15,9 @@ import pytest
 from click.testing import CliRunner
 from clirun import run
 
-from slabcalc.analysis.stats import DumpError, analyse, calcification, parse_dump
+from slabcalc.analysis.stats import DumpError, analyse, calcification
 from slabcalc.cli import cli
+from slabcalc.inputs.dumps import parse_dump
 from slabcalc.records.stats import class_records, node_totals
 
 DATA = Path(__file__).parent / "data" / "stats"

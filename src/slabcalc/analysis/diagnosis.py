@@ -27,7 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from slabcalc.analysis.stats import GENERAL, ITEMS, SLABS, Dump, DumpError, NodeStats
+from slabcalc.analysis.stats import DumpError, NodeStats
+from slabcalc.inputs.dumps import GENERAL, ITEMS, SLABS, Dump
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,7 @@ from typing import Callable, Iterator, TextIO
 from urllib.parse import unquote_to_bytes
 
 from slabcalc.errors import InputError  # noqa: F401 (raised here, caught by its callers)
+from slabcalc.inputs.aliases import ITEM_COLUMNS, by_alias
 from slabcalc.model.distribution import Item, ItemColumns, new_items  # noqa: F401 (Item, ItemColumns re-exported)
 from slabcalc.model.item import FLAGS_MAX
 
@@ -82,15 +83,8 @@ FORMATS = ("csv", "values", "item_size", "metadump", "stats_sizes")
 # session, and the OK that 1.6.45 sends before the first item
 _METADUMP_FRAME = re.compile(r"lru_crawler metadump( \S+)*|OK")
 
-_ALIASES = {
-    "key": ("key", "key_size", "key_len", "key_length", "keylen", "klen"),
-    "value": ("value", "value_size", "value_len", "value_length", "vlen", "size"),
-    "flags": ("flags", "flag"),
-    "count": ("count", "n", "items", "freq", "frequency"),
-    "item_size": ("item_size", "ntotal", "total_size"),
-    "key_name": ("key_name", "keyname", "name"),   # the key itself: its length in UTF-8 bytes
-}
-_COLUMN = {alias: name for name, aliases in _ALIASES.items() for alias in aliases}
+_ALIASES = ITEM_COLUMNS
+_COLUMN = by_alias(ITEM_COLUMNS)
 
 # A number, whole or not: a first line that is one makes the "values" form.
 _NUMBERISH = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -152,7 +146,7 @@ def read_items(stream: TextIO, source: str, *, key_length: int | None = None, st
     :class:`ItemColumns` instead of as triples: cheaper by far to size and
     place in bulk (:func:`slabcalc.analysis.report.build_report` takes both).
     """
-    reader = _Reader(stream, source, key_length, strict, progress, columns)
+    reader = _ItemReader(stream, source, key_length, strict, progress, columns)
     return reader.items(), reader.acct
 
 
@@ -165,7 +159,7 @@ def read_named_items(stream: TextIO, source: str, *, key_length: int | None = No
     ``read_items`` rejects is rejected here, counted, and fatal only with
     ``strict``), line by line, with the names ``--group-by`` needs.
     """
-    reader = _Reader(stream, source, key_length, strict, None)
+    reader = _ItemReader(stream, source, key_length, strict, None)
     return reader.named(), reader.acct
 
 
@@ -213,7 +207,7 @@ class _Cache(dict):
         return value
 
 
-class _Reader:
+class _ItemReader:
     """One input being read: its form, its columns, what was counted and the accounting.
 
     Accepted rows are counted by line text in ``pending`` and handed out as

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterator, TextIO
 
+from slabcalc.inputs.aliases import WORKLOAD_COLUMNS, by_alias
 from slabcalc.inputs.items import (
     FIRST_REJECTIONS,
     KEY_MAX,
@@ -47,16 +48,8 @@ FORMATS = ("csv", "twitter")
 
 OPS = {"set": SET, "get": GET, "gets": GET, "delete": DELETE, "touch": TOUCH}
 
-_ALIASES = {
-    "time": ("time", "timestamp", "ts"),
-    "op": ("op", "operation", "cmd", "command"),
-    "key": ("key",),
-    "key_size": ("key_size", "key_len", "key_length", "keylen", "klen"),
-    "value_size": ("value_size", "value", "value_len", "value_length", "vlen", "size"),
-    "ttl": ("ttl", "exptime"),
-    "flags": ("flags", "flag"),
-}
-_COLUMN = {alias: name for name, aliases in _ALIASES.items() for alias in aliases}
+_ALIASES = WORKLOAD_COLUMNS
+_COLUMN = by_alias(WORKLOAD_COLUMNS)
 _TWITTER = ("time", "key", "key_size", "value_size", None, "op", "ttl")
 TIME_MAX = 1e15     # seconds: beyond any trace, and keeps int(time) exact
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
@@ -78,11 +71,11 @@ def read_workload(stream: TextIO, source: str, *, key_length: int | None = None,
     ``key_length`` is the key size of sets when the input has neither a key
     nor a key_size column; ``progress(rows)`` is called every 65 536 rows.
     """
-    reader = _Reader(stream, source, key_length, strict, progress)
+    reader = _WorkloadReader(stream, source, key_length, strict, progress)
     return reader.ops(), reader.acct
 
 
-class _Reader:
+class _WorkloadReader:
     def __init__(self, stream, source, key_length, strict, progress):
         self.stream, self.source, self.strict, self.progress = stream, source, strict, progress
         first, self.line = first_line(stream, source)

@@ -378,7 +378,7 @@ def _raw_from_file(path: str) -> tuple[str, dict]:
     return str(path), raw
 
 
-class _Reader:
+class _RuleReader:
     """Typed access to a raw profile mapping with one-line errors naming the field."""
 
     def __init__(self, raw: Mapping, source: str):
@@ -447,7 +447,7 @@ class _Reader:
         return tuple(out)
 
 
-def _background(r: _Reader) -> BackgroundRules | None:
+def _background(r: _RuleReader) -> BackgroundRules | None:
     """The ``background`` section: what ``slabcalc simulate`` runs beside the requests."""
     raw = r.get("background", dict, optional=True)
     if raw is None:
@@ -514,7 +514,7 @@ def _background(r: _Reader) -> BackgroundRules | None:
 
 
 def _validate(raw: Mapping, bits: int, source: str) -> Profile:
-    r = _Reader(raw, source)
+    r = _RuleReader(raw, source)
     schema = r.get("schema", int)
     if schema != 1:
         raise r.fail("schema", f"this slabcalc reads schema 1, not {schema}")

@@ -59,8 +59,9 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, p
     import shlex
 
     from slabcalc.analysis.diagnosis import interval as interval_of
-    from slabcalc.analysis.stats import DumpError, analyse, dump_from_replies, parse_dump
+    from slabcalc.analysis.stats import DumpError, analyse
     from slabcalc.inputs.client import NodeError, parse_address, read_nodes
+    from slabcalc.inputs.dumps import dump_from_replies, parse_dump
     from slabcalc.model.settings import Refused
 
     if not files and not servers:
