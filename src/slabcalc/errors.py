@@ -16,6 +16,10 @@ class SlabcalcError(Exception):
     """The base of slabcalc's errors."""
 
 
+class ValueRefused(SlabcalcError, ValueError):
+    """A value slabcalc cannot use: a size, a percentage, a length, an address, an option's value."""
+
+
 # raised by slabcalc.model.settings
 class Refused(SlabcalcError, ValueError):
     """memcached refuses to start with these options.

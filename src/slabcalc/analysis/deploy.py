@@ -17,6 +17,7 @@ from typing import Iterable, Mapping
 from slabcalc.analysis.process import HASHPOWER_DEFAULT, MIB, Overhead, ProcessMemory, planned_process
 from slabcalc.analysis.report import Report, build_report
 from slabcalc.analysis.spread import Spread, default_names, fullest_share, keys_on_fullest
+from slabcalc.errors import ValueRefused
 from slabcalc.model.distribution import Item, ItemColumns
 from slabcalc.model.settings import Settings
 
@@ -98,12 +99,12 @@ def fullest_node(distribution: Mapping[Item, int], nodes: int, rules: PlanRules
     """The items of the fullest node of ``nodes`` (with ``rules.spare`` of them down)."""
     serving = nodes - rules.spare
     if serving < 1:
-        raise ValueError(f"{rules.spare} spare nodes of {nodes}: none would be left to serve")
+        raise ValueRefused(f"{rules.spare} spare nodes of {nodes}: none would be left to serve")
     if rules.spread == "even":
         return node_share(distribution, serving), None
     names = list(rules.names) if rules.names else default_names(nodes)
     if len(names) != nodes:
-        raise ValueError(f"{len(names)} node names for {nodes} nodes")
+        raise ValueRefused(f"{len(names)} node names for {nodes} nodes")
     spread = fullest_share(names, rules.spare)
     keys = sum(distribution.values())
     on_node = keys_on_fullest(keys, spread.share)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from slabcalc.analysis.report import build_report
+from slabcalc.errors import ValueRefused
 from slabcalc.model.distribution import Item
 from slabcalc.model.settings import Settings
 
@@ -37,7 +38,7 @@ def grouper(group_by: str, separator: str = ":"):
     """The function naming a key's group: ``"prefix"`` or a regular expression (ValueError if bad)."""
     if group_by == "prefix":
         if not separator:
-            raise ValueError("--separator must not be empty")
+            raise ValueRefused("--separator must not be empty")
 
         def prefix(key: str) -> str:
             head, found, _ = key.partition(separator)
@@ -46,7 +47,7 @@ def grouper(group_by: str, separator: str = ":"):
     try:
         pattern = re.compile(group_by)
     except re.error as exc:
-        raise ValueError(f"--group-by {group_by!r} is not a regular expression: {exc}") from None
+        raise ValueRefused(f"--group-by {group_by!r} is not a regular expression: {exc}") from None
 
     def by_regex(key: str) -> str:
         match = pattern.search(key)

@@ -68,6 +68,7 @@ from typing import Iterable, Sequence
 
 from slabcalc.analysis.advice import class_cap_trap
 from slabcalc.analysis.report import ClassUsage, Report, build_report, capacity, chunk_shape, item_sizer
+from slabcalc.errors import ValueRefused
 from slabcalc.model.capacity import ChunkShape, mix_capacity
 from slabcalc.model.classes import SlabClass, slab_classes
 from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable
@@ -168,7 +169,7 @@ def class_chunks(requests: Requests, classes: Sequence[SlabClass]) -> list[int]:
     reached = prefix[np.searchsorted(sizes, chunk_sizes, side="right")]
     held = np.diff(np.concatenate(([0], reached)))
     if reached[-1] != prefix[-1]:
-        raise ValueError("a chunk request is larger than the largest class")  # cannot happen
+        raise ValueRefused("a chunk request is larger than the largest class")  # cannot happen
     return held.tolist()
 
 
@@ -277,7 +278,7 @@ def best_slab_sizes(settings: Settings, requests: Requests, max_classes: int | N
     p = settings.profile
     max_classes = p.max_regular if max_classes is None else max_classes
     if not 1 <= max_classes <= p.max_regular:
-        raise ValueError(f"--max-classes must be 1 to {p.max_regular} for memcached {p.release}")
+        raise ValueRefused(f"--max-classes must be 1 to {p.max_regular} for memcached {p.release}")
     if memory_limit is None:
         return _solve(settings, requests, max_classes, scale=None)
     return _most_items(settings, requests, max_classes, memory_limit)
@@ -343,7 +344,7 @@ def _solve(settings: Settings, requests: Requests, max_classes: int, scale) -> S
     sizes, prefix = requests.arrays()
     total = int(prefix[-1])
     if not candidates:
-        raise ValueError(f"no chunk size between -n {settings.chunk_size} and the largest class "
+        raise ValueRefused(f"no chunk size between -n {settings.chunk_size} and the largest class "
                          f"({chunk_max}) can be listed")
     values = np.asarray(candidates, dtype=np.int64)
     m = len(values)
@@ -684,7 +685,7 @@ def split(distribution: Sequence[tuple], fraction: float, seed: int) -> tuple[li
     import numpy as np
 
     if not 0 < fraction < 1:
-        raise ValueError("--validate takes a fraction between 0 and 1 (exclusive)")
+        raise ValueRefused("--validate takes a fraction between 0 and 1 (exclusive)")
     rng = np.random.default_rng(seed)
     counts = np.fromiter((t[1] for t in distribution), dtype=np.int64, count=len(distribution))
     held = rng.binomial(counts, fraction)

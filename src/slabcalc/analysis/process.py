@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from slabcalc.errors import ValueRefused
 from slabcalc.model.units import parse_size
 
 MIB = 1 << 20
@@ -74,9 +75,9 @@ def parse_pct(text: str, what: str = "percentage") -> Fraction:
     try:
         value = Fraction(raw)
     except (ValueError, ZeroDivisionError):
-        raise ValueError(f"{what} {text!r} is not a number (e.g. 5 or 12.5%)") from None
+        raise ValueRefused(f"{what} {text!r} is not a number (e.g. 5 or 12.5%)") from None
     if not 0 <= value < 100:
-        raise ValueError(f"{what} {text!r} must be at least 0 and below 100")
+        raise ValueRefused(f"{what} {text!r} must be at least 0 and below 100")
     return value / 100
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Iterable, Iterator, Mapping, Sequence
 
+from slabcalc.errors import InputError
 from slabcalc.model.capacity import Capacity, ChunkShape, ClassPages, mix_capacity, needed_bytes
 from slabcalc.model.capacity import capacity as _capacity
 from slabcalc.model.classes import SlabClass, class_for, slab_classes
@@ -136,7 +137,7 @@ def item_sizer(settings: Settings):
 def _check_item_size(size: int, smallest_item: int) -> None:
     """A given item size must be one memcached can make: at least its smallest item."""
     if size < smallest_item:
-        raise ValueError(f"item size {size} is smaller than the smallest possible item "
+        raise InputError(f"item size {size} is smaller than the smallest possible item "
                          f"({smallest_item} bytes)")
 
 
@@ -242,7 +243,7 @@ def _place(settings: Settings, classes: Sequence[SlabClass], item: Item, key_len
     placement = place(settings, key, value, 0, classes)
     if placement.status != TOO_LARGE and placement.item_size != item.item_size:
         # a text flags suffix grows by whole digits, so some sizes no item has
-        raise ValueError(f"item size {item.item_size}: memcached {settings.profile.release} makes no "
+        raise InputError(f"item size {item.item_size}: memcached {settings.profile.release} makes no "
                          f"item of exactly this size (nearest below: {placement.item_size} bytes)")
     return placement
 

@@ -25,6 +25,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+from slabcalc.errors import ValueRefused
+
 POINTS_PER_NODE = 160          # 40 digests x 4 points
 RING = 1 << 32
 
@@ -80,7 +82,7 @@ def fullest_share(names: Sequence[str], spare: int = 0) -> Spread:
     import numpy as np
 
     if spare >= len(names):
-        raise ValueError(f"{spare} spare nodes of {len(names)}: none would be left to serve")
+        raise ValueRefused(f"{spare} spare nodes of {len(names)}: none would be left to serve")
     points, owners = continuum(names)
     n = len(names)
     first = float(shares(points, owners, n).max())

@@ -9,6 +9,7 @@ import click
 
 from slabcalc.cli import output
 from slabcalc.cli.errors import DataError, Refusal
+from slabcalc.errors import SlabcalcError, ValueRefused
 from slabcalc.model.settings import argv_words, chunk_max_value
 from slabcalc.model.units import parse_size
 
@@ -44,7 +45,7 @@ def _megabytes(text: str) -> int:
         return int(text)
     try:
         size = parse_size(text)
-    except ValueError as exc:
+    except ValueRefused as exc:
         raise Refusal(f"-m/--memory-limit: {exc}") from None
     if size % (1 << 20):
         raise Refusal(f"-m/--memory-limit: memcached counts memory in whole megabytes, not {text}")
@@ -58,11 +59,11 @@ def _chunk_max_in_release_unit(profile, text: str) -> str:
         return text
     try:
         size = parse_size(text)
-    except ValueError as exc:
+    except ValueRefused as exc:
         raise Refusal(f"--slab-chunk-max: {exc}") from None
     try:
         return str(chunk_max_value(profile, size))
-    except ValueError as exc:
+    except ValueRefused as exc:
         raise Refusal(f"--slab-chunk-max: {exc} ({text})") from None
 
 
@@ -128,7 +129,7 @@ def open_input_for(file: str, command: str, what: str = "item sizes", example: s
             yield stream, source, progress
     except InputError as exc:
         raise DataError(str(exc)) from None
-    except ValueError as exc:
+    except SlabcalcError as exc:
         if not value_errors:
             raise
         raise DataError(f"{source}: {exc}") from None

@@ -10,6 +10,7 @@ import click
 from slabcalc.cli import output, tables
 from slabcalc.cli.common import settings_from
 from slabcalc.cli.errors import Refusal
+from slabcalc.errors import ValueRefused
 from slabcalc.model.units import parse_size
 
 FORMAT_HELP = "Output: table (default), csv, json, or any tabulate format (github, grid, ...)."
@@ -25,7 +26,7 @@ class SizeType(click.ParamType):
             return value
         try:
             return parse_size(value)
-        except ValueError as exc:
+        except ValueRefused as exc:
             self.fail(str(exc), param, ctx)
 
 
@@ -155,7 +156,7 @@ def gate_options(func: Callable) -> Callable:
 
         try:
             share = parse_pct(fail_over_waste, "--fail-over-waste") if fail_over_waste is not None else None
-        except ValueError as exc:
+        except ValueRefused as exc:
             raise click.BadParameter(str(exc), param_hint="'--fail-over-waste'") from None
         ctx = click.get_current_context()
         ctx.meta["slabcalc.cli.gate"] = gate = Gate(share, fail_over_memory)
@@ -191,7 +192,7 @@ def deploy_options(func: Callable) -> Callable:
 
             try:
                 grouper(deploy["group_by"], deploy["separator"])
-            except ValueError as exc:
+            except ValueRefused as exc:
                 raise Refusal(str(exc)) from None
         return func(*args, deploy=deploy, **kwargs)
     options = [

@@ -9,6 +9,7 @@ from slabcalc.cli.common import measure
 from slabcalc.cli.errors import Refusal
 from slabcalc.cli.options import measured
 from slabcalc.cli.tables import GROUP_COLUMNS, PLAN_NODE_COLUMNS
+from slabcalc.errors import ValueRefused
 
 
 def keep_text(stream):
@@ -29,11 +30,11 @@ def deploy_plan(settings, base, triples, deploy, key_length, source):
 
     try:
         overhead = parse_overhead(deploy["overhead"]) if deploy["overhead"] is not None else parse_overhead("0")
-    except ValueError as exc:
+    except ValueRefused as exc:
         raise click.BadParameter(str(exc), param_hint="'--overhead'") from None
     try:
         headroom = parse_pct(deploy["headroom"], "--headroom")
-    except ValueError as exc:
+    except ValueRefused as exc:
         raise click.BadParameter(str(exc), param_hint="'--headroom'") from None
     planning = deploy["nodes"] is not None or deploy["node_ram"] is not None
     for given, name in ((deploy["fill"] is not None, "--fill"), (deploy["spare_nodes"], "--spare-nodes"),
@@ -56,7 +57,7 @@ def deploy_plan(settings, base, triples, deploy, key_length, source):
                 plan["needed"] = nodes_needed(settings, distribution, deploy["node_ram"], headroom, overhead,
                                               key_length, replace(rules, names=None))
                 plan["usable"] = usable(deploy["node_ram"], headroom)
-        except ValueError as exc:     # more spare nodes than nodes, names that do not match --nodes
+        except ValueRefused as exc:     # more spare nodes than nodes, names that do not match --nodes
             raise Refusal(str(exc)) from None
     if deploy["group_by"] is not None:
         import io

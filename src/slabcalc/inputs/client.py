@@ -21,7 +21,10 @@ import time
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from slabcalc.errors import NodeError  # noqa: F401 (raised here, caught by its callers)
+from slabcalc.errors import (
+    NodeError,  # noqa: F401 (raised here, caught by its callers)
+    ValueRefused,
+)
 
 DEFAULT_PORT = 11211
 COMMANDS = ("version", "stats", "stats slabs", "stats items", "stats settings")
@@ -51,17 +54,17 @@ def parse_address(text: str) -> Address:
         host, _, rest = text[1:].partition("]")
         port = rest[1:] if rest.startswith(":") else ""
         if rest and not rest.startswith(":"):
-            raise ValueError(f"not HOST:PORT: {text!r}")
+            raise ValueRefused(f"not HOST:PORT: {text!r}")
     elif text.count(":") == 1:
         host, _, port = text.partition(":")
     else:
         host, port = text, ""
     if not host:
-        raise ValueError(f"no host in {text!r}")
+        raise ValueRefused(f"no host in {text!r}")
     if not port:
         return Address(host, DEFAULT_PORT)
     if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"not a port number: {port!r} in {text!r}")
+        raise ValueRefused(f"not a port number: {port!r} in {text!r}")
     return Address(host, int(port))
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from slabcalc.errors import ValueRefused
 from slabcalc.model.settings import Settings
 from slabcalc.model.units import wrap_int32
 
@@ -52,11 +53,11 @@ def check_item(settings: Settings, key_length: int, value_length: int, flags: in
     """Refuse what memcached's ASCII protocol itself would not parse (ValueError)."""
     key_max = settings.profile.key_max
     if not 1 <= key_length <= key_max:
-        raise ValueError(f"key length must be 1..{key_max} bytes, not {key_length}")
+        raise ValueRefused(f"key length must be 1..{key_max} bytes, not {key_length}")
     if value_length < 0 or value_length > VALUE_MAX:
-        raise ValueError(f"value length must be 0..{VALUE_MAX} bytes, not {value_length}")
+        raise ValueRefused(f"value length must be 0..{VALUE_MAX} bytes, not {value_length}")
     if not 0 <= flags <= FLAGS_MAX:
-        raise ValueError(f"flags must be 0..{FLAGS_MAX} (32-bit unsigned), not {flags}")
+        raise ValueRefused(f"flags must be 0..{FLAGS_MAX} (32-bit unsigned), not {flags}")
 
 
 def item_size(settings: Settings, key_length: int, value_length: int, flags: int = 0) -> ItemSize:

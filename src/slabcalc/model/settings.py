@@ -13,7 +13,10 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-from slabcalc.errors import Refused  # noqa: F401 (raised here, caught by its callers)
+from slabcalc.errors import (
+    Refused,  # noqa: F401 (raised here, caught by its callers)
+    ValueRefused,
+)
 from slabcalc.model.profile import Check, Profile
 from slabcalc.model.units import c_atof, c_atoi, c_strtol, c_strtoul, wrap_int32
 
@@ -378,7 +381,7 @@ def chunk_max_value(p: Profile, size: int) -> int:
     the profile says); ValueError when it is not a whole number of them."""
     unit = p.slab_chunk_max_unit
     if size % unit:
-        raise ValueError(f"memcached {p.release} takes slab_chunk_max in {'kilobytes' if unit == 1024 else 'bytes'}; "
+        raise ValueRefused(f"memcached {p.release} takes slab_chunk_max in {'kilobytes' if unit == 1024 else 'bytes'}; "
                          f"{size} bytes is not a whole number of them")
     return size // unit
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from slabcalc.errors import ValueRefused
+
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 _SIZE_RE = re.compile(r"^\s*(\d+)\s*([kmgb]?)(?:i?b)?\s*$", re.IGNORECASE)
 
@@ -26,11 +28,11 @@ def parse_size(text: str | int) -> int:
     """
     if isinstance(text, int):
         if text < 0:
-            raise ValueError(f"size must not be negative: {text}")
+            raise ValueRefused(f"size must not be negative: {text}")
         return text
     match = _SIZE_RE.match(text)
     if not match:
-        raise ValueError(f"not a size: {text!r} (use bytes or a unit: 512k, 64m, 1g)")
+        raise ValueRefused(f"not a size: {text!r} (use bytes or a unit: 512k, 64m, 1g)")
     number, unit = match.groups()
     return int(number) * _UNITS[unit.lower()]
 

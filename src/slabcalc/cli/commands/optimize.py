@@ -9,6 +9,7 @@ from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.optimize_output import print_optimum
 from slabcalc.cli.options import format_option, gate_options, measured, model_options
+from slabcalc.errors import SlabcalcError
 
 
 @cli.command()
@@ -65,7 +66,7 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
     try:
         found = run(settings, triples, memory_limit=limit, max_classes=max_classes, validate=validate, seed=seed,
                     size_key_length=key_length or 16)
-    except ValueError as exc:
+    except SlabcalcError as exc:
         raise DataError(f"{source}: {exc}") from None
     record = optimum_record(found)
     if hot is not None:

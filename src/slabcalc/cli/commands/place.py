@@ -8,6 +8,7 @@ from slabcalc.cli import output
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import SIZE, format_option, model_options, with_settings
+from slabcalc.errors import ValueRefused
 
 
 @cli.command()
@@ -41,7 +42,7 @@ def place(settings, key_length, value_length, flags, fmt):
             other = placement_record(place_item(flipped, key_length, value_length, flags))
     except Unplaceable as exc:
         raise DataError(str(exc)) from None
-    except ValueError as exc:  # a key, value or flags memcached's protocol would not take
+    except ValueRefused as exc:  # a key, value or flags memcached's protocol would not take
         raise Refusal(str(exc)) from None
     other_name = "without_cas" if settings.use_cas else "with_cas"
     if settings.memory_limit is not None and record["status"] != "too_large":

@@ -11,6 +11,7 @@ from slabcalc.cli.group import cli
 from slabcalc.cli.options import deploy_options, format_option, gate_options, model_options, plot_option
 from slabcalc.cli.plan import add_plan, deploy_plan, keep_text, print_plan
 from slabcalc.cli.tables import REPORT_COLUMNS, REPORT_ESSENTIAL, WHAT_IF_COLUMNS
+from slabcalc.errors import SlabcalcError
 
 
 @cli.command()
@@ -58,7 +59,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
         plan = deploy_plan(settings, base, triples, {**deploy, "strict": strict}, key_length or 16, source)
     except InputError as exc:
         raise DataError(str(exc)) from None
-    except ValueError as exc:
+    except SlabcalcError as exc:
         raise DataError(f"{source}: {exc}") from None
     say_rejected(accounting)
     _print_report(base, accounting, others, fmt, plan)

@@ -12,6 +12,7 @@ from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import format_option, gate_options, measured, plot_option
 from slabcalc.cli.stats_output import print_stats
+from slabcalc.errors import ValueRefused
 
 
 @cli.command()
@@ -72,7 +73,7 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, p
         raise click.UsageError("--interval reads each --server twice; for saved readings give --since FILE")
     try:
         addresses = [parse_address(text) for text in servers]
-    except ValueError as exc:
+    except ValueRefused as exc:
         raise click.BadParameter(str(exc), param_hint="'--server'") from None
     try:
         args = shlex.split(server_args) if server_args is not None else None
