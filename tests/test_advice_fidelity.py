@@ -1,7 +1,7 @@
 """Pasteable advice, proven on the installed memcached (issue 16, item 1).
 
 * Every flag string ``optimize --profile <installed>`` prints for the bundled
-  examples starts the installed server, which builds the classes the report
+  examples (each space's best) starts the installed server, which builds the classes the report
   used (its ``-vv`` lines) and stores an item of every size of the example in
   the class the model names.
 * Where a run for another release of the line says the same words mean
@@ -60,7 +60,10 @@ def test_every_printed_flag_string_starts_and_stores(memcached, profile, path):
     document = optimize(path, "--profile", profile.release, *extra)
     assert document["baseline"]["release"] == profile.release
     assert document["candidates"], path
+    printed = {}      # the table prints each space's best: those are the flag strings people paste
     for candidate in document["candidates"]:
+        printed.setdefault(candidate["space"], candidate)
+    for candidate in printed.values():
         assert candidate["release"] == profile.release
         words = candidate["flags"].split()
         settings = configure(profile, words)
