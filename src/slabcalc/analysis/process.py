@@ -137,11 +137,20 @@ def process_memory(report, overhead: Overhead = Overhead()) -> ProcessMemory:
             items, slab = report.capacity.items, report.capacity.page_bytes
     else:
         limit_mb = report.memory_limit_needed if report.classes else 0
+    return _process(settings, limit_mb, items, slab, overhead)
+
+
+def _process(settings, limit_mb: int, items: int, slab: int, overhead: Overhead,
+             presize_hash: bool = False) -> ProcessMemory:
+    """A process of ``slab`` bytes of pages holding ``items``: its hash table (``assoc.c``), which
+    starts at the settings' size -- or, ``presize_hash``, at the size the items need -- and the
+    overhead on top."""
     start = settings.hashpower_init if settings.hashpower_init is not None else HASHPOWER_DEFAULT
     hashpower = hashpower_for(items, start, settings.hash_expand)
-    pointer = settings.profile.bits // 8
-    hash_bytes = pointer << hashpower
-    peak = hash_bytes + (hash_bytes // 2 if hashpower > start else 0)
+    if presize_hash:
+        start = max(start, hashpower)
+    hash_bytes = (settings.profile.bits // 8) << hashpower
+    peak = hash_bytes + (hash_bytes // 2 if hashpower > start else 0)   # both tables while it doubles
     return ProcessMemory(limit_mb, items, slab, hashpower, hash_bytes, peak, overhead.on(slab + hash_bytes))
 
 
@@ -159,11 +168,4 @@ def planned_process(report, overhead: Overhead = Overhead(), fill: Fraction = Fr
     limit_mb = -(-needed * fill.denominator // fill.numerator) if needed else 0
     items = -(-report.items * fill.denominator // fill.numerator)
     slab = max(pages, limit_mb * MIB) if fill < 1 else pages
-    start = settings.hashpower_init if settings.hashpower_init is not None else HASHPOWER_DEFAULT
-    hashpower = hashpower_for(items, start, settings.hash_expand)
-    if presize_hash:
-        start = max(start, hashpower)
-    pointer = settings.profile.bits // 8
-    hash_bytes = pointer << hashpower
-    peak = hash_bytes + (hash_bytes // 2 if hashpower > start else 0)
-    return ProcessMemory(limit_mb, items, slab, hashpower, hash_bytes, peak, overhead.on(slab + hash_bytes))
+    return _process(settings, limit_mb, items, slab, overhead, presize_hash)
