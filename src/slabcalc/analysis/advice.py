@@ -80,9 +80,10 @@ def elsewhere(settings: Settings) -> tuple[Elsewhere, ...]:
         other = load_profile(segment.first, p.bits)
         refused = shape = None
         try:
-            same = slab_classes(configure(other, argv)) == classes
+            theirs = slab_classes(configure(other, argv))
+            same = theirs == classes
             if not same:
-                shape = f"{_shape(slab_classes(configure(other, argv)))}, not {_shape(classes)}"
+                shape = f"{_shape(theirs)}, not {_shape(classes)}"
         except Refused as exc:
             same, refused = False, " / ".join(exc.message.splitlines()) or "it exits"
         if same:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 TABLE = "table"          # our default: tabulate's "simple" layout
 MACHINE = ("csv", "json")
-_NUMBER = __import__("re").compile(r"-?\d+(\.\d+)?")
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
 
 def tabulate_formats() -> list[str]:
@@ -130,11 +131,12 @@ def _table(rows: list[dict], columns: Sequence[str], fmt: str, wrap: tuple[str, 
         cells = [r[i] for r in table if r[i] != ""]
         return all(isinstance(v, (int, float)) or _NUMBER.fullmatch(str(v)) for v in cells)
 
-    align = ["right" if humanize and is_byte_column(c) else "decimal" if numeric(i) else "left"
-             for i, c in enumerate(columns)]
+    # human units are text: their columns are aligned right, and then every column needs saying
+    align = None
+    if humanize and any(is_byte_column(c) for c in columns):
+        align = ["right" if is_byte_column(c) else "decimal" if numeric(i) else "left" for i, c in enumerate(columns)]
     widths = [wrap[1] if wrap and c == wrap[0] else None for c in columns]
-    return tabulate(table, headers=list(columns), tablefmt="simple" if fmt == TABLE else fmt,
-                    colalign=align if humanize and any(is_byte_column(c) for c in columns) else None,
+    return tabulate(table, headers=list(columns), tablefmt="simple" if fmt == TABLE else fmt, colalign=align,
                     maxcolwidths=widths if any(widths) else None)
 
 

@@ -15,12 +15,12 @@ def print_stats(nodes, failed, samples, fmt, pool, spans=None):
     sampled = {name: _sample_report(node, *samples[node.node]) for node in nodes
                for name in [node.node] if name in samples}
     record = stats_record(nodes, failed, now=list(spans))
+    intervals = {name: interval_record(span) for name, span in spans.items()}   # each made once
     for entry in record["nodes"]:
         if entry.get("error") is None:
-            span = spans.get(entry["node"])
-            entry["interval"] = interval_record(span) if span else None
+            entry["interval"] = intervals.get(entry["node"])
     now_lines = [(f"{name}: " if len(nodes) > 1 else "") + line
-                 for name, span in spans.items() for line in interval_record(span)["findings"]]
+                 for name, interval in intervals.items() for line in interval["findings"]]
     if fmt == "json":
         for entry in record["nodes"]:
             if entry["node"] in sampled:
@@ -48,7 +48,7 @@ def print_stats(nodes, failed, samples, fmt, pool, spans=None):
         click.echo(output.render_rows(totals, STATS_TOTAL_COLUMNS, fmt,
                                       essential=("node", "pages", "page_bytes", "chunk_waste", "items", "evicted")))
     for name, span in spans.items():
-        rows = [row for row in interval_record(span)["classes"] if row["pages"]]
+        rows = [row for row in intervals[name]["classes"] if row["pages"]]
         click.echo()
         click.echo(f"{name + ': ' if len(nodes) > 1 else ''}over the last {span.seconds} s:")
         click.echo(output.render_rows(rows, NOW_COLUMNS, fmt, essential=NOW_COLUMNS[:4] + ("age", "evicted_time")))
