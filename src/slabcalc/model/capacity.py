@@ -184,9 +184,11 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
         for cls, role in kind.chunks:
             if take(cls):
                 continue
-            if role == "tail" and fallback and cls not in evictable and take(largest):
-                continue  # items.c 228-246: a full chunk of the largest class instead
-            limiting = largest if role == "tail" and fallback and cls not in evictable else cls
+            # items.c 228-246: a tail whose class has nothing to evict takes a largest-class chunk
+            falls_back = role == "tail" and fallback and cls not in evictable
+            if falls_back and take(largest):
+                continue
+            limiting = largest if falls_back else cls
             page_bytes = sum(p * classes[c][1] for c, p in slabs.items())
             return Capacity(memory_limit, stored, limiting, page_bytes)
         stored += 1
