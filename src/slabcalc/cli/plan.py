@@ -23,8 +23,6 @@ def keep_text(stream):
 
 def deploy_plan(settings, base, triples, deploy, key_length, source):
     """``report``'s whole-process memory, node plan and key groups (library calls only)."""
-    from dataclasses import replace
-
     from slabcalc.analysis.deploy import aggregate, nodes_needed, plan_nodes, usable
     from slabcalc.analysis.process import parse_overhead, parse_pct, process_memory
 
@@ -55,7 +53,7 @@ def deploy_plan(settings, base, triples, deploy, key_length, source):
                                                rules)
             if deploy["node_ram"] is not None:
                 plan["needed"] = nodes_needed(settings, distribution, deploy["node_ram"], headroom, overhead,
-                                              key_length, replace(rules, names=None))
+                                              key_length, rules)   # it plans fleets of unknown names
                 plan["usable"] = usable(deploy["node_ram"], headroom)
         except ValueRefused as exc:     # more spare nodes than nodes, names that do not match --nodes
             raise Refusal(str(exc)) from None
