@@ -289,3 +289,11 @@ def test_one_name_per_figure_and_no_total_row_in_per_class_csv():
                  ["simulate", "examples/automove.csv", "--profile", "1.6.18", "-m", "16"], ["classes"]):
         rows = run(*args, "--format", "csv").stdout.splitlines()
         assert not any(line.split(",")[0] == "total" or ",total," in line for line in rows[1:]), args
+
+
+def test_columns_choose_the_table_that_has_them_and_never_hide_flags():
+    text = run("optimize", "examples/items.csv", "--columns", "space,gain_pct").stdout
+    lines = text.splitlines()
+    assert lines[0].split() == ["space", "gain_pct"]
+    flags = lines.index("flags for memcached 1.6.45:")
+    assert lines[flags + 1].split() == ["space", "flags"]          # the paste-ready strings stay

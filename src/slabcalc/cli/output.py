@@ -96,12 +96,12 @@ def render_rows(rows: Iterable[dict], columns: Sequence[str], fmt: str,
         return out.getvalue().rstrip("\n")
     limit = _view.width or width()
     chosen = list(columns)
-    if _view.columns and _view.columns != ("all",):
-        picked = [c for c in _view.columns if c in columns]
-        chosen = picked or chosen
+    chosen_here = bool(_view.columns) and _view.columns != ("all",) and set(_view.columns) <= set(columns)
+    if chosen_here:   # --columns names a table by its columns; the command's other tables fit the width
+        chosen = list(_view.columns)
     text = _table(rows, chosen, fmt, None)
     dropped: list[str] = []
-    if _view.columns is None and fmt == TABLE:
+    if not chosen_here and _view.columns != ("all",) and fmt == TABLE:
         keep = set(essential if essential is not None else columns)
         while not _fits(text, limit):
             if wrap in chosen:
