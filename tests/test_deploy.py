@@ -82,6 +82,9 @@ def test_fill_spare_nodes_and_the_fullest_node():
     assert run("report", "--nodes", "2", "--spare-nodes", "2", "-", input=HIST).exit_code == 2
     assert run("report", "--nodes", "2", "--node-names", "a:1", "-", input=HIST).exit_code == 2
     assert run("report", "--node-names", "a:1", "-", input=HIST).exit_code == 2
+    for names in (",", "a:1,b:1,a:1"):            # an empty name, a name twice: the ring would be wrong
+        bad = run("report", "--nodes", str(names.count(",") + 1), "--node-names", names, "-", input=HIST)
+        assert bad.exit_code == 2 and "each node needs its own name" in bad.stderr
     assert run("report", "--nodes", "2", "--fill", "0", "-", input=HIST).exit_code == 2
 
 

@@ -66,5 +66,7 @@ def test_hot_keeps_the_items_in_use():
 def test_hot_and_workload_errors():
     assert run("optimize", ITEMS, "--hot", "fetched").exit_code == 2         # not a metadump
     assert run("optimize", "examples/metadump.txt", "--hot", "soon").exit_code == 2
+    no_gets = run("optimize", ITEMS, "--workload", ITEMS)          # sets only: hits would say nothing
+    assert no_gets.exit_code == 1 and "has no gets" in no_gets.stderr
     missing = run("optimize", ITEMS, "--workload", "no-such-file.csv")
     assert missing.exit_code in (1, 2) and "no-such-file.csv" in missing.output

@@ -93,6 +93,9 @@ def _plan_rules(deploy):
         raise Refusal("--node-names names the nodes of --nodes N: give --nodes too")
     if names and len(names) != deploy["nodes"]:
         raise Refusal(f"--node-names gives {len(names)} names for --nodes {deploy['nodes']}")
+    if names and ("" in names or len(set(names)) != len(names)):   # equal names put equal points on the ring
+        bad = "an empty name" if "" in names else f"{next(n for n in names if names.count(n) > 1)!r} twice"
+        raise Refusal(f"--node-names has {bad}: each node needs its own name")
     return PlanRules(fill=fill, spare=deploy["spare_nodes"], spread=deploy["spread"], names=names)
 
 

@@ -108,6 +108,8 @@ def _add_hits(record, found, workload, key_length) -> None:
     except SimulationError as exc:
         raise Refusal(f"--workload: {exc}") from None
     base = hits[""]
+    if not base.gets:
+        raise DataError(f"--workload: {src} has no gets: replaying it says nothing of hits")
     record["workload"] = {"source": src, "ops": len(ops), "gets": base.gets,
                           "memory_limit_mb": found.baseline.report.settings.maxbytes >> 20}
     for entry in [record["baseline"], *record["candidates"], record["best"]]:
