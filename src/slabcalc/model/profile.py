@@ -105,6 +105,30 @@ class BackgroundRules:
     suboptions: Mapping[str, BackgroundOption]
 
 
+EXTSTORE_DEFAULTS = {"page_size": int, "wbuf_size": int, "item_size": int, "low_ttl": int, "max_frag": float,
+                     "threads": int, "io_depth": int}
+
+
+@dataclass(frozen=True)
+class ExtstoreRules:
+    """External storage (``-o ext_path``) of a release, as data (``slabcalc.model.extstore`` reads it)."""
+
+    rules_from: str
+    note: str | None
+    header: int                      # sizeof(item_hdr): a flushed item's value in RAM
+    defaults: Mapping[str, Any]      # EXTSTORE_DEFAULTS
+    page_buckets: int                # one write buffer per bucket
+    reserved_pages: int              # pages of the file never written (1.6.18: page 0)
+    max_pages: int                   # the most pages memcached starts with
+    align: int                       # page and write-buffer sizes must be multiples of this
+    page_size_before_path: bool      # ext_page_size after an ext_path is refused
+    unknown_size_unit: str           # "zero" (size 0) or "refuse"
+    zero_size_refused: bool
+    compact_under_share: float       # ext_compact_under when not given: pages x share (C double) ...
+    compact_under_min: int           # ... at least this
+    write_margin_pages: int          # the write thread flushes early below this many pages of free chunks
+
+
 @dataclass(frozen=True)
 class Crash:
     """A start-up path where the release dies instead of refusing."""
@@ -178,6 +202,7 @@ class Profile:
     suboptions: Mapping[str, SubOption]
     ignored_suboptions: frozenset[str]
     background: BackgroundRules | None = None
+    extstore: ExtstoreRules | None = None
 
     @property
     def has_cas_option(self) -> bool:
@@ -513,6 +538,31 @@ def _background(r: _RuleReader) -> BackgroundRules | None:
                            rules_from=raw.get("rules_from"), note=raw.get("note"), suboptions=options)
 
 
+def _extstore(r: _RuleReader) -> ExtstoreRules | None:
+    """The ``extstore`` section: the rules of ``-o ext_path`` and its options."""
+    if r.get("extstore", dict, optional=True) is None:
+        return None
+    defaults = {}
+    for name, kind in EXTSTORE_DEFAULTS.items():
+        defaults[name] = r.get(f"extstore.defaults.{name}", kind)
+    return ExtstoreRules(
+        rules_from=str(r.get("extstore.rules_from", (str, int, float))),
+        note=r.get("extstore.note", str, optional=True),
+        header=r.get("extstore.header", int),
+        defaults=defaults,
+        page_buckets=r.get("extstore.page_buckets", int),
+        reserved_pages=r.get("extstore.reserved_pages", int),
+        max_pages=r.get("extstore.max_pages", int),
+        align=r.get("extstore.align", int),
+        page_size_before_path=r.get("extstore.page_size_before_path", bool),
+        unknown_size_unit=r.get("extstore.unknown_size_unit", str, choices=("zero", "refuse")),
+        zero_size_refused=r.get("extstore.zero_size_refused", bool),
+        compact_under_share=r.get("extstore.compact_under.share", float),
+        compact_under_min=r.get("extstore.compact_under.min", int),
+        write_margin_pages=r.get("extstore.write_margin_pages", int),
+    )
+
+
 def _validate(raw: Mapping, bits: int, source: str) -> Profile:
     r = _RuleReader(raw, source)
     schema = r.get("schema", int)
@@ -619,6 +669,7 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         suboptions=suboptions,
         ignored_suboptions=frozenset(map(str, ignored)),
         background=_background(r),
+        extstore=_extstore(r),
     )
     if profile.default_factor <= 1.0:
         raise r.fail("defaults.factor", "must be greater than 1")

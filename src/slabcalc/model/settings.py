@@ -5,6 +5,9 @@ with (``["-n", "48", "-f", "1.25", "-o", "slab_chunk_max=16"]``) and returns
 the :class:`Settings` that shape memory, or raises :class:`Refused` carrying
 the message memcached prints and its exit status.  Checks run in memcached's
 own order (``main()`` in ``memcached.c``), as the profile describes them.
+
+This module is long because it follows main()'s option handling in its order, each refusal where
+memcached makes it; the rules themselves are profile data.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from slabcalc.errors import (
     Refused,  # noqa: F401 (raised here, caught by its callers)
     ValueRefused,
 )
+from slabcalc.model import extstore as ext
 from slabcalc.model.profile import Check, Profile
 from slabcalc.model.units import c_atof, c_atoi, c_strtol, c_strtoul, wrap_int32
 
@@ -41,6 +45,7 @@ class Settings:
     hash_expand: bool = True           # not -o no_hashexpand: the hash table doubles as items grow
     suboptions: tuple[str, ...] = ()   # every -o word in order (the background threads read them)
     memory_limit_given: bool = False   # -m was among the options (sizing questions then ask "what fits")
+    extstore: ext.Extstore | None = None   # -o ext_path=...: external storage (model/extstore.py)
 
     @property
     def memory_limit(self) -> int | None:
@@ -93,6 +98,8 @@ class Settings:
             subopts.append(f"hashpower={self.hashpower_init}")
         if not self.hash_expand:
             subopts.append("no_hashexpand")
+        if self.extstore is not None:
+            subopts += self.extstore.words
         return argv_words(memory_mb=self.maxbytes >> 20, chunk_size=self.chunk_size, factor=repr(self.factor),
                           item_size_max=self.item_size_max, no_cas=p.has_cas_option and not self.use_cas,
                           suboptions=subopts)
@@ -196,6 +203,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     hash_expand = True
     words: list[str] = []
     memory_limit_given = False
+    storage = ext.read_extstore(p.extstore, ()) if p.extstore is not None else None
+    udp_port = 0   # -U: 0 by default in every release with extstore rules
 
     for letter, value in _getopt(argv, p.getopt):
         if letter == "f":
@@ -212,6 +221,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
         elif letter == "m":
             maxbytes = (c_atoi(value) % (1 << 64)) * 1024 * 1024 % (1 << 64)
             memory_limit_given = True
+        elif letter == "U":
+            udp_port = c_atoi(value)
         elif letter == "C":  # only in the getopt string of releases with optional CAS
             use_cas = False
         elif letter == "I":
@@ -231,6 +242,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
                 name, has_value, subvalue = sub.partition("=")
                 if p.background is not None and name in p.background.suboptions:
                     background_values(p, [sub])     # main() refuses a value it cannot take, in order
+                if storage is not None and name in ext.WORDS and name in p.ignored_suboptions:
+                    storage.read(sub)               # storage_read_config(), as main() meets the word
                 effect = p.suboptions.get(name)
                 if name == "slab_chunk_max" and p.has_slab_chunk_max:
                     chunk_max = _parse_slab_chunk_max(p, subvalue if has_value else None, printed)
@@ -277,6 +290,7 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
             raise Refused.crashed(p.crashes["slab_chunk_max_zero"], printed)
         _run_checks(p.slab_chunk_max_checks, value=chunk_max, item_size_max=item_size_max,
                     chunk_max=chunk_max, page=page)
+    storage_on = storage is not None and ext.check_extstore(storage, item_size_max, udp_port)
     slab_sizes = None
     if slab_sizes_text is not None and p.slab_sizes == "freed_buffer" and slab_sizes_at < FREED_BYTES:
         # 1.4.31-1.5.16 parse the sizes from their copy of the -o argument after freeing it;
@@ -286,7 +300,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     if slab_sizes_text is not None:
         upper = chunk_max if chunk_max is not None else item_size_max
         slab_sizes = _parse_slab_sizes(slab_sizes_text, chunk_size, upper, p.align, p.max_regular)
-    return Settings(profile=p, chunk_size=chunk_size, factor=factor, item_size_max=item_size_max,
+    return Settings(extstore=ext.start_extstore(storage) if storage_on else None,
+                    profile=p, chunk_size=chunk_size, factor=factor, item_size_max=item_size_max,
                     maxbytes=maxbytes, use_cas=use_cas, slab_chunk_max=chunk_max, slab_page_size=page,
                     slab_reassign=slab_reassign, slab_sizes=slab_sizes, suffix=suffix, warnings=tuple(printed),
                     hashpower_init=hashpower_init, hash_expand=hash_expand, suboptions=tuple(words),
