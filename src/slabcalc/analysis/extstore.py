@@ -19,7 +19,7 @@ from typing import Iterable, Mapping
 
 from slabcalc.analysis.report import Report, build_report, item_for_size
 from slabcalc.errors import ValueRefused
-from slabcalc.model.capacity import _largest_fitting
+from slabcalc.model.capacity import Capacity, _largest_fitting
 from slabcalc.model.classes import class_for, slab_classes
 from slabcalc.model.distribution import Item, ItemColumns
 from slabcalc.model.extstore import Extstore, FlashUse, header_ntotal, pack
@@ -48,6 +48,7 @@ class FlashCapacity:
     limited_by: str          # "flash", "RAM" or "nothing" (no item of the mix takes either)
     ram_items: int           # items of the mix RAM (items and headers) alone would hold
     flash_items: int         # items of the mix the flash pages alone would hold
+    ram: Capacity            # RAM full: its pages (the whole-process model reads it)
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,7 @@ def _where(settings, classes, ext, min_class, item: Item, size_key_length: int) 
         return TOO_LARGE, 0, 0, None, 0
     size = item_size(settings, key, value, flags)
     home = placement.lru_class.id
-    if home < min_class or size.total > ext.wbuf_size:
+    if home < min_class or size.total > ext.wbuf_size or not ext.usable_pages:   # no page to write to
         return placement.status, size.total, home, None, 0
     header = header_ntotal(size.total, size.value, ext.header)
     return placement.status, size.total, home, header, class_for(classes, header).id
@@ -197,5 +198,6 @@ def _with_capacity(report: ExtstoreReport, ram: dict[Item, int], runs, memory_li
     else:
         items, limited = ram_items, "RAM"
     return replace(report, capacity=FlashCapacity(items, limited, ram_items,
-                                                   flash_items if flash_items is not None else ram_items))
+                                                   flash_items if flash_items is not None else ram_items,
+                                                   ram_capacity or Capacity(memory_limit, 0, None)))
 

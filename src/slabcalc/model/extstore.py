@@ -49,6 +49,7 @@ class ExtPath:
 
     file: str
     size: int
+    bucket: str = "default"   # pages of another bucket's file serve only that bucket (extstore.c 420-431)
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,10 @@ class Extstore:
 
     @property
     def usable_pages(self) -> int:
-        """Pages items can be written to."""
-        return max(0, self.page_count - self.reserved_pages)
+        """Pages the default bucket's items can be written to: the default files' pages (page 0 of the
+        first file reserved where the release reserves it)."""
+        default = sum(p.size // self.page_size for p in self.paths if p.bucket == "default")
+        return max(0, default - self.reserved_pages)
 
     @property
     def wbufs_per_page(self) -> int:
@@ -120,6 +123,7 @@ class _Reader:
                        "item_age": None, "low_ttl": d["low_ttl"], "max_frag": d["max_frag"],
                        "threads": d["threads"], "io_depth": d["io_depth"], "compact_under": 0, "drop_under": 0}
         self.paths: list[tuple[str, int, int | None]] = []   # file, bytes, pages counted at parse time
+        self.buckets: list[str] = []
         self.words: list[str] = []
 
     def read(self, word: str) -> None:
@@ -161,8 +165,9 @@ class _Reader:
             bucket = tokens[2].split(",")[0]
             if bucket not in BUCKETS or (bucket in ("coldcompact", "old") and self.rules.page_buckets < 6):
                 raise Refused(f"Unknown extstore bucket: {bucket}\n{failed}", 1)
-            if bucket != "default":
+            if bucket != "default" and self.rules.only_default_bucket:
                 raise Refused(f"ext_path only presently supports the default bucket\n{failed}", 1)
+        self.buckets.append(tokens[2].split(",")[0] if len(tokens) > 2 else "default")
         pages = None
         if self.rules.page_size_before_path:   # 1.6.18 counts pages here, with the page size so far
             if self.values["page_size"] == 0:
@@ -223,7 +228,7 @@ def start_extstore(reader: _Reader) -> Extstore:
     compact, drop = v["compact_under"], v["drop_under"]
     if compact == 0:   # storage_init(): a share of the first path's pages
         compact = drop = max(rules.compact_under_min, int(counts[-1] * rules.compact_under_share))
-    paths = tuple(ExtPath(file, size) for file, size, _ in reader.paths)
+    paths = tuple(ExtPath(file, size, bucket) for (file, size, _), bucket in zip(reader.paths, reader.buckets))
     return Extstore(paths=paths, page_size=page_size, wbuf_size=wbuf_size, wbuf_count=rules.page_buckets,
                     item_size=v["item_size"], item_age=v["item_age"], low_ttl=v["low_ttl"], compact_under=compact,
                     drop_under=drop, max_frag=v["max_frag"], threads=v["threads"], header=rules.header,

@@ -124,6 +124,7 @@ class ExtstoreRules:
     page_size_before_path: bool      # ext_page_size after an ext_path is refused
     unknown_size_unit: str           # "zero" (size 0) or "refuse"
     zero_size_refused: bool
+    only_default_bucket: bool        # ext_path=FILE:SIZE:BUCKET takes only "default"
     compact_under_share: float       # ext_compact_under when not given: pages x share (C double) ...
     compact_under_min: int           # ... at least this
     write_margin_pages: int          # the write thread flushes early below this many pages of free chunks
@@ -557,6 +558,7 @@ def _extstore(r: _RuleReader) -> ExtstoreRules | None:
         page_size_before_path=r.get("extstore.page_size_before_path", bool),
         unknown_size_unit=r.get("extstore.unknown_size_unit", str, choices=("zero", "refuse")),
         zero_size_refused=r.get("extstore.zero_size_refused", bool),
+        only_default_bucket=r.get("extstore.only_default_bucket", bool),
         compact_under_share=r.get("extstore.compact_under.share", float),
         compact_under_min=r.get("extstore.compact_under.min", int),
         write_margin_pages=r.get("extstore.write_margin_pages", int),

@@ -104,3 +104,119 @@ def process_record(memory: ProcessMemory) -> dict:
         "process_bytes": memory.total,
         "limit_headroom_bytes": memory.limit_headroom,
     }
+
+
+EXTSTORE_CLASS_FIELDS = ("ram_items", "header_items", "flash_items", "flash_bytes")
+
+
+def add_extstore(record: dict, ext) -> None:
+    """``report``'s record under extstore (:func:`slabcalc.analysis.extstore.extstore_report`): the
+    class rows are what stays in RAM; each gains the extstore fields, classes whose items all went
+    to flash get a row of their own, and the totals and summary say what RAM and flash hold."""
+    by_class = {row.class_id: row for row in ext.classes}
+    rows = {row["class"]: row for row in record["classes"]}
+    for cls, row in by_class.items():
+        if cls not in rows:
+            rows[cls] = {"class": cls, "chunk_size": row.chunk_size, "perslab": None, "items": 0, "used_chunks": 0,
+                         "pages": 0, "requested_bytes": 0, "used_bytes": 0, "chunk_waste": 0, "page_bytes": 0,
+                         "free_bytes": 0, "mem_requested": 0, "memory_pct": 0.0}
+    for cls, row in rows.items():
+        usage = by_class.get(cls)
+        for name in EXTSTORE_CLASS_FIELDS:
+            row[name] = getattr(usage, name) if usage is not None else 0
+    record["classes"] = [rows[cls] for cls in sorted(rows)]
+    e, flash = ext.extstore, ext.flash
+    totals = record["totals"]
+    for name in EXTSTORE_CLASS_FIELDS:
+        totals[name] = sum(getattr(row, name) for row in ext.classes)
+    totals.update({
+        "ram_bytes": totals["page_bytes"],
+        "flash_pages": flash.pages,
+        "flash_page_bytes": flash.flash_bytes,
+        "wbufs": flash.wbufs,
+        "wbuf_waste": flash.wbuf_waste,
+        "stats_bytes": ext.stats_bytes,
+    })
+    capacity = ext.capacity
+    if capacity is not None:
+        record["capacity"], record["limiting_class"] = capacity.items, None
+    record["extstore"] = {
+        "min_class": ext.min_class,
+        "ext_item_size": e.item_size,
+        "page_size": e.page_size,
+        "wbuf_size": e.wbuf_size,
+        "page_count": e.page_count,
+        "usable_pages": e.usable_pages,
+        "flash_pages_needed": ext.flash_pages_needed,
+        "ext_path_bytes_needed": ext.flash_pages_needed * e.page_size,
+        "flash_fits": ext.flash_fits,
+        "wbuf_bytes": e.wbuf_bytes,
+        "stats": {"extstore_objects_used": flash.objects, "extstore_bytes_used": flash.bytes_used,
+                  "extstore_page_allocs": flash.pages, "extstore_pages_used": flash.pages_used,
+                  "extstore_bytes_fragmented": flash.bytes_fragmented, "bytes": ext.stats_bytes},
+        "capacity": None if capacity is None else {
+            "items": capacity.items, "limited_by": capacity.limited_by,
+            "ram_items": capacity.ram_items, "flash_items": capacity.flash_items},
+        "assumed_key_length": ext.assumed_key_length,
+    }
+    record["summary"] = _extstore_summary(record["summary"], ext, record)
+
+
+def _extstore_summary(lines: dict, ext, record: dict) -> dict:
+    from slabcalc.model.units import format_size
+
+    e, flash, t = ext.extstore, ext.flash, record["totals"]
+    out = {k: v for k, v in lines.items() if k not in ("capacity", "-m needed")}
+    out["extstore"] = (f"classes {ext.min_class} and up (ext_item_size {e.item_size}) go to flash: "
+                       f"{t['flash_items']} items; {t['header_items']} header items of {e.header} value bytes "
+                       f"stay in RAM, {t['ram_items']} items stay whole")
+    if ext.capacity is None:
+        out["RAM"] = f"-m {ext.ram.memory_limit_needed if ext.ram.classes else 0} holds what stays in RAM"
+    out["flash"] = (f"{flash.bytes_used} item bytes in {flash.wbufs} write buffers of {format_size(e.wbuf_size)} "
+                    f"({flash.wbuf_waste} bytes lost at buffer ends) on {flash.pages} pages of "
+                    f"{format_size(e.page_size)}: ext_path needs {ext.flash_pages_needed * e.page_size} bytes "
+                    f"({ext.flash_pages_needed} pages"
+                    + (", page 0 never written" if e.reserved_pages else "") + ")")
+    if not ext.flash_fits:
+        out["flash"] += (f"; the file has {e.usable_pages} usable pages: extstore evicts its oldest pages "
+                         f"(extstore_page_evictions)")
+    out["outside -m"] = (f"{e.wbuf_count} write buffers of {format_size(e.wbuf_size)} = "
+                         f"{e.wbuf_bytes} bytes, allocated at start-up")
+    out["stats"] = (f"stats bytes reads {ext.stats_bytes} (flushed items at their whole size); "
+                    f"mem_requested counts a header at its own size")
+    if ext.capacity is not None:
+        c = ext.capacity
+        out["capacity"] = (f"-m {ext.settings.maxbytes >> 20} with {e.usable_pages} flash pages holds {c.items} "
+                           f"items of this mix ({c.limited_by} runs out first: RAM alone {c.ram_items}, flash "
+                           f"alone {c.flash_items}); memcached also keeps the newest items of flushed classes "
+                           f"in RAM until a class is within {e.write_margin_pages} pages of free chunks")
+    if ext.assumed_key_length is not None:
+        out["key length"] = (f"items known by size only: headers assume a {ext.assumed_key_length}-byte key "
+                             f"(--key sets it)")
+    note = ext.settings.profile.extstore.note
+    if note:
+        out["release note"] = note
+    return out
+
+
+def place_extstore_record(ext, item_size: int) -> dict:
+    """``place``'s ``extstore`` section: where one item (``item_size`` bytes) lives under extstore."""
+    e = ext.extstore
+    flushed = next((row for row in ext.classes if row.flash_items), None)
+    header = next((row for row in ext.classes if row.header_items), None)
+    per_wbuf = e.wbuf_size // item_size if flushed else 0
+    record = {
+        "flushed": flushed is not None,
+        "min_class": ext.min_class,
+        "header_size": ext.ram.classes[0].requested_bytes if flushed else None,
+        "header_class": header.class_id if header else None,
+        "items_per_wbuf": per_wbuf,
+        "items_per_flash_page": per_wbuf * e.wbufs_per_page,
+        "wbuf_waste": e.wbuf_size - per_wbuf * item_size if flushed else None,
+        "capacity": None,
+    }
+    if ext.capacity is not None:
+        c = ext.capacity
+        record["capacity"] = {"items": c.items, "limited_by": c.limited_by, "ram_items": c.ram_items,
+                              "flash_items": c.flash_items}
+    return record

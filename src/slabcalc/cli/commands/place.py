@@ -45,21 +45,14 @@ def place(settings, key_length, value_length, flags, fmt):
     except ValueRefused as exc:  # a key, value or flags memcached's protocol would not take
         raise Refusal(str(exc)) from None
     other_name = "without_cas" if settings.use_cas else "with_cas"
-    if settings.memory_limit is not None and record["status"] != "too_large":
-        from slabcalc.analysis.report import build_report
-        from slabcalc.model.distribution import Item
-
-        full = build_report(settings, {Item(key_length, value_length, flags, None): 1},
-                            memory_limit=settings.maxbytes)
-        limit = full.capacity
-        record["capacity"], record["limiting_class"] = limit.items, limit.limiting_class
-        record["process_bytes"], record["hash_bytes"] = _place_process(full)
+    if record["status"] != "too_large" and (settings.memory_limit is not None or settings.extstore is not None):
+        _add_capacity(settings, record, key_length, value_length, flags)
     if fmt == "json":
         document = {"settings": settings_record(settings), **record, other_name: other}
         click.echo(output.render_json(document))
         return
     if fmt == "csv":
-        columns = [k for k in record if k != "chunks"]
+        columns = [k for k in record if k not in ("chunks", "extstore")]
         click.echo(output.render_rows([record], columns, "csv"))
         return
     click.echo(output.render_pairs(_place_lines(settings, record, other, other_name), fmt))
@@ -94,10 +87,13 @@ def _place_lines(settings, record, other, other_name):
             ("waste", f"{record['waste']} ({record['waste_pct']:.2f}%)"),
             ("spare_value_bytes", record["spare_value_bytes"]),
         ]
-    if record.get("capacity") is not None:
+    if record.get("capacity") is not None and not record.get("extstore"):
         lines.append(("capacity", f"-m {settings.maxbytes >> 20} holds {record['capacity']} such items"))
+    if record.get("capacity") is not None:
         lines.append(("process memory", f"{record['process_bytes']} bytes when full (slab pages + "
                                         f"{record['hash_bytes']} hash table)"))
+    if record.get("extstore"):
+        lines += _extstore_lines(settings, record)
     if other is not None:
         label = "with -C (no CAS)" if other_name == "without_cas" else "with CAS"
         if other["status"] == "too_large":
@@ -108,9 +104,46 @@ def _place_lines(settings, record, other, other_name):
     return lines
 
 
-def _place_process(report):
-    """``place -m``: (process bytes, hash table bytes) of a server full of the item."""
-    from slabcalc.analysis.process import process_memory
+def _add_capacity(settings, record, key_length, value_length, flags):
+    """``place -m``: how many such items fit and the process memory of a server full of them; under
+    extstore, with the flash too (``record["extstore"]``)."""
+    from dataclasses import replace
 
-    memory = process_memory(report)
-    return memory.total, memory.hash_bytes
+    from slabcalc.analysis.process import process_memory
+    from slabcalc.analysis.report import build_report
+    from slabcalc.model.distribution import Item
+
+    item = {Item(key_length, value_length, flags, None): 1}
+    if settings.extstore is None:
+        full = build_report(settings, item, memory_limit=settings.maxbytes)
+        record["capacity"], record["limiting_class"] = full.capacity.items, full.capacity.limiting_class
+    else:
+        from slabcalc.analysis.extstore import extstore_report
+        from slabcalc.records.report import place_extstore_record
+
+        ext = extstore_report(settings, item, settings.memory_limit)
+        record["extstore"] = place_extstore_record(ext, record["item_size"])
+        if ext.capacity is None:
+            return
+        record["capacity"], record["limiting_class"] = ext.capacity.items, None
+        full = replace(ext.ram, capacity=ext.capacity.ram)
+    memory = process_memory(full)
+    record["process_bytes"], record["hash_bytes"] = memory.total, memory.hash_bytes
+
+
+def _extstore_lines(settings, record):
+    e, x = settings.extstore, record["extstore"]
+    if not x["flushed"]:
+        return [("extstore", f"stays in RAM: class {record['class']} is below class {x['min_class']} "
+                             f"(ext_item_size {e.item_size})")]
+    lines = [("extstore", f"goes to flash (class {record['class']} >= class {x['min_class']} of ext_item_size "
+                          f"{e.item_size}); RAM keeps a {x['header_size']}-byte header item in class "
+                          f"{x['header_class']}"),
+             ("flash", f"{x['items_per_wbuf']} per {e.wbuf_size >> 20} MiB write buffer ({x['wbuf_waste']} bytes "
+                       f"lost at its end), {x['items_per_flash_page']} per {e.page_size >> 20} MiB page")]
+    if x["capacity"] is not None:
+        c = x["capacity"]
+        lines.append(("RAM + flash", f"-m {settings.maxbytes >> 20} and {e.usable_pages} flash pages hold "
+                                     f"{c['items']} such items ({c['limited_by']} runs out first: RAM alone "
+                                     f"{c['ram_items']}, flash alone {c['flash_items']})"))
+    return lines

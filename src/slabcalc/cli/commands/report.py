@@ -39,7 +39,6 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     \b
     Python: build_report(settings, read_items(...)[0], memory_limit)
     """
-    from slabcalc.analysis.report import build_report
     from slabcalc.inputs.items import InputError, read_items
 
     settings = settings_from(**model)
@@ -51,22 +50,41 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
                                        progress=progress, columns=True)
         triples = list(items)               # build_report sums an item that comes more than once
     try:
-        base = build_report(settings, triples, limit, size_key_length=key_length or 16)
+        base, ext = _build(settings, triples, limit, key_length or 16)
         others = []
         for text in what_if:           # each --vs asks with its own -m (G1: it used the baseline's)
             vs = _vs_settings(settings, model, text)
-            others.append((text, build_report(vs, triples, vs.memory_limit, size_key_length=key_length or 16)))
+            others.append((text, _build(vs, triples, vs.memory_limit, key_length or 16)[0]))
+        if ext is not None and (deploy["nodes"] is not None or deploy["node_ram"] is not None):
+            raise Refusal("--nodes and --node-ram plan nodes without extstore; drop -o ext_path to plan them")
         plan = deploy_plan(settings, base, triples, {**deploy, "strict": strict}, key_length or 16, source)
     except InputError as exc:
         raise DataError(str(exc)) from None
     except SlabcalcError as exc:
         raise DataError(f"{source}: {exc}") from None
     say_rejected(accounting)
-    _print_report(base, accounting, others, fmt, plan)
+    _print_report(base, accounting, others, fmt, plan, ext)
     if plot:
         from slabcalc.records.report import report_record
 
         draw("plot_classes", report_record(base, accounting)["classes"], plot)
+
+
+def _build(settings, triples, limit, key_length):
+    """(the report, the extstore report or None): under ``-o ext_path`` the report is of what stays
+    in RAM, with the rows accounted as the whole input's."""
+    from dataclasses import replace
+
+    from slabcalc.analysis.extstore import extstore_report
+    from slabcalc.analysis.report import build_report
+
+    if settings.extstore is None:
+        return build_report(settings, triples, limit, size_key_length=key_length), None
+    ext = extstore_report(settings, triples, limit, size_key_length=key_length)
+    capacity = None if ext.capacity is None else ext.capacity.ram
+    base = replace(ext.ram, too_large=ext.too_large, placed_rows=ext.placed_rows, too_large_rows=ext.too_large_rows,
+                   capacity=capacity)
+    return base, ext
 
 
 def _vs_settings(settings, model, text):
@@ -84,22 +102,27 @@ def _vs_settings(settings, model, text):
         raise Refusal(f"--vs {text!r}: {exc}") from None
 
 
-def _print_report(base, accounting, others, fmt, plan=None):
-    from slabcalc.records.report import report_record
+def _print_report(base, accounting, others, fmt, plan=None, ext=None):
+    from slabcalc.records.report import EXTSTORE_CLASS_FIELDS, add_extstore, report_record
 
     record = report_record(base, accounting, others)
+    columns = REPORT_COLUMNS
+    if ext is not None:
+        add_extstore(record, ext)
+        columns = columns[:4] + EXTSTORE_CLASS_FIELDS + columns[4:]
     if plan is not None:
         add_plan(record, plan)
     if fmt == "json":
         click.echo(output.render_json(record))
         return
     if fmt == "csv":   # one row per class, as every per-class csv: no total row (json has totals)
-        click.echo(output.render_rows(record["classes"], REPORT_COLUMNS, fmt))
+        click.echo(output.render_rows(record["classes"], columns, fmt))
         return
-    rows = record["classes"] + [{"class": "total", **{k: record["totals"].get(k) for k in REPORT_COLUMNS[3:]}}]
+    rows = record["classes"] + [{"class": "total", **{k: record["totals"].get(k) for k in columns[3:]}}]
     for row in record["classes"]:           # tables show each class's share of memory as a bar
         row["memory"] = output.bar(row["memory_pct"])
-    click.echo(output.render_rows(rows, REPORT_COLUMNS + ("memory",), fmt, essential=REPORT_ESSENTIAL))
+    essential = REPORT_ESSENTIAL if ext is None else REPORT_ESSENTIAL[:3] + ("flash_items",) + REPORT_ESSENTIAL[3:]
+    click.echo(output.render_rows(rows, columns + ("memory",), fmt, essential=essential))
     click.echo()
     click.echo(output.render_pairs(list(record["summary"].items()), fmt))
     if plan is not None:

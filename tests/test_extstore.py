@@ -1,0 +1,123 @@
+"""Extstore arithmetic and its command line.  Figures are worked by hand from memcached's source
+(storage.c, extstore.c) and the ones the server shows in test_extstore_fidelity.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from clirun import run
+
+from slabcalc import Refused, configure, load_profile
+from slabcalc.analysis.extstore import extstore_report
+from slabcalc.model.distribution import Item
+from slabcalc.model.extstore import pack
+
+P18, P45 = load_profile("1.6.18"), load_profile("1.6.45")
+SMALL = "ext_page_size=8,ext_wbuf_size=2"
+
+
+def test_a_flushed_item_leaves_a_header_of_its_key_and_twelve_bytes():
+    """The issue's figure: key 8, value 1000 is a 1 067-byte item in class 12; flushed, a 77-byte
+    header (48 + 8 CAS + 9 key + 12 item_hdr) in class 1."""
+    settings = configure(P18, ["-o", "ext_path=/x:1g"])
+    ext = extstore_report(settings, {Item(8, 1000, 0, None): 3})
+    rows = {row.class_id: row for row in ext.classes}
+    assert rows[12].flash_items == 3 and rows[12].flash_bytes == 3 * 1067
+    assert rows[1].header_items == 3 and ext.ram.classes[0].requested_bytes == 3 * 77
+    assert ext.stats_bytes == 3 * 1067                # stats bytes: the whole items
+
+
+def test_write_buffers_are_never_straddled():
+    """2 MiB buffers of 1 067-byte items: 1 965 each, 497 bytes lost; 4 buffers per 8 MiB page."""
+    settings = configure(P18, ["-o", f"{SMALL},ext_path=/x:64m"])
+    flash = pack(settings.extstore, [[(1067, 10_000)]])
+    assert flash.wbufs == 6 and flash.pages == 2 and flash.wbuf_waste == 5 * 497
+    assert flash.pages_used == 3                      # page 0 counted used, never written (1.6.18)
+    assert flash.bytes_fragmented == 3 * 8 * 2**20 - 10_670_000
+    two = pack(settings.extstore, [[(1067, 1964), (2000, 2)]])   # 1 564 bytes left: 2 000 does not fit
+    assert (two.wbufs, two.wbuf_waste) == (2, 2 * 2**20 - 1964 * 1067)
+
+
+def test_buckets_open_their_own_pages():
+    settings = configure(P18, ["-o", f"{SMALL},ext_path=/x:64m"])
+    assert pack(settings.extstore, [[(1067, 10)], [(600_080, 2)]]).pages == 2
+
+
+def test_release_differences_are_profile_data():
+    s18 = configure(P18, ["-o", "ext_path=/x:6400m"]).extstore
+    s45 = configure(P45, ["-o", "ext_path=/x:6400m"]).extstore
+    assert (s18.page_count, s18.usable_pages, s18.compact_under, s18.wbuf_bytes) == (100, 99, 25, 4 * 4 * 2**20)
+    assert (s45.page_count, s45.usable_pages, s45.compact_under, s45.wbuf_bytes) == (100, 100, 1, 6 * 4 * 2**20)
+    configure(P45, ["-o", "ext_path=/x:64m,ext_page_size=8"])          # 1.6.45 counts pages at the end
+    with pytest.raises(Refused, match="before any ext_path"):
+        configure(P18, ["-o", "ext_path=/x:64m,ext_page_size=8"])
+    with pytest.raises(Refused, match="zero size"):
+        configure(P45, ["-o", "ext_path=/x:0m"])
+    with pytest.raises(Refused, match=r"\(m\|g\|t\|p supported\)"):
+        configure(P45, ["-o", "ext_path=/x:64"])
+
+
+def test_classes_below_ext_item_size_stay_and_so_does_a_file_of_no_usable_page():
+    settings = configure(P18, ["-o", "ext_item_size=2000,ext_path=/x:1g"])
+    ext = extstore_report(settings, {Item(8, 1000, 0, None): 5, Item(8, 3000, 0, None): 2})
+    assert {r.class_id: (r.ram_items, r.flash_items) for r in ext.classes} == {12: (5, 0), 17: (0, 2), 1: (0, 0)}
+    # 1.6.18, default 64 MiB pages, a 64 MiB file: its one page is page 0, never written
+    empty = configure(P18, ["-o", "ext_path=/x:64m"])
+    ext = extstore_report(empty, {Item(8, 1000, 0, None): 5})
+    assert ext.flash.objects == 0 and ext.classes[0].ram_items == 5
+
+
+def test_capacity_of_a_ram_and_flash_pair():
+    """-m 64 of 77-byte headers: 64 pages x 10 922; 127 usable 8 MiB pages x 4 x 1 965 on flash."""
+    settings = configure(P18, ["-m", "64", "-o", f"{SMALL},ext_path=/x:1g"])
+    cap = extstore_report(settings, {Item(8, 1000, 0, None): 1}, settings.memory_limit).capacity
+    assert (cap.ram_items, cap.flash_items, cap.items, cap.limited_by) == (699_008, 998_220, 699_008, "RAM")
+    small = configure(P18, ["-m", "64", "-o", f"{SMALL},ext_path=/x:64m"])
+    cap = extstore_report(small, {Item(8, 1000, 0, None): 1}, small.memory_limit).capacity
+    assert (cap.flash_items, cap.items, cap.limited_by) == (7 * 4 * 1965, 7 * 4 * 1965, "flash")
+
+
+def test_report_json_contract_and_row_accounting(tmp_path):
+    data = tmp_path / "mix.csv"
+    data.write_text("key,value,flags,count\n10,100,0,50\n12,1000,0,200\n12,3000,7,30\n16,2000000,0,4\nx,1,0,1\n")
+    result = run("report", str(data), "--profile", "1.6.18", "--format", "json",
+                 "-o", f"{SMALL},ext_path=/x:1g")
+    assert result.exit_code == 0, result.output          # a rejected row is said on stderr
+    doc = json.loads(result.stdout)
+    t = doc["totals"]
+    assert t["rows"] == 5 == t["placed_rows"] + t["too_large_rows"] + t["rejected"]
+    assert (t["placed_rows"], t["too_large_rows"], t["rejected"]) == (3, 1, 1)
+    assert (t["ram_items"], t["header_items"], t["flash_items"]) == (50, 230, 230)
+    # 48 + 8 CAS + 13 key + value + 2 (+ 4 flags suffix): 1 071 and 3 075 bytes
+    assert t["flash_bytes"] == 200 * 1071 + 30 * 3075 and t["flash_pages"] == 1
+    assert t["ram_bytes"] == t["page_bytes"] == 2 * 2**20           # class 1 (headers) and class 4
+    rows = {r["class"]: r for r in doc["classes"]}
+    assert rows[12]["flash_items"] == 200 and rows[12]["used_chunks"] == 0     # 1 071 bytes: class 12
+    assert rows[1]["header_items"] == 230 and rows[1]["mem_requested"] == 200 * 81 + 30 * 85
+    assert doc["extstore"]["ext_path_bytes_needed"] == 2 * 8 * 2**20     # page 0 and one page
+
+
+def test_report_table_and_place_say_where_items_go(tmp_path):
+    data = tmp_path / "mix.csv"
+    data.write_text("key,value\n12,1000\n10,100\n")
+    text = run("report", str(data), "--profile", "1.6.18", "-m", "64", "-o", f"{SMALL},ext_path=/x:1g").stdout
+    assert "flash_items" in text and "header items" in text and "runs out first" in text
+    place = run("place", "--key", "8", "--value", "1000", "--profile", "1.6.18", "-m", "64",
+                "-o", f"{SMALL},ext_path=/x:1g").stdout
+    assert "77-byte header item in class 1" in place and "1965 per 2 MiB write buffer" in place
+    assert "699008 such items" in place
+
+
+@pytest.mark.parametrize("options, says", [
+    ("ext_page_size=3,ext_path=/x:64m", "page_size must be divisible by wbuf_size"),
+    ("ext_path", "missing argument to ext_path"),
+])
+def test_refusals_are_one_line(options, says):
+    result = run("report", "-", "--profile", "1.6.18", "-o", options, input="key,value\n1,1\n")
+    assert result.exit_code == 2 and says in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_node_plans_do_not_pretend_to_model_extstore():
+    result = run("report", "-", "--nodes", "2", "-o", "ext_path=/x:1g", input="key,value\n1,1000\n")
+    assert result.exit_code == 2 and "without extstore" in result.output
