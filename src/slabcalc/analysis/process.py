@@ -12,10 +12,17 @@
 - slab pages past ``-m``: a class's first page is granted even when the limit
   is reached, so a workload touching many classes with few items takes more
   pages than ``-m`` says;
-- everything else (connection buffers, thread stacks, the binary, allocator
-  slack): an allowance the operator supplies (:class:`Overhead`).
+- the runtime (:func:`runtime_parts`), per release from the profile's ``process`` section: the
+  program (binary, libraries, start-up heap) and each worker thread (``-t``) and connection
+  structure, *measured* on the release's build (``scripts/measure_process.py``); read buffers and
+  response bundles, 16 KiB each, two per worker thread serving a request (thread.c 998-1000);
+  glibc's chunk-header page of every slab page it mmaps; ``-L``'s huge-page rounding; extstore's
+  write buffers and the pages its prefill touches;
+- anything else: an allowance the operator supplies (:class:`Overhead`).
 
-All arithmetic is on integers.
+Left out, and measured by tests/test_process_fidelity.py against VmRSS: glibc arena slack,
+libevent's per-connection bookkeeping beyond the measured structure, the kernel's rounding of
+touched pages.  All arithmetic is on integers.
 """
 
 from __future__ import annotations
@@ -100,6 +107,7 @@ class ProcessMemory:
     hash_bytes: int          # the hash table once settled
     hash_peak_bytes: int     # while it doubled to this size (both tables held)
     overhead: int            # the operator's allowance
+    runtime: tuple[tuple[str, int], ...] = ()   # (part, bytes): see runtime_parts()
 
     @property
     def limit_bytes(self) -> int:
@@ -111,9 +119,13 @@ class ProcessMemory:
         return max(0, self.slab_bytes - self.limit_bytes)
 
     @property
+    def runtime_bytes(self) -> int:
+        return sum(size for _, size in self.runtime)
+
+    @property
     def total(self) -> int:
-        """Expected process memory: slab pages + hash table + overhead."""
-        return self.slab_bytes + self.hash_bytes + self.overhead
+        """Expected process memory: slab pages + hash table + runtime + overhead."""
+        return self.slab_bytes + self.hash_bytes + self.runtime_bytes + self.overhead
 
     @property
     def limit_headroom(self) -> int:
@@ -121,7 +133,63 @@ class ProcessMemory:
         return max(0, self.limit_bytes - self.slab_bytes)
 
 
-def process_memory(report, overhead: Overhead = Overhead()) -> ProcessMemory:
+GLIBC_MMAP_THRESHOLD = 128 * 1024      # glibc's M_MMAP_THRESHOLD until a freed mmapped chunk raises it
+GLIBC_MMAP_THRESHOLD_MAX = 32 * MIB    # DEFAULT_MMAP_THRESHOLD_MAX on 64-bit
+
+
+def _mmapped_until(settings, page: int) -> int | None:
+    """Items linked when glibc stops mmapping slab pages: malloc() mmaps a request of at least its
+    threshold, and free() of an mmapped chunk raises the threshold to that chunk's size (malloc.c
+    free: ``mp_.mmap_threshold = chunksize``).  The hash table's old half is freed when a doubling
+    ends (assoc.c assoc_expand/assoc_maintenance_thread): once a freed table holds a page and its
+    chunk header, later pages come from an arena.  None: every page is mmapped."""
+    start = settings.hashpower_init if settings.hashpower_init is not None else HASHPOWER_DEFAULT
+    if not settings.hash_expand:
+        return None
+    pointer = settings.profile.bits // 8
+    for power in range(start, HASHPOWER_MAX):
+        chunk = -(-(pointer << power) // 4096) * 4096 + 4096     # the old table's mmapped chunk
+        if chunk > GLIBC_MMAP_THRESHOLD_MAX:
+            return None
+        if chunk >= page + 16:           # malloc(page) needs page + 16 bytes of chunk
+            return (1 << power) * 3 // 2   # the doubling from power starts past this many items
+    return None
+
+
+def runtime_parts(settings, slab_pages: int, items: int, connections: int | None = None,
+                  wbufs_written: int | None = None) -> tuple[tuple[str, int], ...]:
+    """What the process holds besides slab pages and the hash table, part by part, from the
+    release's ``process`` rules: nothing where the profile has none."""
+    rules = settings.profile.process
+    if rules is None:
+        return ()
+    threads = settings.worker_threads
+    conns = settings.max_connections if connections is None else connections
+    parts = [
+        ("program", rules.program_bytes),
+        ("threads", threads * rules.thread_bytes),
+        ("connection_structures", conns * rules.conn_bytes),
+        ("read_buffers", rules.buffers_per_thread * min(threads, conns) * rules.read_buffer),
+    ]
+    page = settings.slab_page_size
+    ext = settings.extstore
+    if settings.preallocate:      # one block of -m, faulted in huge pages (alloc_large_chunk)
+        touched = slab_pages * page
+        parts.append(("huge_page_rounding", -(-touched // rules.huge_page) * rules.huge_page - touched))
+    elif ext is not None:         # prefill: every page of -m malloc'd (mmapped) at start, its first 4 KiB touched
+        parts.append(("page_headers", max(slab_pages, settings.maxbytes // page) * rules.mmap_header))
+    else:
+        until = _mmapped_until(settings, page)
+        mapped = slab_pages if until is None or items <= until else -(-slab_pages * until // items)
+        parts.append(("page_headers", mapped * rules.mmap_header))
+    if ext is not None:
+        written = ext.wbuf_count if wbufs_written is None else min(ext.wbuf_count, wbufs_written)
+        parts.append(("extstore_wbufs", written * ext.wbuf_size))
+    return tuple(parts)
+
+
+def process_memory(report, overhead: Overhead = Overhead(), connections: int | None = None,
+                   wbufs_written: int | None = None) -> ProcessMemory:
     """The process holding ``report``'s items (:func:`slabcalc.analysis.report.build_report`).
 
     Without a memory limit in the report: ``-m`` is the smallest that stores
@@ -137,11 +205,14 @@ def process_memory(report, overhead: Overhead = Overhead()) -> ProcessMemory:
             items, slab = report.capacity.items, report.capacity.page_bytes
     else:
         limit_mb = report.memory_limit_needed if report.classes else 0
-    return _process(settings, limit_mb, items, slab, overhead)
+    slab += getattr(report, "preallocated", 0)
+    return _process(settings, limit_mb, items, slab, overhead, connections=connections,
+                    wbufs_written=wbufs_written)
 
 
 def _process(settings, limit_mb: int, items: int, slab: int, overhead: Overhead,
-             presize_hash: bool = False) -> ProcessMemory:
+             presize_hash: bool = False, connections: int | None = None,
+             wbufs_written: int | None = None) -> ProcessMemory:
     """A process of ``slab`` bytes of pages holding ``items``: its hash table (``assoc.c``), which
     starts at the settings' size -- or, ``presize_hash``, at the size the items need -- and the
     overhead on top."""
@@ -151,11 +222,14 @@ def _process(settings, limit_mb: int, items: int, slab: int, overhead: Overhead,
         start = max(start, hashpower)
     hash_bytes = (settings.profile.bits // 8) << hashpower
     peak = hash_bytes + (hash_bytes // 2 if hashpower > start else 0)   # both tables while it doubles
-    return ProcessMemory(limit_mb, items, slab, hashpower, hash_bytes, peak, overhead.on(slab + hash_bytes))
+    pages = slab // settings.slab_page_size
+    runtime = runtime_parts(settings, pages, items, connections, wbufs_written)
+    known = slab + hash_bytes + sum(size for _, size in runtime)
+    return ProcessMemory(limit_mb, items, slab, hashpower, hash_bytes, peak, overhead.on(known), runtime)
 
 
 def planned_process(report, overhead: Overhead = Overhead(), fill: Fraction = Fraction(1),
-                    presize_hash: bool = False) -> ProcessMemory:
+                    presize_hash: bool = False, connections: int | None = None) -> ProcessMemory:
     """The process of a planned node: ``-m`` such that ``report``'s items fill ``fill`` of it, budgeted
     full (a cache fills its ``-m``), with the hash table for the items a full ``-m`` holds.
 
@@ -168,4 +242,4 @@ def planned_process(report, overhead: Overhead = Overhead(), fill: Fraction = Fr
     limit_mb = -(-needed * fill.denominator // fill.numerator) if needed else 0
     items = -(-report.items * fill.denominator // fill.numerator)
     slab = max(pages, limit_mb * MIB) if fill < 1 else pages
-    return _process(settings, limit_mb, items, slab, overhead, presize_hash)
+    return _process(settings, limit_mb, items, slab, overhead, presize_hash, connections)

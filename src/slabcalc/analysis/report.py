@@ -16,7 +16,7 @@ headers, so that the total equals ``stats`` ``bytes``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Iterable, Iterator, Mapping, Sequence
 
@@ -75,6 +75,7 @@ class Report:
     capacity: Capacity | None
     placed_rows: int = 0             # input rows whose items were placed
     too_large_rows: int = 0          # input rows whose items are too large
+    preallocated: int = 0            # -L: bytes of the first pages of classes the items do not use
 
     def total(self, field: str) -> int:
         return sum(getattr(c, field) for c in self.classes)
@@ -95,7 +96,11 @@ class Report:
     def memory_limit_needed(self) -> int:
         """The ``-m`` (in MiB) under which the whole distribution is stored (see :func:`fits`)."""
         pages = [(c.pages, c.page_length) for c in self.classes]
-        megabytes = max(1, -(-needed_bytes(pages) // MIB))
+        if self.settings.preallocate:   # -L: every class's first page inside -m, none granted past it
+            needed = sum(n * length for n, length in pages) + self.preallocated
+        else:
+            needed = needed_bytes(pages)
+        megabytes = max(1, -(-needed // MIB))
         for check in self.settings.profile.item_size_max_checks:  # e.g. -I at most half of -m
             if check.rule == "max_fraction_of_maxbytes":
                 megabytes = max(megabytes, -(-self.settings.item_size_max * check.value // MIB))
@@ -226,12 +231,17 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
     used = tuple(
         ClassUsage(c, settings.page_length(c.chunk_size, c.perslab), *usage[c.id])
         for c in classes if usage[c.id][1])
+    preallocated = 0
+    if settings.preallocate:   # slabs_preallocate(): a page for every class at start, from -m
+        ids = {c.slab_class.id for c in used}
+        preallocated = sum(settings.page_length(c.chunk_size, c.perslab) for c in classes if c.id not in ids)
     limit = None
     if memory_limit is not None:
-        limit = (capacity(used, placed, memory_limit) if not chunked else
-                 mix_capacity(settings, classes, {size: n for size, (n, _) in by_size.items()}, chunked,
-                              memory_limit))
-    return Report(settings, used, placed, too_large, approximated, limit, placed_rows, too_large_rows)
+        budget = memory_limit - preallocated
+        limit = (capacity(used, placed, budget) if not chunked else
+                 mix_capacity(settings, classes, {size: n for size, (n, _) in by_size.items()}, chunked, budget))
+        limit = replace(limit, memory_limit=memory_limit)
+    return Report(settings, used, placed, too_large, approximated, limit, placed_rows, too_large_rows, preallocated)
 
 
 def _place(settings: Settings, classes: Sequence[SlabClass], item: Item, key_length: int) -> Placement:

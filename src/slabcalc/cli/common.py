@@ -26,7 +26,7 @@ def draw(kind: str, data, path: str) -> None:
 
 
 def memcached_argv(profile, slab_min_size, factor, max_item_size, memory_limit, cas, slab_chunk_max,
-                    slab_sizes, extra_options) -> list[str]:
+                    slab_sizes, extra_options, threads=None, conn_limit=None, prealloc=False) -> list[str]:
     """The command-line flags a real memcached would be started with."""
     subopts = []
     if slab_chunk_max is not None:
@@ -35,7 +35,8 @@ def memcached_argv(profile, slab_min_size, factor, max_item_size, memory_limit, 
         subopts.append("slab_sizes=" + slab_sizes.replace(",", "-").replace(" ", ""))
     return argv_words(memory_mb=_megabytes(memory_limit) if memory_limit is not None else None,
                       chunk_size=slab_min_size, factor=factor, item_size_max=max_item_size, no_cas=cas is False,
-                      suboptions=[*subopts, *extra_options])
+                      suboptions=[*subopts, *extra_options], threads=threads, maxconns=conn_limit,
+                      preallocate=prealloc)
 
 
 def _megabytes(text: str) -> int:

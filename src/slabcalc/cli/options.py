@@ -57,6 +57,13 @@ def model_options(func: Callable) -> Callable:
                      help="-o slab_sizes: chunk sizes in bytes, dash- or comma-separated (96-120-152)."),
         click.option("-o", "extra_options", metavar="OPTIONS", multiple=True,
                      help="memcached's own -o string, e.g. -o slab_chunk_max=16,slab_sizes=96-200."),
+        click.option("-t", "--threads", "threads", metavar="N", default=None,
+                     help="memcached -t: worker threads (default 4); sizes the process, not the slabs."),
+        click.option("-c", "--conn-limit", "conn_limit", metavar="N", default=None,
+                     help="memcached -c: most connections at once (default 1024); the process model "
+                          "budgets this many unless --connections says fewer."),
+        click.option("-L", "--prealloc", "prealloc", is_flag=True, default=False,
+                     help="memcached -L: -m in one block and a page for every class at start."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -229,7 +236,7 @@ def deploy_options(func: Callable) -> Callable:
 
 # The parameters model_options adds to a command, in the order settings_from takes them.
 MODEL_PARAMS = ("profile", "bits", "slab_min_size", "factor", "max_item_size", "memory_limit", "cas",
-                "slab_chunk_max", "slab_sizes", "extra_options")
+                "slab_chunk_max", "slab_sizes", "extra_options", "threads", "conn_limit", "prealloc")
 
 
 def with_settings(func: Callable) -> Callable:

@@ -131,6 +131,24 @@ class ExtstoreRules:
 
 
 @dataclass(frozen=True)
+class ProcessRules:
+    """What a process of the release holds besides slab pages and the hash table (analysis/process.py)."""
+
+    threads_default: int
+    maxconns_default: int
+    threads_message: str
+    maxconns_message: str
+    prealloc_message: str
+    huge_page: int
+    read_buffer: int
+    buffers_per_thread: int
+    mmap_header: int
+    program_bytes: int      # measured: binary, libraries, start-up heap
+    thread_bytes: int       # measured: per worker thread
+    conn_bytes: int         # measured: per connection structure
+
+
+@dataclass(frozen=True)
 class Crash:
     """A start-up path where the release dies instead of refusing."""
 
@@ -204,6 +222,7 @@ class Profile:
     ignored_suboptions: frozenset[str]
     background: BackgroundRules | None = None
     extstore: ExtstoreRules | None = None
+    process: ProcessRules | None = None
 
     @property
     def has_cas_option(self) -> bool:
@@ -565,6 +584,16 @@ def _extstore(r: _RuleReader) -> ExtstoreRules | None:
     )
 
 
+def _process(r: _RuleReader) -> ProcessRules | None:
+    """The ``process`` section: start-up options that size the process, and its measured parts."""
+    if r.get("process", dict, optional=True) is None:
+        return None
+    texts = ("threads_message", "maxconns_message", "prealloc_message")
+    values = {name: r.get(f"process.{name}", str if name in texts else int)
+              for name in ProcessRules.__dataclass_fields__}
+    return ProcessRules(**values)
+
+
 def _validate(raw: Mapping, bits: int, source: str) -> Profile:
     r = _RuleReader(raw, source)
     schema = r.get("schema", int)
@@ -672,6 +701,7 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         ignored_suboptions=frozenset(map(str, ignored)),
         background=_background(r),
         extstore=_extstore(r),
+        process=_process(r),
     )
     if profile.default_factor <= 1.0:
         raise r.fail("defaults.factor", "must be greater than 1")

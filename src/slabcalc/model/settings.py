@@ -46,11 +46,26 @@ class Settings:
     suboptions: tuple[str, ...] = ()   # every -o word in order (the background threads read them)
     memory_limit_given: bool = False   # -m was among the options (sizing questions then ask "what fits")
     extstore: ext.Extstore | None = None   # -o ext_path=...: external storage (model/extstore.py)
+    threads: int | None = None         # -t: worker threads (None: the release's default)
+    maxconns: int | None = None        # -c: most connections at once (None: the release's default)
+    preallocate: bool = False          # -L: every class's first page at start, -m in one block
 
     @property
     def memory_limit(self) -> int | None:
         """``-m`` in bytes when it was given, else None (a report then finds the ``-m`` to set)."""
         return self.maxbytes if self.memory_limit_given else None
+
+    @property
+    def worker_threads(self) -> int:
+        """``-t``, or the release's default."""
+        rules = self.profile.process
+        return self.threads if self.threads is not None else (rules.threads_default if rules else 4)
+
+    @property
+    def max_connections(self) -> int:
+        """``-c``, or the release's default."""
+        rules = self.profile.process
+        return self.maxconns if self.maxconns is not None else (rules.maxconns_default if rules else 1024)
 
     @property
     def suffix_rule(self) -> str:
@@ -100,9 +115,11 @@ class Settings:
             subopts.append("no_hashexpand")
         if self.extstore is not None:
             subopts += self.extstore.words
+
         return argv_words(memory_mb=self.maxbytes >> 20, chunk_size=self.chunk_size, factor=repr(self.factor),
                           item_size_max=self.item_size_max, no_cas=p.has_cas_option and not self.use_cas,
-                          suboptions=subopts)
+                          suboptions=subopts, threads=self.threads, maxconns=self.maxconns,
+                          preallocate=self.preallocate)
 
 
 FREED_BYTES = 16   # bytes glibc's free() overwrites at the start of a small chunk (tcache next, key)
@@ -204,6 +221,8 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     words: list[str] = []
     memory_limit_given = False
     storage = ext.read_extstore(p.extstore, ()) if p.extstore is not None else None
+    threads = maxconns = None
+    preallocate = False
     udp_port = 0   # -U: 0 by default in every release with extstore rules
 
     for letter, value in _getopt(argv, p.getopt):
@@ -223,6 +242,16 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
             memory_limit_given = True
         elif letter == "U":
             udp_port = c_atoi(value)
+        elif letter in "tc" and p.process is not None:
+            number = c_atoi(value)
+            if number <= 0:
+                raise Refused(p.process.threads_message if letter == "t" else p.process.maxconns_message, 1)
+            if letter == "t":
+                threads = number
+            else:
+                maxconns = number
+        elif letter == "L":
+            preallocate = True
         elif letter == "C":  # only in the getopt string of releases with optional CAS
             use_cas = False
         elif letter == "I":
@@ -300,12 +329,24 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     if slab_sizes_text is not None:
         upper = chunk_max if chunk_max is not None else item_size_max
         slab_sizes = _parse_slab_sizes(slab_sizes_text, chunk_size, upper, p.align, p.max_regular)
-    return Settings(extstore=ext.start_extstore(storage) if storage_on else None,
-                    profile=p, chunk_size=chunk_size, factor=factor, item_size_max=item_size_max,
+    settings = Settings(threads=threads, maxconns=maxconns, preallocate=preallocate, profile=p, chunk_size=chunk_size, factor=factor, item_size_max=item_size_max,
                     maxbytes=maxbytes, use_cas=use_cas, slab_chunk_max=chunk_max, slab_page_size=page,
                     slab_reassign=slab_reassign, slab_sizes=slab_sizes, suffix=suffix, warnings=tuple(printed),
                     hashpower_init=hashpower_init, hash_expand=hash_expand, suboptions=tuple(words),
                     memory_limit_given=memory_limit_given)
+    if preallocate and p.process is not None:
+        _check_prealloc(settings)
+    return replace(settings, extstore=ext.start_extstore(storage)) if storage_on else settings
+
+
+def _check_prealloc(settings: Settings) -> None:
+    """``-L``: ``slabs_preallocate()`` gives every class a page from the -m block at start; memcached
+    exits when they do not fit (slabs.c 305-330), naming the class count as megabytes."""
+    from slabcalc.model.classes import slab_classes
+
+    classes = slab_classes(settings)
+    if sum(settings.page_length(c.chunk_size, c.perslab) for c in classes) > settings.maxbytes:
+        raise Refused(settings.profile.process.prealloc_message.format(classes=classes[-1].id), 1)
 
 
 def background_values(profile: Profile, words: Sequence[str]) -> dict:
@@ -374,18 +415,22 @@ def _parse_slab_chunk_max(p: Profile, text: str | None, printed: list[str]) -> i
 
 
 def argv_words(*, memory_mb=None, chunk_size=None, factor=None, item_size_max=None, no_cas: bool = False,
-               suboptions=()) -> list[str]:
-    """memcached's command line, spelled in one place: ``-m``, ``-n``, ``-f``, ``-I``, ``-C`` and ``-o``.
+               suboptions=(), threads=None, maxconns=None, preallocate: bool = False) -> list[str]:
+    """memcached's command line, spelled in one place: ``-m``, ``-n``, ``-f``, ``-I``, ``-C``, ``-t``,
+    ``-c``, ``-L`` and ``-o``.
 
     Values are written as given (text is passed through for memcached to parse
     as it does, ``-f 1,25`` included); ``None`` leaves the flag out.
     """
     argv: list[str] = []
-    for flag, value in (("-m", memory_mb), ("-n", chunk_size), ("-f", factor), ("-I", item_size_max)):
+    for flag, value in (("-m", memory_mb), ("-n", chunk_size), ("-f", factor), ("-I", item_size_max),
+                        ("-t", threads), ("-c", maxconns)):
         if value is not None:
             argv += [flag, str(value)]
     if no_cas:
         argv.append("-C")
+    if preallocate:
+        argv.append("-L")
     if suboptions:
         argv += ["-o", ",".join(suboptions)]
     return argv
