@@ -1,6 +1,7 @@
 """Measure what a memcached process holds besides what the model derives from its source.
 
-    python scripts/measure_process.py [--memcached PATH]
+    python scripts/measure_process.py [--memcached PATH]          # the profile's measured constants
+    python scripts/measure_process.py --live [--memcached PATH]   # a live server, part by part
 
 Prints the constants of the ``process:`` section of a profile, read off the real server's
 ``/proc/PID/status``: the program resident at start-up (binary, shared libraries, start-up heap,
@@ -44,10 +45,66 @@ def idle(memcached: str | None, threads: int, repeat: int = 3) -> tuple[int, dic
     return min(samples), stats
 
 
+def live(memcached: str | None) -> None:
+    """Start ``-m 512 -t 8 -c 4096``, open 500 connections, store 2 M items of 300 bytes, and print
+    VmRSS, the server's own counters and the model's parts side by side."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+    from memcached_server import server_version
+
+    from slabcalc import configure, load_profile
+    from slabcalc.analysis.process import process_memory
+    from slabcalc.analysis.report import build_report
+    from slabcalc.model.distribution import Item
+
+    flags = ["-m", "512", "-t", "8", "-c", "4096"]
+    profile = load_profile(server_version(memcached))
+    with MemcachedServer(flags, memcached=memcached) as srv:
+        socks = []
+        for _ in range(500):
+            sock = socket.create_connection(("127.0.0.1", srv.port))
+            sock.sendall(b"get nothing\r\n")
+            sock.recv(64)
+            socks.append(sock)
+        with socket.create_connection(("127.0.0.1", srv.port)) as sock:
+            payload = b"v" * 300
+            for start in range(0, 2_000_000, 5000):
+                sock.sendall(b"".join(b"set k%07d 0 0 300 noreply\r\n%s\r\n" % (i, payload)
+                                      for i in range(start, start + 5000)))
+            sock.sendall(b"mn\r\n")
+            reply = b""
+            while not reply.endswith(b"MN\r\n"):
+                reply += sock.recv(4096)
+        time.sleep(6)                      # hash table doublings, once a second each
+        stats, slabs = srv.stats(), srv.slab_stats()
+        resident = rss(srv.pid)
+    settings = configure(profile, flags)      # a full cache: the items -m holds of this mix
+    report = build_report(settings, {Item(8, 300, 0, None): 2_000_000}, memory_limit=settings.memory_limit)
+    memory = process_memory(report, connections=502)
+    print(f"memcached {profile.release} {' '.join(flags)}, 500 idle connections + 1 loader, 2 M items of 300 bytes")
+    print(f"{'part':24} {'model':>12} {'server says':>28}")
+    said = {"slab pages": f"total_malloced {slabs.totals['total_malloced']}",
+            "hash table": f"hash_bytes {stats['hash_bytes']}",
+            "connection_structures": f"connection_structures {stats['connection_structures']}",
+            "read_buffers": f"read_buf_bytes {stats['read_buf_bytes']}"}
+    rows = [("slab pages", memory.slab_bytes), ("hash table", memory.hash_bytes), *memory.runtime]
+    for name, size in rows:
+        print(f"{name:24} {size:>12} {said.get(name, ''):>28}")
+    print(f"{'total':24} {memory.total:>12} {'VmRSS ' + str(resident):>28}")
+    print(f"model - VmRSS: {memory.total - resident} bytes ({100 * (memory.total - resident) / resident:+.2f}%); "
+          f"-m is {512 * MIB}, the process {resident} ({resident / (512 * MIB):.3f} x -m)")
+
+
+MIB = 1 << 20
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--memcached", default=None)
+    parser.add_argument("--live", action="store_true", help="a live server's parts against the model's")
     args = parser.parse_args()
+    if args.live:
+        live(args.memcached)
+        return
     points = []
     for threads in (1, 2, 4, 8, 16):
         value, stats = idle(args.memcached, threads)

@@ -14,8 +14,18 @@ import pytest
 from clirun import run
 from memcached_server import MemcachedServer
 
+from slabcalc import load_profile
+
 MIB = 1 << 20
 HIST = "key,value,count\n10,10,100000\n"      # ntotal 48+8+11+12 = 79: class 1, 10922 per page
+RULES = load_profile("1.6.45").process       # the runtime's measured constants are profile data
+
+
+def runtime(mmapped_pages: int, threads: int = 4, connections: int = 1024) -> int:
+    """Program + threads + connection structures + a read buffer and a response bundle per thread
+    (16 KiB each) + glibc's header page of each mmapped slab page (defaults -t 4, -c 1024)."""
+    return (RULES.program_bytes + threads * RULES.thread_bytes + connections * RULES.conn_bytes
+            + 2 * min(threads, connections) * 16384 + mmapped_pages * 4096)
 
 
 
@@ -30,13 +40,15 @@ def test_process_memory_of_a_histogram():
     p = doc()["process"]
     # ceil(100000 / 10922) = 10 pages; 100000 > 98304 = 1.5 x 2^16: the table doubled to 2^17
     assert (p["slab_bytes"], p["memory_limit_mb"], p["hashpower"], p["hash_bytes"]) == (10 * MIB, 10, 17, 8 << 17)
-    assert p["process_bytes"] == 10 * MIB + (8 << 17) and p["overhead_bytes"] == 0
+    # every page mmapped: the 2^16 table freed at the doubling (512 KiB) leaves glibc's threshold below a page
+    assert p["process_bytes"] == 10 * MIB + (8 << 17) + runtime(10) and p["overhead_bytes"] == 0
+    assert p["parts"]["page_headers"] == 10 * 4096 and p["runtime_bytes"] == runtime(10)
 
 
 def test_overhead_size_and_share():
-    assert doc("--overhead", "64m")["process"]["process_bytes"] == 10 * MIB + (8 << 17) + 64 * MIB
+    assert doc("--overhead", "64m")["process"]["process_bytes"] == 10 * MIB + (8 << 17) + runtime(10) + 64 * MIB
     p = doc("--overhead", "20%")["process"]
-    base = 10 * MIB + (8 << 17)
+    base = 10 * MIB + (8 << 17) + runtime(10)
     assert p["overhead_bytes"] == -(-base // 4)      # 20% of the whole = a quarter of the rest
     assert run("report", "--overhead", "100%", "-", input=HIST).exit_code == 2
     assert run("report", "--overhead", "lots", "-", input=HIST).exit_code == 2
@@ -54,7 +66,7 @@ def test_nodes_split_evenly():
     assert {k: n[k] for k in ("nodes", "memory_limit_mb", "items", "pages", "slab_bytes", "hash_bytes",
                               "overhead_bytes", "process_bytes", "hashpower", "hash_peak_bytes")} == {
         "nodes": 4, "memory_limit_mb": 3, "items": 25000, "pages": 3, "slab_bytes": 3 * MIB,
-        "hash_bytes": 8 << 16, "overhead_bytes": 0, "process_bytes": 3 * MIB + (8 << 16), "hashpower": 16,
+        "hash_bytes": 8 << 16, "overhead_bytes": 0, "process_bytes": 3 * MIB + (8 << 16) + runtime(3), "hashpower": 16,
         "hash_peak_bytes": 8 << 16}
     assert n["memcached_args"] == ["-m", "3", "-n", "48", "-f", "1.25", "-I", "1048576"]
     assert doc("--nodes", "3", "--spread", "even")["nodes"]["items"] == 33334   # 100000 = 33334 + 2 x 33333
@@ -89,15 +101,15 @@ def test_fill_spare_nodes_and_the_fullest_node():
 
 
 def test_node_ram_finds_the_fewest_nodes():
-    # usable 90% of 4 MiB = 3774873 bytes: 3 pages + 512 KiB fit, 4 pages do not -> 25000 items a node
-    r = doc("--node-ram", "4m", "--headroom", "10")["node_ram"]
-    assert r["usable_bytes"] == 4 * MIB * 9 // 10 and r["needed"]["nodes"] == 4
-    text = run("report", "--node-ram", "4m", "--headroom", "10%", "-", input=HIST).output
-    assert "4 nodes of 4194304 bytes (4.00 MiB) hold these items" in text
-    # no headroom: 4 pages + 512 KiB fit 4 MiB? no (4.5 MiB); 3 pages still -> 4 nodes
-    assert doc("--node-ram", "4m")["node_ram"]["needed"]["nodes"] == 4
+    # usable 90% of 8 MiB = 7549747 bytes: 3 pages + 512 KiB + the runtime fit, 4 pages do not
+    assert 3 * MIB + (8 << 16) + runtime(3) <= 8 * MIB * 9 // 10 < 4 * MIB + (8 << 16) + runtime(4)
+    r = doc("--node-ram", "8m", "--headroom", "10")["node_ram"]
+    assert r["usable_bytes"] == 8 * MIB * 9 // 10 and r["needed"]["nodes"] == 4   # 25000 items: 3 pages
+    text = run("report", "--node-ram", "8m", "--headroom", "10%", "-", input=HIST).output
+    assert "4 nodes of 8388608 bytes (8.00 MiB) hold these items" in text
     assert doc("--node-ram", "1g")["node_ram"]["needed"]["nodes"] == 1
-    assert "no number of nodes" in run("report", "--node-ram", "1m", "-", input=HIST).output
+    # 4 MiB: the runtime alone (3.5 MiB) and a page do not fit
+    assert "no number of nodes" in run("report", "--node-ram", "4m", "-", input=HIST).output
     assert run("report", "--nodes", "2", "-m", "64", "-", input=HIST).exit_code == 2
 
 
@@ -112,12 +124,12 @@ def test_gate_on_report():
     # HIST wastes 1 - 100000*79/(10 MiB) = 24.66%
     assert run("report", "--fail-over-waste", "24.7", "-", input=HIST).exit_code == 0
     assert run("report", "--fail-over-waste", "24.6", "-", input=HIST).exit_code == 3
-    memory = 10 * MIB + (8 << 17)
+    memory = 10 * MIB + (8 << 17) + runtime(10)
     assert run("report", "--fail-over-memory", str(memory), "-", input=HIST).exit_code == 0
     over = run("report", "--fail-over-memory", str(memory - 1), "-", input=HIST)
-    assert over.exit_code == 3 and "process memory 11534336 bytes" in over.stderr
+    assert over.exit_code == 3 and f"process memory {memory} bytes" in over.stderr
     # with --nodes the gate takes one node's process
-    assert run("report", "--nodes", "4", "--fail-over-memory", "4m", "-", input=HIST).exit_code == 0
+    assert run("report", "--nodes", "4", "--fail-over-memory", "8m", "-", input=HIST).exit_code == 0
     assert run("report", "--format", "json", "--fail-over-waste", "1", "-", input=HIST).exit_code == 3
 
 
@@ -252,4 +264,6 @@ def test_place_with_m_prints_process_memory():
     # 349504 items > 1.5 x 2^17: 2^18 buckets of 8 bytes
     document = json.loads(run("place", "--key", "16", "--value", "100", "-m", "64", "--format", "json").stdout)
     assert document["capacity"] == 64 * 5461
-    assert (document["process_bytes"], document["hash_bytes"]) == (64 * MIB + (8 << 18), 8 << 18)
+    # the second doubling (past 196608 items) frees the 1 MiB table: glibc then takes pages from an
+    # arena; the first ceil(64 x 196608 / 349504) = 37 pages were mmapped, a header page each
+    assert (document["process_bytes"], document["hash_bytes"]) == (64 * MIB + (8 << 18) + runtime(37), 8 << 18)

@@ -54,6 +54,8 @@ VALID = [
     "-o slab_automove=0", "-o slab_automove=2", "-o slab_automove", "-o slab_automove=x",
     "-o slab_automove_ratio=0.5,slab_automove_window=3", "-o hot_lru_pct=79,warm_lru_pct=1",
     "-o hot_max_factor=0.5,warm_max_factor=3", "-o no_lru_crawler,no_lru_maintainer",
+    # the process's own options: threads, connections, one block of -m with a page per class
+    "-t 1", "-t 16 -c 200", "-L -m 64", "-L -m 39", "-L -m 100 -f 1.5",
 ]
 INVALID = [
     "-f 1.0", "-f 0.5", "-f 0", "-f abc", "-n 0", "-I 100", "-I 1023", "-I 2g", "-I 64m",
@@ -68,6 +70,7 @@ INVALID = [
     "-o slab_automove=3", "-o slab_automove=-1", "-o slab_automove_ratio=0", "-o slab_automove_ratio=1.5",
     "-o slab_automove_ratio", "-o slab_automove_window=2", "-o hot_lru_pct=80", "-o warm_lru_pct=0",
     "-o hot_max_factor=0", "-o warm_max_factor=-1", "-o hot_lru_pct=0,bogus",
+    "-t 0", "-t -3", "-c 0", "-L -m 38", "-L -m 16 -f 1.5",
 ]
 
 
@@ -98,6 +101,7 @@ def test_startup_matches_server(flags, profile, vv_results, memcached):
     args = _expand(flags, profile)
     try:
         settings = configure(profile, args)
+        slab_classes(settings)     # slabs_init() refuses -L without room for a page of every class
     except Refused as refused:
         assert not server.started, f"model refuses {args} ({refused.message}) but memcached started"
         assert refused.exit_status == server.exit_code

@@ -131,3 +131,35 @@ def test_extstore_process(memcached, profile, tmp_path):
     tolerance = max(rss // 100, 2 * MIB)
     print("extstore model", memory.total, "rss", rss, "diff", memory.total - rss, memory.runtime, memory.slab_bytes)
     assert abs(memory.total - rss) <= tolerance, (memory.total, rss, memory.runtime)
+
+
+def test_prealloc_capacity_counts_every_other_classs_page(memcached, profile):
+    """-L -m 64: 39 classes take a page each at start, so 167-byte items (class 4, 5461 a page) get
+    their own page and 25 more: 26 x 5461 = 141986 before the first eviction."""
+    args = ["-L", "-m", "64", "-o", "slab_automove=0"]
+    report = build_report(configure(profile, args), {Item(8, 100, 0, None): 1}, memory_limit=64 * MIB)
+    assert report.capacity.items == 26 * 5461 and report.preallocated == 38 * MIB
+    with MemcachedServer(args, memcached=memcached) as srv:
+        _store(srv.port, "p", report.capacity.items, 100)
+        assert srv.stats()["evictions"] == "0"
+        _store(srv.port, "q", 1, 100)
+        assert srv.stats()["evictions"] == "1"
+
+
+def test_container_advice_is_pasteable(memcached, profile, tmp_path):
+    """report --container 64m: the -m it prints, filled past capacity on the real server, keeps
+    the process (VmRSS) within the container and within 2 MiB of it."""
+    from clirun import run
+
+    data = tmp_path / "items.csv"
+    data.write_text("key,value\n8,100\n")
+    flags = ["--profile", profile.release, "-t", "2", "--connections", "2"]
+    doc = __import__("json").loads(run("report", str(data), "--container", "64m", "--format", "json", *flags).stdout)
+    megabytes = doc["container"]["memory_limit_mb"]
+    args = ["-m", str(megabytes), "-t", "2"]
+    report = build_report(configure(profile, args), {Item(8, 100, 0, None): 1}, memory_limit=megabytes * MIB)
+    with MemcachedServer(args, memcached=memcached) as srv:
+        _store(srv.port, "r", report.capacity.items * 11 // 10, 100)
+        _settle(srv)
+        rss = _vm_rss(srv.pid)
+    assert 62 * MIB <= rss <= 64 * MIB, (megabytes, rss)

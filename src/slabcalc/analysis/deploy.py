@@ -172,3 +172,45 @@ def nodes_needed(settings: Settings, distribution: Mapping[Item, int], node_ram:
         if fits(candidate):
             return candidate
     return None
+
+
+RULE_OF_THUMB = Fraction(6, 5)   # the common advice: a container of -m x 1.2
+
+
+@dataclass(frozen=True)
+class ContainerPlan:
+    """The largest ``-m`` whose full process fits a container, and what the -m x 1.2 rule gives."""
+
+    limit: int                       # the container's memory, bytes
+    memory_limit_mb: int | None      # None: not even -m 1 fits
+    memory: ProcessMemory | None
+    rule_mb: int                     # limit / 1.2, in whole megabytes
+    rule_memory: ProcessMemory | None
+
+
+def container_plan(settings: Settings, distribution, limit: int, overhead: Overhead = Overhead(),
+                   connections: int | None = None, size_key_length: int = 16) -> ContainerPlan:
+    """The ``-m`` to set for a container of ``limit`` bytes: a full cache of this mix, its hash table
+    and the runtime (analysis/process.py) within the limit; and the -m x 1.2 rule's -m, for comparison."""
+    from slabcalc.analysis.extstore import ram_report
+    from slabcalc.analysis.process import process_memory
+
+    def process_at(megabytes: int) -> ProcessMemory:
+        sized = replace(settings, maxbytes=megabytes * MIB, memory_limit_given=True)
+        report, ext = ram_report(sized, distribution, sized.maxbytes, size_key_length)
+        return process_memory(report, overhead, connections,
+                              ext.flash.wbufs if ext is not None else None)
+
+    rule_mb = limit * RULE_OF_THUMB.denominator // RULE_OF_THUMB.numerator // MIB
+    best = None
+    if process_at(1).total <= limit:
+        low, high = 1, max(1, limit // MIB)     # process_at(low) fits
+        while low < high:
+            mid = (low + high + 1) // 2
+            if process_at(mid).total <= limit:
+                low = mid
+            else:
+                high = mid - 1
+        best = low
+    return ContainerPlan(limit, best, process_at(best) if best else None, rule_mb,
+                         process_at(rule_mb) if rule_mb else None)

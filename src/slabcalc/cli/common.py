@@ -71,6 +71,7 @@ def _chunk_max_in_release_unit(profile, text: str) -> str:
 def settings_from(profile, bits, **options):
     """Profile and settings from the shared options, or a one-line refusal (exit 2)."""
     from slabcalc.model.profile import ProfileError, load_profile
+    from slabcalc.model.classes import slab_classes
     from slabcalc.model.settings import Refused, configure
 
     try:
@@ -80,6 +81,7 @@ def settings_from(profile, bits, **options):
     args = memcached_argv(release, **options)
     try:
         settings = configure(release, args)
+        slab_classes(settings)          # slabs_init() refuses too (-L without room for every class)
     except Refused as exc:
         said = " / ".join(exc.message.splitlines())
         if exc.crash:

@@ -188,8 +188,8 @@ def measured(measure) -> None:
 
 def deploy_options(func: Callable) -> Callable:
     """``report``'s deployment options, handed to the command as one ``deploy`` dict."""
-    names = ("overhead", "nodes", "node_ram", "headroom", "fill", "spare_nodes", "spread", "node_names", "group_by",
-             "separator")
+    names = ("overhead", "connections", "container", "nodes", "node_ram", "headroom", "fill", "spare_nodes", "spread",
+             "node_names", "group_by", "separator")
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -206,6 +206,11 @@ def deploy_options(func: Callable) -> Callable:
         click.option("--overhead", "overhead", default=None, metavar="SIZE|PCT",
                      help="Process memory besides slab pages and the hash table (connections, threads, "
                           "the rest): a size (64m), or a share of the whole process (25%).  Default 0."),
+        click.option("--connections", "connections", type=click.IntRange(0), default=None, metavar="N",
+                     help="Client connections open at once, for the process model (default: -c, 1024)."),
+        click.option("--container", "container", type=SIZE, default=None, metavar="SIZE",
+                     help="The -m to set so the whole process fits a container or node of SIZE "
+                          "(compared with the -m x 1.2 rule)."),
         click.option("--nodes", "nodes", type=click.IntRange(1, 1 << 20), default=None, metavar="N",
                      help="Split the items evenly over N nodes: per-node -m, items, pages, process memory."),
         click.option("--node-ram", "node_ram", type=SIZE, default=None, metavar="SIZE",

@@ -21,7 +21,7 @@ def keep_text(stream):
     return io.StringIO(text), text
 
 
-def deploy_plan(settings, base, triples, deploy, key_length, source):
+def deploy_plan(settings, base, triples, deploy, key_length, source, wbufs=None):
     """``report``'s whole-process memory, node plan and key groups (library calls only)."""
     from slabcalc.analysis.deploy import aggregate, nodes_needed, plan_nodes, usable
     from slabcalc.analysis.process import parse_overhead, parse_pct, process_memory
@@ -39,8 +39,16 @@ def deploy_plan(settings, base, triples, deploy, key_length, source):
                         (deploy["node_names"], "--node-names")):
         if given and not planning:
             raise Refusal(f"{name} shapes a plan of nodes: give --nodes N or --node-ram SIZE too")
-    plan = {"overhead": overhead, "process": process_memory(base, overhead), "node_plan": None,
-            "node_ram": deploy["node_ram"], "headroom": headroom, "needed": None, "groups": None}
+    plan = {"overhead": overhead, "process": process_memory(base, overhead, deploy["connections"], wbufs),
+            "node_plan": None, "node_ram": deploy["node_ram"], "headroom": headroom, "needed": None, "groups": None,
+            "container": None}
+    if deploy["container"] is not None:
+        from slabcalc.analysis.deploy import container_plan
+
+        if base.capacity is not None:
+            raise Refusal("--container finds the -m to set, so give no -m")
+        plan["container"] = container_plan(settings, triples, deploy["container"], overhead, deploy["connections"],
+                                           key_length)
     if deploy["nodes"] is not None or deploy["node_ram"] is not None:
         if base.capacity is not None:
             raise Refusal("--nodes and --node-ram size nodes for the items: they find -m, so give no -m")
@@ -102,7 +110,7 @@ def _plan_rules(deploy):
 def add_plan(record, plan):
     """Whole-process lines in the summary, and the plan's JSON fields."""
     from slabcalc.analysis.process import MIB
-    from slabcalc.records.report import group_records, process_record
+    from slabcalc.records.report import container_lines, container_record, group_records, process_record
 
     m = plan["process"]
     record["process"] = process_record(m)
@@ -112,8 +120,13 @@ def add_plan(record, plan):
     summary["hash table"] = f"{m.hash_bytes} bytes (2^{m.hashpower} buckets for {m.items} items)"
     if m.overhead:
         summary["overhead"] = f"{m.overhead} bytes ({plan['overhead']})"
+    runtime = "".join(f" + {size} {name.replace('_', ' ')}" for name, size in m.runtime)
     summary["process memory"] = (f"{m.total} bytes ({m.total / MIB:.2f} MiB) = {m.slab_bytes} slab pages + "
-                                 f"{m.hash_bytes} hash table + {m.overhead} overhead")
+                                 f"{m.hash_bytes} hash table{runtime} + {m.overhead} overhead")
+    container = plan.get("container")
+    if container is not None:
+        record["container"] = container_record(container)
+        summary.update(container_lines(container))
     if m.limit_bytes:
         summary["headroom"] = (f"{m.limit_headroom} bytes ({100.0 * m.limit_headroom / m.limit_bytes:.2f}%) "
                                f"of -m {m.memory_limit_mb} free")

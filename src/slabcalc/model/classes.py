@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from slabcalc.errors import Refused
 from slabcalc.model.settings import Settings
 
 UINT_MAX = 0xFFFFFFFF
@@ -72,7 +73,17 @@ def slab_classes(settings: Settings) -> tuple[SlabClass, ...]:
     largest = settings.largest_chunk
     perslab = abs(page) // abs(largest) * (1 if (page < 0) == (largest < 0) else -1)
     classes.append(SlabClass(len(classes) + 1, largest & UINT_MAX, perslab & UINT_MAX))
-    return tuple(classes)
+    table = tuple(classes)
+    if settings.preallocate and p.process is not None:
+        _check_prealloc(settings, table)
+    return table
+
+
+def _check_prealloc(settings: Settings, classes: Sequence[SlabClass]) -> None:
+    """``-L``: ``slabs_init()`` gives every class a page from the -m block (``slabs_preallocate``)
+    and exits when they do not fit (slabs.c 305-330), naming the class count as megabytes."""
+    if sum(settings.page_length(c.chunk_size, c.perslab) for c in classes) > settings.maxbytes:
+        raise Refused(settings.profile.process.prealloc_message.format(classes=classes[-1].id), 1)
 
 
 def class_for(classes: Sequence[SlabClass], size: int) -> SlabClass | None:

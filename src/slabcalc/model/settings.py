@@ -334,19 +334,7 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
                     slab_reassign=slab_reassign, slab_sizes=slab_sizes, suffix=suffix, warnings=tuple(printed),
                     hashpower_init=hashpower_init, hash_expand=hash_expand, suboptions=tuple(words),
                     memory_limit_given=memory_limit_given)
-    if preallocate and p.process is not None:
-        _check_prealloc(settings)
     return replace(settings, extstore=ext.start_extstore(storage)) if storage_on else settings
-
-
-def _check_prealloc(settings: Settings) -> None:
-    """``-L``: ``slabs_preallocate()`` gives every class a page from the -m block at start; memcached
-    exits when they do not fit (slabs.c 305-330), naming the class count as megabytes."""
-    from slabcalc.model.classes import slab_classes
-
-    classes = slab_classes(settings)
-    if sum(settings.page_length(c.chunk_size, c.perslab) for c in classes) > settings.maxbytes:
-        raise Refused(settings.profile.process.prealloc_message.format(classes=classes[-1].id), 1)
 
 
 def background_values(profile: Profile, words: Sequence[str]) -> dict:

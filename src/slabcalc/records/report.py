@@ -101,9 +101,42 @@ def process_record(memory: ProcessMemory) -> dict:
         "hash_bytes": memory.hash_bytes,
         "hash_peak_bytes": memory.hash_peak_bytes,
         "overhead_bytes": memory.overhead,
+        "runtime_bytes": memory.runtime_bytes,
+        "parts": dict(memory.runtime),
         "process_bytes": memory.total,
         "limit_headroom_bytes": memory.limit_headroom,
     }
+
+
+def container_record(plan) -> dict:
+    """``report --container``: the -m to set, and the -m x 1.2 rule's -m, each with its process."""
+    return {
+        "container_bytes": plan.limit,
+        "memory_limit_mb": plan.memory_limit_mb,
+        "process_bytes": plan.memory.total if plan.memory else None,
+        "rule_memory_limit_mb": plan.rule_mb,
+        "rule_process_bytes": plan.rule_memory.total if plan.rule_memory else None,
+    }
+
+
+def container_lines(plan) -> dict:
+    """Summary lines of ``report --container``: the -m to set, and where the -m x 1.2 rule is wrong."""
+    lines = {}
+    if plan.memory is None:
+        lines["container"] = f"no -m fits a process in {plan.limit} bytes"
+    else:
+        m = plan.memory
+        lines["container"] = (f"-m {plan.memory_limit_mb} fits {plan.limit} bytes: a full process takes {m.total} "
+                              f"({m.slab_bytes} slab pages, {m.hash_bytes} hash table, {m.runtime_bytes} runtime, "
+                              f"{m.overhead} overhead)")
+    rule = plan.rule_memory
+    if rule is not None:
+        gap = rule.total - plan.limit
+        verdict = (f"{gap} bytes over the limit" if gap > 0 else
+                   f"{-gap} bytes under it: -m {plan.memory_limit_mb} is {plan.memory_limit_mb - plan.rule_mb} MiB more"
+                   if plan.memory_limit_mb and plan.memory_limit_mb > plan.rule_mb else f"{-gap} bytes under it")
+        lines["-m x 1.2 rule"] = f"-m {plan.rule_mb} takes {rule.total} bytes, {verdict}"
+    return lines
 
 
 EXTSTORE_CLASS_FIELDS = ("ram_items", "header_items", "flash_items", "flash_bytes")

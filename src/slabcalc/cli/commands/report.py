@@ -57,7 +57,8 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
             others.append((text, _build(vs, triples, vs.memory_limit, key_length or 16)[0]))
         if ext is not None and (deploy["nodes"] is not None or deploy["node_ram"] is not None):
             raise Refusal("--nodes and --node-ram plan nodes without extstore; drop -o ext_path to plan them")
-        plan = deploy_plan(settings, base, triples, {**deploy, "strict": strict}, key_length or 16, source)
+        plan = deploy_plan(settings, base, triples, {**deploy, "strict": strict}, key_length or 16, source,
+                           ext.flash.wbufs if ext is not None else None)
     except InputError as exc:
         raise DataError(str(exc)) from None
     except SlabcalcError as exc:
@@ -71,20 +72,9 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
 
 
 def _build(settings, triples, limit, key_length):
-    """(the report, the extstore report or None): under ``-o ext_path`` the report is of what stays
-    in RAM, with the rows accounted as the whole input's."""
-    from dataclasses import replace
+    from slabcalc.analysis.extstore import ram_report
 
-    from slabcalc.analysis.extstore import extstore_report
-    from slabcalc.analysis.report import build_report
-
-    if settings.extstore is None:
-        return build_report(settings, triples, limit, size_key_length=key_length), None
-    ext = extstore_report(settings, triples, limit, size_key_length=key_length)
-    capacity = None if ext.capacity is None else ext.capacity.ram
-    base = replace(ext.ram, too_large=ext.too_large, placed_rows=ext.placed_rows, too_large_rows=ext.too_large_rows,
-                   capacity=capacity)
-    return base, ext
+    return ram_report(settings, triples, limit, key_length)
 
 
 def _vs_settings(settings, model, text):
