@@ -10,6 +10,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from clirun import run
 from memcached_server import MemcachedServer, run_vv
 
 from slabcalc import Refused, configure
@@ -112,6 +113,8 @@ def test_flushed_items_leave_what_the_model_says(memcached, profile, tmp_path):
                 distribution[item] = distribution.get(item, 0) + 1
         stats = _settle(srv)
         slabs, items = srv.slab_stats().per_class, srv.item_stats()
+        said = run("stats", "--server", f"127.0.0.1:{srv.port}").output   # slabcalc stats says why bytes is big
+        dump = {row["key"]: row for row in srv.metadump()}
     model = extstore_report(settings, distribution)
     flash = model.flash
     assert int(stats["extstore_objects_written"]) == flash.objects == 10_306
@@ -130,3 +133,6 @@ def test_flushed_items_leave_what_the_model_says(memcached, profile, tmp_path):
     # every header (77 bytes, 81 with the flags suffix) lives in class 1 (96-byte chunks)
     assert by_class[1].header_items == 10_306 and by_class[1].flash_items == 0
     assert by_class[4].ram_items == 500 and by_class[4].flash_items == 0
+    assert "10306 items" in said and "count them whole" in " ".join(said.split())
+    # metadump: a flushed item is listed in its header's class at its whole size
+    assert (dump["big00000"]["cls"], dump["big00000"]["size"]) == ("1", "1067")

@@ -285,6 +285,12 @@ def analyse(dump: Dump, node: str | None = None, server_args: Sequence[str] | No
                          "there, though their first and last chunks sit in smaller classes, so per-class "
                          "chunk_waste is off in those classes (the totals are exact)")
     notes += _malloced_check(dump, rows, settings)
+    flushed = dump.general.get("extstore_objects_used", "0")
+    if flushed.isdigit() and int(flushed):
+        # storage.c 546-556: the header keeps the item's nbytes; items.c 437 vs 506
+        notes.append(f"{flushed} items ({dump.general.get('extstore_bytes_used', '?')} bytes) are on flash "
+                     "(extstore): 'bytes' and metadump size= count them whole, while in RAM each is a header "
+                     "item in a small class, which mem_requested counts at its own size")
     if missing and missing != [SETTINGS]:
         notes.append("replies missing: " + ", ".join(missing))
     return NodeStats(node, dump, settings, tuple(rows), drift, tuple(notes))
