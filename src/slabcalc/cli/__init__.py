@@ -7,7 +7,7 @@ plots; the ``*_output`` modules print what a command found.  Importing this pack
 registers every command on the group.
 """
 
-from slabcalc.cli.commands import classes, compare, optimize, place, profiles, report, simulate, stats  # noqa: F401
+from slabcalc.cli.commands import classes, compare, optimize, place, profiles, report, simulate, sql, stats  # noqa: F401
 from slabcalc.cli.group import cli, main
 
 __all__ = ["cli", "main"]

@@ -1,0 +1,97 @@
+"""memcached's item size as SQL: a ``GROUP BY`` that turns a warehouse table of keys and values into
+the ``key,value,flags,count`` histogram ``slabcalc report`` and ``optimize`` read.
+
+The query groups by what decides an item's size and class (model/item.py): the key's and the
+value's byte lengths and, for the flags, only what the release's suffix rule sees -- whether flags
+are 0 (binary), nothing (binary_always), or how many characters ``" %u"``/``" %d"`` prints (text
+rules) -- each group written with a representative flags value that the rule sizes the same
+(1 for any non-zero flags; 10^(d-1) for d digits; 2^32 - 10^(d-1) for a flags value C prints
+negative).  So a few thousand groups stand for billions of rows, and ``report`` on the groups
+equals ``report`` on the rows: rows read by the query are the counts; rows the report rejects
+(a key of 0 or 251+ bytes) are rejected with their count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from slabcalc.errors import ValueRefused
+
+DIALECTS = ("duckdb", "spark", "bigquery", "trino")
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    byte_length: str       # the byte length of a string/binary column: "{}" is the column
+    text: str              # an integer as text
+    power: str             # 10 to an integer power, as a 64-bit integer
+    bigint: str            # the 64-bit integer type
+
+
+_DIALECTS = {
+    "duckdb": Dialect("duckdb", "strlen({})", "CAST({} AS VARCHAR)",
+                      "CAST(pow(10, {}) AS BIGINT)", "BIGINT"),
+    "spark": Dialect("spark", "octet_length({})", "CAST({} AS STRING)", "CAST(pow(10, {}) AS BIGINT)", "BIGINT"),
+    "bigquery": Dialect("bigquery", "BYTE_LENGTH({})", "CAST({} AS STRING)", "CAST(POW(10, {}) AS INT64)", "INT64"),
+    "trino": Dialect("trino", "length(to_utf8({}))", "CAST({} AS VARCHAR)", "CAST(power(10, {}) AS BIGINT)",
+                     "BIGINT"),
+}
+
+
+def _quote(name: str, dialect: str) -> str:
+    """A column or table name, quoted for the dialect when it is not a plain identifier."""
+    if all(part.replace("_", "a").isalnum() and not part[0].isdigit() for part in name.split(".")):
+        return name
+    mark = "`" if dialect in ("spark", "bigquery") else '"'
+    return ".".join(mark + part.replace(mark, mark * 2) + mark for part in name.split("."))
+
+
+def flags_expression(rule: str, flags: str | None, d: Dialect) -> str:
+    """A representative flags value the suffix rule sizes as it sizes ``flags`` (see the module)."""
+    if flags is None or rule == "binary_always":
+        return "0"
+    if rule == "binary":
+        return f"CASE WHEN {flags} = 0 THEN 0 ELSE 1 END"
+    digits = f"length({d.text.format(flags)})"
+    unsigned = f"{d.power.format(digits + ' - 1')}"
+    if rule == "text_unsigned":
+        return f"CASE WHEN {flags} = 0 THEN 0 ELSE {unsigned} END"
+    # text_signed: C prints flags above 2^31 - 1 as flags - 2^32
+    shown = f"({flags} - 4294967296)"
+    negative = f"4294967296 - {d.power.format(f'length({d.text.format(shown)}) - 2')}"
+    return (f"CASE WHEN {flags} = 0 THEN 0 WHEN {flags} > 2147483647 THEN {negative} "
+            f"ELSE {unsigned} END")
+
+
+def histogram_sql(settings, dialect: str, table: str, key_col: str, value_col: str,
+                  flags_col: str | None = None, lengths: bool = False) -> str:
+    """The query for ``dialect`` over ``table``: ``key, value, flags, count`` rows (``lengths``: the
+    key and value columns already hold byte lengths)."""
+    if dialect not in _DIALECTS:
+        raise ValueRefused(f"dialect {dialect!r}: choose one of {', '.join(DIALECTS)}")
+    d = _DIALECTS[dialect]
+    key, value = _quote(key_col, dialect), _quote(value_col, dialect)
+    flags = (f"CAST(COALESCE({_quote(flags_col, dialect)}, 0) AS {d.bigint})"   # NULL flags: 0
+             if flags_col else None)
+    key_len = f"CAST({key} AS {d.bigint})" if lengths else d.byte_length.format(key)
+    value_len = f"CAST({value} AS {d.bigint})" if lengths else d.byte_length.format(value)
+    p = settings.profile
+    cas = p.cas_size if (p.cas == "appended" and settings.use_cas) else 0
+    rule = settings.suffix_rule
+    flags_note = {"binary": f"{p.flags_size} bytes of flags unless 0", "binary_always": f"{p.flags_size} bytes",
+                  "text_unsigned": '" %u %d\\r\\n" of flags and length', "text_signed": '" %d %d\\r\\n"'}[rule]
+    return "\n".join([
+        f"-- slabcalc: item sizes for {p.label} ({' '.join(settings.as_argv())})",
+        f"-- ntotal = {p.header} header + {cas} CAS + key + 1 + suffix ({flags_note}) + value + 2;",
+        "-- save the result as CSV and run: slabcalc report FILE.csv (with the same options)",
+        "SELECT key, value, flags, COUNT(*) AS count",
+        "FROM (",
+        f"  SELECT {key_len} AS key,",
+        f"         {value_len} AS value,",
+        f"         {flags_expression(rule, flags, d)} AS flags",
+        f"  FROM {_quote(table, dialect)}",
+        ") AS sized",
+        "GROUP BY key, value, flags",
+        "ORDER BY key, value, flags",
+    ]) + ";"
