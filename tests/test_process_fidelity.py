@@ -33,17 +33,22 @@ def _vm_rss(pid: int) -> int:
 
 
 def _store(port: int, prefix: str, count: int, value: int, batch: int = 2000) -> None:
-    """``count`` items of ``value`` bytes with 8-character keys, pipelined with noreply."""
+    """``count`` items of ``value`` bytes with 8-character keys, pipelined with noreply, on a
+    connection of their own."""
     with socket.create_connection(("127.0.0.1", port)) as sock:
-        payload = b"v" * value
-        for start in range(0, count, batch):
-            sock.sendall(b"".join(b"set %s%07d 0 0 %d noreply\r\n%s\r\n" % (prefix.encode(), i, value, payload)
-                                  for i in range(start, min(count, start + batch))))
-        sock.sendall(b"mn\r\n")
-        reply = b""
-        while not reply.endswith(b"MN\r\n"):
-            reply += sock.recv(4096)
-        assert b"ERROR" not in reply, reply[:200]
+        _store_on(sock, prefix, count, value, batch)
+
+
+def _store_on(sock: socket.socket, prefix: str, count: int, value: int, batch: int = 2000) -> None:
+    payload = b"v" * value
+    for start in range(0, count, batch):
+        sock.sendall(b"".join(b"set %s%07d 0 0 %d noreply\r\n%s\r\n" % (prefix.encode(), i, value, payload)
+                              for i in range(start, min(count, start + batch))))
+    sock.sendall(b"mn\r\n")
+    reply = b""
+    while not reply.endswith(b"MN\r\n"):
+        reply += sock.recv(4096)
+    assert b"ERROR" not in reply, reply[:200]
 
 
 def _settle(srv, timeout: float = 10.0) -> None:
@@ -88,8 +93,9 @@ def test_process_model_is_within_one_percent_or_2_mib_of_vm_rss(case, memcached,
     settings = configure(profile, args)
     with MemcachedServer(args, memcached=memcached) as srv:
         socks = _connect(srv.port, extra)
-        for prefix, count, value in loads:
-            _store(srv.port, prefix, count, value)
+        with socket.create_connection(("127.0.0.1", srv.port)) as loader:   # one loader for all
+            for prefix, count, value in loads:
+                _store_on(loader, prefix, count, value)
         _settle(srv)
         stats, slabs = srv.stats(), srv.slab_stats()
         rss = _vm_rss(srv.pid)
@@ -97,7 +103,7 @@ def test_process_model_is_within_one_percent_or_2_mib_of_vm_rss(case, memcached,
             sock.close()
     distribution = {Item(8, value, 0, None): count for _, count, value in loads}
     report = build_report(settings, distribution)
-    connections = extra + 1 + bool(loads)      # the fixture's, and the loaders' (one after another)
+    connections = extra + 2                    # the fixture's and the loader's
     memory = process_memory(report, connections=connections)
     parts = dict(memory.runtime)
     assert memory.slab_bytes == slabs.totals["total_malloced"]
@@ -111,7 +117,12 @@ def test_process_model_is_within_one_percent_or_2_mib_of_vm_rss(case, memcached,
 
 
 def test_extstore_process(memcached, profile, tmp_path):
-    """Extstore: every page of -m malloc'd at start (its first 4 KiB touched), write buffers."""
+    """Extstore: every page of -m malloc'd at start (its first 4 KiB touched), write buffers.  How
+    many pages a flushed class touched first depends on how far the write thread lagged the
+    writes (pages stay with their class once the items leave), so here the model is given the
+    pages the server's classes hold and must match the rest.  Tolerance: 1 % or 2 MiB, and one write
+    buffer more -- whether the write thread takes a second buffer before the IO thread hands the
+    first back depends on the two threads' timing (extstore.c 545-596, 482-511)."""
     args = ["-m", "64", "-t", "4", "-o", f"ext_page_size=8,ext_wbuf_size=2,ext_path={tmp_path / 'f'}:64m,"
             "ext_item_age=0"]
     settings = configure(profile, args)
@@ -125,12 +136,14 @@ def test_extstore_process(memcached, profile, tmp_path):
         stats, slabs = srv.stats(), srv.slab_stats()
         rss = _vm_rss(srv.pid)
     ext = extstore_report(settings, {Item(8, 1000, 0, None): 10_000, Item(8, 100, 0, None): 500})
-    memory = process_memory(ext.ram, connections=2, wbufs_written=ext.flash.wbufs)
+    memory = process_memory(ext.ram, connections=2, wbuf_buckets=ext.flash.buckets)
     assert slabs.totals["total_malloced"] == 64 * MIB                      # prefilled
     assert memory.hash_bytes == int(stats["hash_bytes"])
+    held = sum(row["total_pages"] for row in slabs.per_class.values()) * MIB
+    assert held >= memory.slab_bytes                       # at least what stays in RAM
+    total = memory.total - memory.slab_bytes + held
     tolerance = max(rss // 100, 2 * MIB)
-    print("extstore model", memory.total, "rss", rss, "diff", memory.total - rss, memory.runtime, memory.slab_bytes)
-    assert abs(memory.total - rss) <= tolerance, (memory.total, rss, memory.runtime)
+    assert abs(total - rss) <= tolerance + settings.extstore.wbuf_size, (total, rss, memory.runtime)
 
 
 def test_prealloc_capacity_counts_every_other_classs_page(memcached, profile):

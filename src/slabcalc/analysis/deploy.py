@@ -199,7 +199,7 @@ def container_plan(settings: Settings, distribution, limit: int, overhead: Overh
         sized = replace(settings, maxbytes=megabytes * MIB, memory_limit_given=True)
         report, ext = ram_report(sized, distribution, sized.maxbytes, size_key_length)
         return process_memory(report, overhead, connections,
-                              ext.flash.wbufs if ext is not None else None)
+                              ext.flash.buckets if ext is not None else None)
 
     rule_mb = limit * RULE_OF_THUMB.denominator // RULE_OF_THUMB.numerator // MIB
     best = None

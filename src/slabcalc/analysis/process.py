@@ -157,7 +157,7 @@ def _mmapped_until(settings, page: int) -> int | None:
 
 
 def runtime_parts(settings, slab_pages: int, items: int, connections: int | None = None,
-                  wbufs_written: int | None = None) -> tuple[tuple[str, int], ...]:
+                  wbuf_buckets: int | None = None) -> tuple[tuple[str, int], ...]:
     """What the process holds besides slab pages and the hash table, part by part, from the
     release's ``process`` rules: nothing where the profile has none."""
     rules = settings.profile.process
@@ -183,13 +183,16 @@ def runtime_parts(settings, slab_pages: int, items: int, connections: int | None
         mapped = slab_pages if until is None or items <= until else -(-slab_pages * until // items)
         parts.append(("page_headers", mapped * rules.mmap_header))
     if ext is not None:
-        written = ext.wbuf_count if wbufs_written is None else min(ext.wbuf_count, wbufs_written)
-        parts.append(("extstore_wbufs", written * ext.wbuf_size))
+        # a bucket's buffer goes back on top of the stack when flushed and is taken again
+        # (extstore.c 482-511, 454-470): one buffer touched per bucket written, the rest never
+        # touched (calloc'd); unknown: the default and chunked buckets
+        written = 2 if wbuf_buckets is None else wbuf_buckets
+        parts.append(("extstore_wbufs", min(ext.wbuf_count, written) * ext.wbuf_size))
     return tuple(parts)
 
 
 def process_memory(report, overhead: Overhead = Overhead(), connections: int | None = None,
-                   wbufs_written: int | None = None) -> ProcessMemory:
+                   wbuf_buckets: int | None = None) -> ProcessMemory:
     """The process holding ``report``'s items (:func:`slabcalc.analysis.report.build_report`).
 
     Without a memory limit in the report: ``-m`` is the smallest that stores
@@ -207,12 +210,12 @@ def process_memory(report, overhead: Overhead = Overhead(), connections: int | N
         limit_mb = report.memory_limit_needed if report.classes else 0
     slab += getattr(report, "preallocated", 0)
     return _process(settings, limit_mb, items, slab, overhead, connections=connections,
-                    wbufs_written=wbufs_written)
+                    wbuf_buckets=wbuf_buckets)
 
 
 def _process(settings, limit_mb: int, items: int, slab: int, overhead: Overhead,
              presize_hash: bool = False, connections: int | None = None,
-             wbufs_written: int | None = None) -> ProcessMemory:
+             wbuf_buckets: int | None = None) -> ProcessMemory:
     """A process of ``slab`` bytes of pages holding ``items``: its hash table (``assoc.c``), which
     starts at the settings' size -- or, ``presize_hash``, at the size the items need -- and the
     overhead on top."""
@@ -223,7 +226,7 @@ def _process(settings, limit_mb: int, items: int, slab: int, overhead: Overhead,
     hash_bytes = (settings.profile.bits // 8) << hashpower
     peak = hash_bytes + (hash_bytes // 2 if hashpower > start else 0)   # both tables while it doubles
     pages = slab // settings.slab_page_size
-    runtime = runtime_parts(settings, pages, items, connections, wbufs_written)
+    runtime = runtime_parts(settings, pages, items, connections, wbuf_buckets)
     known = slab + hash_bytes + sum(size for _, size in runtime)
     return ProcessMemory(limit_mb, items, slab, hashpower, hash_bytes, peak, overhead.on(known), runtime)
 

@@ -146,7 +146,8 @@ def say_rejected(accounting) -> None:
     if not accounting.rejected:
         return
     first = accounting.first_rejections[0] if accounting.first_rejections else None
-    where = f" (first: line {first.line}, {first.reason})" if first else ""
+    where = (f" (first: line {first.line}, {first.reason})" if first and first.line else
+             f" (first: {first.text}, {first.reason})" if first else "")   # line 0: a group of a warehouse file
     click.echo(f"note: {accounting.source}: {accounting.rejected} of {accounting.rows} rows rejected{where}",
                err=True)
 
@@ -178,3 +179,18 @@ def measure(waste, of, memory, what):
     from slabcalc.cli.gate import Measure
 
     return Measure(waste, of, memory, what)
+
+
+def warehouse_items(file: str, settings, key_length):
+    """A Parquet, JSON-lines or gzipped-CSV FILE read through DuckDB (inputs/warehouse.py):
+    ``(triples, accounting)``, or None for a file the row readers take."""
+    from slabcalc.inputs.warehouse import read_warehouse, reader_for
+
+    if file == "-" or reader_for(file) is None:
+        return None
+    try:
+        return read_warehouse(file, settings, key_length)
+    except ValueRefused as exc:          # no DuckDB: what to install
+        raise Refusal(str(exc)) from None
+    except SlabcalcError as exc:
+        raise DataError(str(exc)) from None

@@ -21,7 +21,7 @@ def keep_text(stream):
     return io.StringIO(text), text
 
 
-def deploy_plan(settings, base, triples, deploy, key_length, source, wbufs=None):
+def deploy_plan(settings, base, triples, deploy, key_length, source, wbuf_buckets=None):
     """``report``'s whole-process memory, node plan and key groups (library calls only)."""
     from slabcalc.analysis.deploy import aggregate, nodes_needed, plan_nodes, usable
     from slabcalc.analysis.process import parse_overhead, parse_pct, process_memory
@@ -39,7 +39,7 @@ def deploy_plan(settings, base, triples, deploy, key_length, source, wbufs=None)
                         (deploy["node_names"], "--node-names")):
         if given and not planning:
             raise Refusal(f"{name} shapes a plan of nodes: give --nodes N or --node-ram SIZE too")
-    plan = {"overhead": overhead, "process": process_memory(base, overhead, deploy["connections"], wbufs),
+    plan = {"overhead": overhead, "process": process_memory(base, overhead, deploy["connections"], wbuf_buckets),
             "node_plan": None, "node_ram": deploy["node_ram"], "headroom": headroom, "needed": None, "groups": None,
             "container": None}
     if deploy["container"] is not None:

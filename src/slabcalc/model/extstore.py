@@ -249,6 +249,7 @@ class FlashUse:
     pages: int                  # pages written to (extstore_page_allocs)
     page_size: int
     reserved_pages: int
+    buckets: int = 0            # buckets written to (each touches one write buffer)
 
     @property
     def pages_used(self) -> int:
@@ -269,7 +270,7 @@ class FlashUse:
 def pack(ext: Extstore, streams: Sequence[Sequence[tuple[int, int]]]) -> FlashUse:
     """Write each stream (a bucket's ``(ntotal, count)`` runs, in the order the write thread takes
     them) into write buffers and pages; each bucket opens its own pages (extstore.c 545-596)."""
-    objects = used = wbufs = waste = pages = 0
+    objects = used = wbufs = waste = pages = buckets = 0
     per_page = ext.wbufs_per_page
     for stream in streams:
         free = 0          # bytes left in the open buffer (0: none open)
@@ -291,7 +292,8 @@ def pack(ext: Extstore, streams: Sequence[Sequence[tuple[int, int]]]) -> FlashUs
                 waste += (new - 1) * (ext.wbuf_size - per_wbuf * size)
         wbufs += opened
         pages += -(-opened // per_page)
-    return FlashUse(objects, used, wbufs, waste, pages, ext.page_size, ext.reserved_pages)
+        buckets += bool(opened)
+    return FlashUse(objects, used, wbufs, waste, pages, ext.page_size, ext.reserved_pages, buckets)
 
 
 def header_ntotal(ntotal: int, value_bytes: int, header: int) -> int:

@@ -6,11 +6,12 @@ import click
 
 from slabcalc.cli import output
 from slabcalc.cli.commands.report import report
-from slabcalc.cli.common import open_input_for, say_rejected, settings_from
-from slabcalc.cli.errors import Refusal
+from slabcalc.cli.common import open_input_for, say_rejected, settings_from, warehouse_items
+from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import SIZE, format_option, model_options
 from slabcalc.cli.tables import COMPARE_COLUMNS
+from slabcalc.errors import SlabcalcError
 
 
 @cli.command()
@@ -51,9 +52,17 @@ def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator
         raise Refusal(f"--fetch-chunksize: Varnish's minimum is 4k, not {fetch_chunksize}")
     options = CompareOptions(VarnishObject(varnish_headers, varnish_chunked, fetch_chunksize), varnish_allocator,
                              redis_release, redis_ttl, key_length or 16)
-    with open_input_for(file, "compare", value_errors=True) as (stream, source, _):
-        items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
-        result = compare_stores(settings, items, options)
+    read = warehouse_items(file, settings, key_length)
+    if read is not None:
+        (items, accounting), source = read, file
+        try:
+            result = compare_stores(settings, items, options)
+        except SlabcalcError as exc:
+            raise DataError(f"{source}: {exc}") from None
+    else:
+        with open_input_for(file, "compare", value_errors=True) as (stream, source, _):
+            items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
+            result = compare_stores(settings, items, options)
     say_rejected(accounting)
     record = comparison_record(result, accounting, options)
     if fmt == "json":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from slabcalc.cli.common import measure, open_input_for, say_rejected, settings_from
+from slabcalc.cli.common import measure, open_input_for, say_rejected, settings_from, warehouse_items
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.optimize_output import print_optimum
@@ -57,11 +57,17 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
     if hot is not None and hot != "fetched" and not hot.isdigit():
         raise click.BadParameter(f"{hot!r} is neither 'fetched' nor a number of seconds", param_hint="'--hot'")
     left_out = None
-    with open_input_for(file, "optimize") as (stream, source, _):
-        if hot is not None:
-            stream, left_out = _hot_items(stream, source, hot)
-        items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
-        triples = list(items)
+    read = warehouse_items(file, settings, key_length)
+    if read is not None and hot is not None:
+        raise Refusal("--hot reads metadump lines: give it a metadump, not a warehouse file")
+    if read is not None:
+        (triples, accounting), source = read, file
+    else:
+        with open_input_for(file, "optimize") as (stream, source, _):
+            if hot is not None:
+                stream, left_out = _hot_items(stream, source, hot)
+            items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
+            triples = list(items)
     say_rejected(accounting)
     try:
         found = run(settings, triples, memory_limit=limit, max_classes=max_classes, validate=validate, seed=seed,

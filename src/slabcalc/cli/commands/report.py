@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from slabcalc.cli import output
-from slabcalc.cli.common import draw, memcached_argv, open_input_for, say_rejected, settings_from
+from slabcalc.cli.common import draw, memcached_argv, open_input_for, say_rejected, settings_from, warehouse_items
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import deploy_options, format_option, gate_options, model_options, plot_option
@@ -43,12 +43,18 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
 
     settings = settings_from(**model)
     limit = settings.memory_limit
-    with open_input_for(file, "report") as (stream, source, progress):
-        if deploy["group_by"] is not None:   # read twice: sizes for the report, names for the groups
-            stream, deploy["text"] = keep_text(stream)
-        items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
-                                       progress=progress, columns=True)
-        triples = list(items)               # build_report sums an item that comes more than once
+    read = warehouse_items(file, settings, key_length)
+    if read is not None:
+        if deploy["group_by"] is not None:
+            raise Refusal("--group-by needs the keys themselves: give it a metadump or CSV, not a warehouse file")
+        (triples, accounting), source = read, file
+    else:
+        with open_input_for(file, "report") as (stream, source, progress):
+            if deploy["group_by"] is not None:   # read twice: sizes for the report, names for the groups
+                stream, deploy["text"] = keep_text(stream)
+            items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
+                                           progress=progress, columns=True)
+            triples = list(items)               # build_report sums an item that comes more than once
     try:
         base, ext = _build(settings, triples, limit, key_length or 16)
         others = []
@@ -58,7 +64,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
         if ext is not None and (deploy["nodes"] is not None or deploy["node_ram"] is not None):
             raise Refusal("--nodes and --node-ram plan nodes without extstore; drop -o ext_path to plan them")
         plan = deploy_plan(settings, base, triples, {**deploy, "strict": strict}, key_length or 16, source,
-                           ext.flash.wbufs if ext is not None else None)
+                           ext.flash.buckets if ext is not None else None)
     except InputError as exc:
         raise DataError(str(exc)) from None
     except SlabcalcError as exc:

@@ -34,7 +34,7 @@ def sql(settings, dialect, table, key_col, value_col, flags_col, lengths):
     \b
     Python: histogram_sql(settings, dialect, table, key_col, value_col, flags_col, lengths)
     """
-    from slabcalc.analysis.sql import histogram_sql
+    from slabcalc.inputs.sql import histogram_sql
 
     try:
         click.echo(histogram_sql(settings, dialect, table, key_col, value_col, flags_col, lengths))

@@ -65,14 +65,19 @@ def flags_expression(rule: str, flags: str | None, d: Dialect) -> str:
 
 
 def histogram_sql(settings, dialect: str, table: str, key_col: str, value_col: str,
-                  flags_col: str | None = None, lengths: bool = False) -> str:
+                  flags_col: str | None = None, lengths: bool = False, *, count_col: str | None = None,
+                  relation: str | None = None, rows: bool = False, raw_columns: bool = False) -> str:
     """The query for ``dialect`` over ``table``: ``key, value, flags, count`` rows (``lengths``: the
-    key and value columns already hold byte lengths)."""
+    key and value columns already hold byte lengths).  For slabcalc's own reader: ``count_col`` (a
+    column of counts, summed), ``relation`` (a FROM expression used as it is, e.g. DuckDB's
+    ``read_parquet('f')``), ``rows`` (a ``rows`` column: the input rows of each group) and
+    ``raw_columns`` (the column arguments are SQL already, quoted or computed by the caller)."""
     if dialect not in _DIALECTS:
         raise ValueRefused(f"dialect {dialect!r}: choose one of {', '.join(DIALECTS)}")
     d = _DIALECTS[dialect]
-    key, value = _quote(key_col, dialect), _quote(value_col, dialect)
-    flags = (f"CAST(COALESCE({_quote(flags_col, dialect)}, 0) AS {d.bigint})"   # NULL flags: 0
+    quote = (lambda name: name) if raw_columns else (lambda name: _quote(name, dialect))
+    key, value = quote(key_col), quote(value_col)
+    flags = (f"CAST(COALESCE({quote(flags_col)}, 0) AS {d.bigint})"   # NULL flags: 0
              if flags_col else None)
     key_len = f"CAST({key} AS {d.bigint})" if lengths else d.byte_length.format(key)
     value_len = f"CAST({value} AS {d.bigint})" if lengths else d.byte_length.format(value)
@@ -81,16 +86,18 @@ def histogram_sql(settings, dialect: str, table: str, key_col: str, value_col: s
     rule = settings.suffix_rule
     flags_note = {"binary": f"{p.flags_size} bytes of flags unless 0", "binary_always": f"{p.flags_size} bytes",
                   "text_unsigned": '" %u %d\\r\\n" of flags and length', "text_signed": '" %d %d\\r\\n"'}[rule]
+    count = "SUM(n)" if count_col else "COUNT(*)"
+    counted = f", CAST({quote(count_col)} AS {d.bigint}) AS n" if count_col else ""
     return "\n".join([
         f"-- slabcalc: item sizes for {p.label} ({' '.join(settings.as_argv())})",
         f"-- ntotal = {p.header} header + {cas} CAS + key + 1 + suffix ({flags_note}) + value + 2;",
         "-- save the result as CSV and run: slabcalc report FILE.csv (with the same options)",
-        "SELECT key, value, flags, COUNT(*) AS count",
+        f"SELECT key, value, flags, {count} AS count" + (", COUNT(*) AS rows" if rows else ""),
         "FROM (",
         f"  SELECT {key_len} AS key,",
         f"         {value_len} AS value,",
-        f"         {flags_expression(rule, flags, d)} AS flags",
-        f"  FROM {_quote(table, dialect)}",
+        f"         {flags_expression(rule, flags, d)} AS flags{counted}",
+        f"  FROM {relation if relation is not None else _quote(table, dialect)}",
         ") AS sized",
         "GROUP BY key, value, flags",
         "ORDER BY key, value, flags",
