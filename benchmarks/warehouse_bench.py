@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -32,12 +31,21 @@ DUCKDB_ALONE = ("import duckdb; print(len(duckdb.connect().execute(\"SELECT key_
                 "count(*) FROM read_parquet('{path}') GROUP BY ALL\").fetchall()))")
 
 
-def timed(cmd: list[str]) -> tuple[float, int, str]:
+PEAK = ("import resource, runpy, sys\n"
+        "sys.argv = sys.argv[1:]\n"
+        "try:\n    runpy.run_path(sys.argv[0], run_name='__main__') if sys.argv[0].endswith('.py') else "
+        "runpy.run_module(sys.argv[0], run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
+
+
+def timed(args: list[str]) -> tuple[float, int, str]:
+    """Run ``python -m args`` (or a -c program) in a process of its own: wall seconds, its own peak
+    RSS in bytes, its standard output."""
     start = time.perf_counter()
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    done = subprocess.run([sys.executable, "-c", PEAK, *args], capture_output=True, text=True, check=True)
     wall = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-    return wall, peak, out
+    return wall, int(done.stderr.strip().splitlines()[-1]) * 1024, done.stdout
 
 
 def main() -> None:
@@ -52,10 +60,12 @@ def main() -> None:
         duckdb.connect().execute(GENERATE.format(rows=args.rows, path=path))
         print(f"wrote {args.rows} rows, {os.path.getsize(path)} bytes of Parquet in "
               f"{time.perf_counter() - start:.1f} s")
-        # RUSAGE_CHILDREN's peak is the largest child so far: the smaller run goes first
-        wall, peak, groups = timed([sys.executable, "-c", DUCKDB_ALONE.format(path=path)])
+        alone = os.path.join(where, "alone.py")
+        with open(alone, "w") as script:
+            script.write(DUCKDB_ALONE.format(path=path))
+        wall, peak, groups = timed([alone])
         print(f"duckdb alone:     {wall:6.2f} s  peak RSS {peak / 2**20:6.0f} MiB  ({groups.strip()} groups)")
-        wall, peak, out = timed([sys.executable, "-m", "slabcalc", "report", path, "--format", "json"])
+        wall, peak, out = timed(["slabcalc", "report", path, "--format", "json"])
         import json
 
         totals = json.loads(out)["totals"]
