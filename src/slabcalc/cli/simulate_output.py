@@ -42,7 +42,10 @@ def _simulation_lines(result, record, finding_lines):
     lines = [
         ("model", result.model.text),
         ("input", f"{i['source']} ({i['format']})"),
-        ("rows", f"{i['rows']} read = {t['ops']} operations + {i['rejected']} rejected"),
+        ("rows", f"{i['rows']} read = {t['ops']} operations + {i['rejected']} rejected"
+         if t["ops"] == i["rows"] - i["rejected"] else       # MetaKV's op_count: a row of many operations
+         f"{i['rows']} read = {i['rows'] - i['rejected']} accepted + {i['rejected']} rejected; "
+         f"{t['ops']} operations"),
         ("sets", f"{t['sets']}: {t['stored']} stored, {t['too_large']} too large, {t['outofmemory']} out of memory"
                  + (f", {t['chunk_failures']} out of memory during read" if t["chunk_failures"] else "")),
         ("gets", f"{t['gets']}: {t['hits']} hits, {t['misses']} misses"),

@@ -33,7 +33,7 @@ from slabcalc.engines.results import ClassResult, Model, Simulation, TimelineRow
 from slabcalc.engines.slabs import Slabs
 from slabcalc.model.classes import class_for, slab_classes
 from slabcalc.model.item import ntotal_function
-from slabcalc.model.ops import DELETE, GET, OP_NAMES, SET, TOUCH  # noqa: F401 (re-exported)
+from slabcalc.model.ops import DELETE, FILL, GET, OP_NAMES, SET, TOUCH  # noqa: F401 (re-exported)
 from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable, place
 from slabcalc.model.settings import Settings
 
@@ -293,8 +293,9 @@ class Engine:
             return
         self.store(key, largest, ttl, size, -1, chunks)
 
-    def fetch(self, key, op: int, ttl: int) -> None:
-        """get, touch or delete: ``do_item_get`` (expired items freed), then the op's own rule."""
+    def fetch(self, key, op: int, ttl: int) -> bool:
+        """get, touch or delete: ``do_item_get`` (expired items freed), then the op's own rule;
+        whether the key was found."""
         counts = self.counts
         item = self.index.get(key)
         if item is not None and item.exptime and item.exptime <= self.now:
@@ -306,7 +307,7 @@ class Engine:
             if item is not None:
                 counts["delete_hits"] += 1
                 self.unlink(item, lost=False)
-            return
+            return item is not None
         if op == GET:
             counts["gets"] += 1
             if item is None:
@@ -314,18 +315,19 @@ class Engine:
                 cls = self.gone.get(key)
                 if cls:
                     self.misses[cls] += 1
-                return
+                return False
             counts["hits"] += 1
             self.hits[item.cls] += 1
         else:
             counts["touches"] += 1
             if item is None:
-                return
+                return False
             counts["touch_hits"] += 1
         self.bump(item)
         if op == TOUCH:
             item.exptime = self.exptime(ttl)
             self.lrus.version[item.cls] += 1
+        return True
 
     def bump(self, item: Item) -> None:
         """``do_item_bump`` (items.c 1063): the hit markers, and the bump they ask for."""
@@ -420,6 +422,10 @@ class Engine:
                     else:
                         next_row = self._timeline_rows(timeline, next_row, every, t, last_evicted)
                 clock(t)
+                if op == FILL:      # a look-aside read: get, and set on a miss
+                    if fetch(key, GET, ttl):
+                        continue
+                    op = SET
                 if op == SET:
                     set_(key, key_size, value_size, ttl, flags)
                     if self.pending_move is not None:

@@ -22,13 +22,14 @@ ITEM_COLUMNS = {
 }
 
 WORKLOAD_COLUMNS = {
-    "time": ("time", "timestamp", "ts"),
+    "time": ("time", "timestamp", "ts", "op_time"),
     "op": ("op", "operation", "cmd", "command"),
     "key": ("key",),                               # the key itself (its length: key_size)
     "key_size": KEY_LENGTH,
     "value_size": VALUE_LENGTH,
     "ttl": ("ttl", "exptime"),
     "flags": FLAGS,
+    "count": ("op_count",),                        # the row stands for this many operations (MetaKV)
 }
 
 

@@ -62,26 +62,32 @@ class _Bad(Exception):
 
 
 def read_workload(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False,
-                  progress: Callable[[int], None] | None = None) -> tuple[Iterator[tuple], Accounting]:
+                  progress: Callable[[int], None] | None = None, form: str | None = None
+                  ) -> tuple[Iterator[tuple], Accounting]:
     """The operations of ``stream`` as ``(time, op, key, key_size, value_size, ttl, flags)``.
 
     The form is read from the first non-blank line at once (an unusable
     header raises :class:`InputError` here); rows are read as the iterator is
     consumed, and the :class:`Accounting` is final when it is exhausted.
     ``key_length`` is the key size of sets when the input has neither a key
-    nor a key_size column; ``progress(rows)`` is called every 65 536 rows.
+    nor a key_size column; ``progress(rows)`` is called every 65 536 rows; ``form`` (``csv`` or
+    ``twitter``) overrides telling the form from the first line.
     """
-    reader = _WorkloadReader(stream, source, key_length, strict, progress)
+    reader = _WorkloadReader(stream, source, key_length, strict, progress, form)
     return reader.ops(), reader.acct
 
 
 class _WorkloadReader:
-    def __init__(self, stream, source, key_length, strict, progress):
+    def __init__(self, stream, source, key_length, strict, progress, form=None):
         self.stream, self.source, self.strict, self.progress = stream, source, strict, progress
         first, self.line = first_line(stream, source)
         text = first.strip()
         cells = [c.strip() for c in text.split(",")]
-        if len(cells) == 7 and _NUMBER.fullmatch(cells[0]) and cells[5].lower() in _TWITTER_OPS:
+        twitter = len(cells) == 7 and _NUMBER.fullmatch(cells[0]) and cells[5].lower() in _TWITTER_OPS
+        if form is not None and (form == "twitter") != bool(twitter):
+            raise InputError(f"{source}:{self.line}: --input-format {form}, but the first line "
+                             f"{text[:60]!r} is {'a twitter/cache-trace row' if twitter else 'not one'}")
+        if twitter:
             fmt, self.delimiter, columns = "twitter", ",", {n: i for i, n in enumerate(_TWITTER) if n}
             self.first = first
         else:
@@ -97,6 +103,8 @@ class _WorkloadReader:
         if "value_size" not in columns:
             raise InputError(f"{source}:{self.line}: no value_size column in the header {text!r} (one of "
                              f"{', '.join(_ALIASES['value_size'])})")
+        if fmt == "csv" and "count" in columns and "key_size" in columns:
+            fmt = "csv (MetaKV)"
         self.acct = Accounting(source, fmt, keys_named="key" in columns)
 
     def _read_header(self, text: str) -> dict[str, int]:
@@ -112,6 +120,7 @@ class _WorkloadReader:
         acct, at, delimiter = self.acct, self.at, self.delimiter
         i_time, i_op, i_key = at.get("time"), at.get("op"), at.get("key")
         i_ksize, i_vsize, i_ttl, i_flags = at.get("key_size"), at["value_size"], at.get("ttl"), at.get("flags")
+        i_count = at.get("count")
         width = max(at.values()) + 1
         ops, key_length, progress = OPS, self.key_length, self.progress
         last = 0.0
@@ -156,6 +165,9 @@ class _WorkloadReader:
                     if not (last <= t < TIME_MAX and 0 < size <= KEY_MAX and 0 <= value <= VALUE_MAX and ttl >= 0
                             and 0 <= flags <= FLAGS_MAX):
                         raise _Bad(*self._why(t, last, size, value, ttl, flags))
+                    repeat = int(cells[i_count]) if i_count is not None else 1
+                    if repeat < 1:
+                        raise _Bad("op_count must be 1 or more", cells[i_count].strip())
                 except _Bad as bad:
                     self._reject(line, raw, bad.reason, bad.value)
                     continue
@@ -163,10 +175,12 @@ class _WorkloadReader:
                     self._reject(line, raw, *self._which(cells, op))
                     continue
                 last = t
-                accepted += 1
+                accepted += repeat
                 if progress is not None and not accepted & 0xFFFF:
                     progress(rows)
                 yield t, op, key, size, value, ttl, flags
+                for _ in range(repeat - 1):      # MetaKV: a row of op_count operations
+                    yield t, op, key, size, value, ttl, flags
         except UnicodeDecodeError as exc:
             raise InputError(f"{self.source}: not UTF-8 text (line {line + 1} or after: {exc.reason})") from None
         finally:

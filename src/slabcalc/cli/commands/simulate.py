@@ -21,15 +21,21 @@ from slabcalc.cli.simulate_output import print_simulation
 @click.option("--uptime", type=click.FloatRange(0), default=0.0, metavar="SECONDS",
               help="How long the server had run when the workload began (its background threads, and "
                    "the automover's window, start with the server).  Default 0.")
+@click.option("--input-format", "input_format", type=click.Choice(["auto", "csv", "twitter", "oracleGeneral"]),
+              default="auto", show_default=True,
+              help="The trace's format: auto tells CSV (MetaKV's columns included) and twitter/cache-trace "
+                   "by the first line, libCacheSim's binary oracleGeneral by its name (*.oracleGeneral).")
 @plot_option
 @model_options
 @format_option()
-def simulate_command(file, key_length, strict, every, uptime, plot, fmt, **model):
+def simulate_command(file, key_length, strict, every, uptime, input_format, plot, fmt, **model):
     """Replay a workload under -m: pages, LRUs, expiry, evictions, page moves, calcification.
 
     FILE (or standard input) is a CSV with a header -- time, op (set, get,
-    delete, touch), key, key_size, value_size, ttl, flags -- or a
-    twitter/cache-trace file.  memcached's request paths run on the
+    delete, touch), key, key_size, value_size, ttl, flags, op_count: Meta's
+    MetaKV traces read as they are -- a twitter/cache-trace file, or
+    libCacheSim's oracleGeneral binary (each request a get, and a set on a
+    miss; obj_size split into --key bytes of key and the rest of value).  memcached's request paths run on the
     workload's clock (one-second resolution), and beside them what the
     release runs by default, changed by -o as memcached reads it: on 1.6 the
     segmented HOT/WARM/COLD LRU with its maintainer thread, the LRU crawler,
@@ -55,9 +61,16 @@ def simulate_command(file, key_length, strict, every, uptime, plot, fmt, **model
         describe_model(settings, background_for(settings))
     except SimulationError as exc:
         raise Refusal(str(exc)) from None
-    with open_input_for(file, "simulate", "a workload", "ops.csv", value_errors=True) as (stream, source, progress):
-        ops, accounting = read_workload(stream, source, key_length=key_length, strict=strict, progress=progress)
-        result = simulate(settings, ops, every=every, boot=uptime)
+    from slabcalc.inputs.traces import is_oracle_general
+
+    if input_format == "oracleGeneral" or (input_format == "auto" and is_oracle_general(file)):
+        result, accounting = _oracle_general(settings, file, key_length, strict, every, uptime)
+    else:
+        with open_input_for(file, "simulate", "a workload", "ops.csv", value_errors=True) as (stream, source,
+                                                                                               progress):
+            ops, accounting = read_workload(stream, source, key_length=key_length, strict=strict, progress=progress,
+                                            form=None if input_format == "auto" else input_format)
+            result = simulate(settings, ops, every=every, boot=uptime)
     say_rejected(accounting)
     record = simulation_record(result, accounting)
     print_simulation(result, record, fmt)
@@ -67,3 +80,27 @@ def simulate_command(file, key_length, strict, every, uptime, plot, fmt, **model
         from slabcalc.records.simulate import memory_records
 
         draw("plot_classes", memory_records(result), plot)
+
+
+def _oracle_general(settings, file, key_length, strict, every, uptime):
+    """A libCacheSim oracleGeneral file (binary) replayed: ``(result, accounting)``."""
+    import sys
+
+    from slabcalc.cli.errors import DataError
+    from slabcalc.engines.simulate import simulate
+    from slabcalc.errors import SlabcalcError
+    from slabcalc.inputs.traces import DEFAULT_KEY, read_oracle_general
+
+    try:
+        stream = sys.stdin.buffer if file == "-" else open(file, "rb")
+    except OSError as exc:
+        raise DataError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    with stream:
+        ops, accounting = read_oracle_general(stream, "<stdin>" if file == "-" else file, key_length=key_length,
+                                              strict=strict)
+        try:
+            result = simulate(settings, ops, every=every, boot=uptime)
+        except SlabcalcError as exc:
+            raise DataError(str(exc)) from None
+    accounting.format = f"oracleGeneral, obj_size split as a {key_length or DEFAULT_KEY}-byte key (--key) + value"
+    return result, accounting

@@ -1,0 +1,76 @@
+"""Public cache traces for ``slabcalc simulate`` beyond CSV: libCacheSim's *oracleGeneral* binary.
+
+oracleGeneral (libCacheSim ``traceReader/customizedReader/oracle/oracleGeneralBin.h``) is a flat
+file of 24-byte little-endian records: ``uint32 clock_time`` (seconds), ``uint64 obj_id``, ``uint32
+obj_size``, ``int64 next_access_vtime`` (ignored).  It names no command: each record is a request,
+replayed as a look-aside client does it -- a get, and on a miss a set (``FILL``, model/ops.py).
+``obj_size`` is the key and value together: ``--key N`` (16 when not given) is taken as the key and
+the rest as the value, and the report says so.  A record whose size is below the key is rejected.
+
+MetaKV (Meta's CacheLib kvcache traces) and twitter/cache-trace are CSV: the CSV reader
+(inputs/workload.py) takes them by their column names.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import BinaryIO, Iterator
+
+from slabcalc.inputs.items import FIRST_REJECTIONS, Accounting, InputError, Rejection
+from slabcalc.model.item import VALUE_MAX
+from slabcalc.model.ops import FILL
+
+RECORD = struct.Struct("<IQIq")          # 24 bytes
+DEFAULT_KEY = 16
+SUFFIXES = (".oraclegeneral", ".oraclegeneral.bin", ".oracle_general", ".oraclegeneralbin")
+
+
+def is_oracle_general(path: str) -> bool:
+    return path.lower().endswith(SUFFIXES)
+
+
+def read_oracle_general(stream: BinaryIO, source: str, *, key_length: int | None = None,
+                        strict: bool = False) -> tuple[Iterator[tuple], Accounting]:
+    """The requests of an oracleGeneral file as ``(time, FILL, obj_id, key, value, 0, 0)``."""
+    accounting = Accounting(source, "oracleGeneral")
+    key = key_length or DEFAULT_KEY
+
+    def ops() -> Iterator[tuple]:
+        last = 0
+        record = 0
+        while True:
+            chunk = stream.read(RECORD.size * 4096)
+            if not chunk:
+                return
+            if len(chunk) % RECORD.size:
+                tail = stream.read(RECORD.size - len(chunk) % RECORD.size)
+                chunk += tail
+                if len(chunk) % RECORD.size:
+                    at = (record + len(chunk) // RECORD.size) * RECORD.size
+                    raise InputError(f"{source}: truncated oracleGeneral record at byte {at} "
+                                     f"({len(chunk) % RECORD.size} of {RECORD.size} bytes)")
+            for clock, obj, size, _ in RECORD.iter_unpack(chunk):
+                record += 1
+                accounting.rows += 1
+                reason = None
+                if clock < last:
+                    reason = f"time goes backwards (after {last})"
+                elif size < key:
+                    reason = f"obj_size {size} is below the key length {key} (--key)"
+                elif size - key > VALUE_MAX:
+                    reason = f"obj_size {size} is above memcached's largest value"
+                if reason is not None:
+                    _reject(accounting, record, reason, f"time {clock} obj {obj} size {size}", source, strict)
+                    continue
+                last = clock
+                accounting.items += 1
+                yield float(clock), FILL, obj, key, size - key, 0, 0
+    return ops(), accounting
+
+
+def _reject(accounting: Accounting, record: int, reason: str, text: str, source: str, strict: bool) -> None:
+    accounting.rejected += 1
+    if strict:
+        raise InputError(f"{source}: record {record}: {reason}")
+    if len(accounting.first_rejections) < FIRST_REJECTIONS:
+        accounting.first_rejections.append(Rejection(record, reason, text))

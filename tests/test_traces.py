@@ -1,0 +1,118 @@
+"""Public trace formats for ``simulate``: libCacheSim's oracleGeneral (binary, a get and a set on a
+miss per request) and Meta's MetaKV CSV (op_time, op_count).  Samples are made here; the
+oracleGeneral replay is checked against the real server, request by request."""
+
+from __future__ import annotations
+
+import json
+import random
+import struct
+
+from clirun import run
+from memcached_server import MemcachedServer
+from test_simulate_fidelity import COMPAT, TooSlow, _tick, _uptime, _wait_until, server_counts, simulated_counts
+
+from slabcalc import configure
+from slabcalc.engines.simulate import simulate
+from slabcalc.inputs.traces import read_oracle_general
+
+RECORD = struct.Struct("<IQIq")    # libCacheSim oracleGeneral: clock_time, obj_id, obj_size, next_access_vtime
+
+
+def oracle_general(path, requests) -> None:
+    path.write_bytes(b"".join(RECORD.pack(t, obj, size, -1) for t, obj, size in requests))
+
+
+def _doc(*args) -> dict:
+    result = run("simulate", *args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_each_request_is_a_get_and_a_set_on_a_miss(tmp_path):
+    """A, B, A, C, A: three misses (each then stored), two hits; a record below the key is rejected."""
+    path = tmp_path / "tiny.oracleGeneral"
+    oracle_general(path, [(1, 1, 116), (1, 2, 216), (2, 1, 116), (3, 3, 1016), (4, 1, 116), (5, 4, 10)])
+    doc = _doc(str(path), "--profile", "1.6.18")
+    t, i = doc["totals"], doc["input"]
+    assert (t["gets"], t["hits"], t["misses"], t["sets"], t["curr_items"]) == (5, 2, 3, 3, 3)
+    assert (i["rows"], i["rejected"]) == (6, 1) and "16-byte key" in i["format"]
+    # --key 100 splits obj_size differently: the 116-byte object has a 16-byte value
+    classes = {c["class"]: c["items"] for c in _doc(str(path), "--profile", "1.6.18", "--key", "100")["classes"]}
+    assert sum(classes.values()) == 3
+
+
+def test_truncated_and_misnamed_files_are_one_line(tmp_path):
+    path = tmp_path / "cut.oracleGeneral"
+    path.write_bytes(RECORD.pack(1, 1, 100, -1) * 3 + b"\x01\x02\x03")
+    result = run("simulate", str(path))
+    assert result.exit_code == 1 and "truncated oracleGeneral record at byte 72 (3 of 24 bytes)" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    csv = tmp_path / "ops.csv"
+    csv.write_text("time,op,key,value_size\n0,set,a,10\n")
+    assert run("simulate", str(csv), "--input-format", "twitter").exit_code == 1
+
+
+def test_metakv_rows_of_many_operations(tmp_path):
+    path = tmp_path / "kvcache.csv"
+    path.write_text("op_time,key,key_size,op,op_count,size,cache_hits,ttl\n"
+                    "1,a,10,SET,1,100,0,0\n2,a,10,GET,3,100,0,0\n3,b,10,GET,1,0,0,0\n4,c,10,GET_LEASE,1,0,0,0\n")
+    doc = _doc(str(path), "--profile", "1.6.18")
+    t, i = doc["totals"], doc["input"]
+    assert (t["sets"], t["gets"], t["hits"], t["misses"]) == (1, 4, 3, 1)
+    assert (i["rows"], i["rejected"], i["format"]) == (4, 1, "csv (MetaKV)")   # GET_LEASE: not replayed
+
+
+def _zipf_requests(n: int = 8000, objects: int = 5000, seconds: int = 3, seed: int = 11):
+    rng = random.Random(seed)
+    weights = [1 / (rank + 1) ** 0.8 for rank in range(objects)]
+    sizes = {obj: 16 + rng.choice([200, 700, 1500, 3000]) for obj in range(objects)}
+    chosen = rng.choices(range(objects), weights, k=n)
+    return [(i * seconds // n, obj, sizes[obj]) for i, obj in enumerate(chosen)]
+
+
+def _replay_fill(server: MemcachedServer, ops) -> None:
+    """Each request on the server's clock: get, and on a miss a set of the object."""
+    by_second: dict[int, list] = {}
+    for op in ops:
+        by_second.setdefault(int(op[0]), []).append(op)
+    start = _tick(server)
+    for second in sorted(by_second):
+        _wait_until(server, start + second)
+        for _, _, obj, key_size, value_size, _, _ in by_second[second]:
+            key = b"%0*d" % (key_size, obj)
+            server._send(b"get %s\r\n" % key)
+            line, hit = server._readline(), False
+            while line != "END":
+                hit = True
+                server._readline()
+                line = server._readline()
+            if not hit:
+                server._send(b"set %s 0 0 %d\r\n%s\r\n" % (key, value_size, b"v" * value_size))
+                assert server._readline() == "STORED"
+        if _uptime(server) != start + second:
+            raise TooSlow(f"second {second} of the trace took past the server's next tick")
+
+
+def test_oracle_general_replay_equals_the_server(memcached, profile, tmp_path):
+    """-m 2, the exact (compat) model: hits, misses, evictions and every class's counts equal the
+    real server's when the trace is replayed into it the same way."""
+    path = tmp_path / "zipf.oracleGeneral"
+    oracle_general(path, _zipf_requests())
+    args = ["-m", "2", "-o", COMPAT]
+    settings = configure(profile, args)
+    with open(path, "rb") as stream:
+        ops = list(read_oracle_general(stream, str(path))[0])
+    sim = simulate(settings, ops, lru="compat")
+    assert sim.totals.evicted > 0 and sim.totals.hits > 0
+    for attempt in range(3):
+        with MemcachedServer(args, memcached=memcached) as server:
+            try:
+                _replay_fill(server, ops)
+            except TooSlow:
+                if attempt == 2:
+                    raise
+                continue
+            real = server_counts(server)
+            break
+    assert simulated_counts(sim) == real
