@@ -11,7 +11,7 @@ sizes replace the geometric series.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from slabcalc.errors import Refused
 from slabcalc.model.settings import Settings
@@ -19,9 +19,11 @@ from slabcalc.model.settings import Settings
 UINT_MAX = 0xFFFFFFFF
 
 
-@dataclass(frozen=True)
-class SlabClass:
-    """One slab class: its id, chunk size and chunks per page (``stats slabs`` names)."""
+class SlabClass(NamedTuple):
+    """One slab class: its id, chunk size and chunks per page (``stats slabs`` names).
+
+    An immutable value like the frozen dataclasses elsewhere, as a NamedTuple because the
+    optimizer builds millions of them (a tuple is made several times faster)."""
 
     id: int
     chunk_size: int
@@ -37,15 +39,16 @@ def _align(size: int, align: int) -> int:
     return size + (align - size % align) if size % align else size
 
 
-def _keep_going(rule: str, size: int, settings: Settings) -> bool:
-    """The release's loop bound, tested on the unaligned size in double precision."""
+def _bound(rule: str, settings: Settings) -> tuple[float, bool]:
+    """The release's loop bound, tested on the unaligned size in double precision: ``(bound,
+    inclusive)`` -- the loop goes on while ``size < bound`` (or ``<=``)."""
     factor = settings.factor
     if rule == "chunk_max_exclusive":      # 1.4.27+: break when size >= chunk_max / factor
         limit = settings.slab_chunk_max if settings.slab_chunk_max is not None else settings.item_size_max
-        return not size >= limit / factor
+        return limit / factor, False
     if rule == "item_size_max_inclusive":  # 1.4.3-1.4.26: while size <= item_size_max / factor
-        return size <= settings.item_size_max / factor
-    return size <= settings.profile.page_bytes / 2  # 1.2.x: while size <= POWER_BLOCK / 2
+        return settings.item_size_max / factor, True
+    return settings.profile.page_bytes / 2, True  # 1.2.x: while size <= POWER_BLOCK / 2
 
 
 def slab_classes(settings: Settings) -> tuple[SlabClass, ...]:
@@ -57,17 +60,20 @@ def slab_classes(settings: Settings) -> tuple[SlabClass, ...]:
         size = p.factor2_min_start
     classes: list[SlabClass] = []
     listed: Sequence[int] | None = settings.slab_sizes
-    while len(classes) < p.max_regular:
+    bound, inclusive = _bound(p.loop, settings)
+    align, factor, cap = p.align, settings.factor, p.max_regular
+    while len(classes) < cap:
         if listed is not None:
             if len(classes) >= len(listed):
                 break
             size = listed[len(classes)]
-        elif not _keep_going(p.loop, size, settings):
+        elif not (size <= bound if inclusive else size < bound):
             break
-        size = _align(size, p.align)
+        if size % align:
+            size += align - size % align
         classes.append(SlabClass(len(classes) + 1, size, page // size))
         if listed is None:
-            size = int(size * settings.factor) & UINT_MAX
+            size = int(size * factor) & UINT_MAX
     # slab_chunk_size_max is a C int: a negative one (accepted before 1.6.24) becomes a
     # huge unsigned chunk size, and perslab is a signed int division stored unsigned.
     largest = settings.largest_chunk

@@ -113,11 +113,15 @@ def _chunks(settings: Settings, classes: Sequence[SlabClass], item: ItemSize) ->
     chunks = [Chunk("header", head.id, head.chunk_size, htotal)]
     # ... then the value (with CRLF) in chunks asking min(remaining + header, chunk max):
     # full chunks from the largest class, the tail from the smallest class that fits.
-    remaining = item.value
-    while remaining > 0:
-        size = min(remaining + p.chunk_header, largest.chunk_size)
+    # (The full chunks are counted at once: every one asks for the chunk max.)
+    remaining, full_size = item.value, largest.chunk_size
+    if remaining + p.chunk_header >= full_size:
+        full = (remaining + p.chunk_header - full_size) // capacity + 1
+        body = class_for(classes, full_size) or largest
+        chunks += [Chunk("body", body.id, body.chunk_size, full_size)] * full
+        remaining -= full * capacity
+    if remaining > 0:
+        size = remaining + p.chunk_header
         home = class_for(classes, size) or largest
-        role = "body" if size == largest.chunk_size else "tail"
-        chunks.append(Chunk(role, home.id, home.chunk_size, size))
-        remaining -= size - p.chunk_header
+        chunks.append(Chunk("tail", home.id, home.chunk_size, size))
     return tuple(chunks)
