@@ -1,16 +1,22 @@
 """How long ``slabcalc optimize`` takes for 10^4 and 10^5 distinct item sizes, 62 classes.
 
 Prints, per size: the exact slab_sizes DP alone (``best_slab_sizes``), the
--n/-f search, and the whole ``optimize()`` call (all spaces, every winner
-re-scored by ``report``).  Targets from issue 5: the DP under 2 s for 10^4
-distinct sizes and under 30 s for 10^5.
+-n/-f search, the whole ``optimize()`` call (all spaces, every winner
+re-scored by ``report``), and ``slabcalc optimize FILE`` end to end in a
+process of its own (start-up and reading the file included); then the same
+command on a 4-row file.  Targets (issue 18), end to end: 10^4 distinct sizes
+under 2 s, 10^5 under 15 s, a 4-row file under 0.5 s.
 
     python benchmarks/optimize_bench.py
 """
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+import tempfile
 import time
 
 from slabcalc import configure, load_profile
@@ -34,10 +40,22 @@ def timed(what, *args, **kwargs):
     return result, time.perf_counter() - start
 
 
+def end_to_end(items, where: str, profile: str = "1.6.18") -> float:
+    """``slabcalc optimize FILE --profile ...`` as its own process: wall seconds."""
+    path = os.path.join(where, f"sizes-{len(items)}.csv")
+    with open(path, "w") as out:
+        out.write("item_size,count\n" + "".join(f"{item.item_size},{count}\n" for item, count in items))
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "slabcalc", "optimize", path, "--profile", profile],
+                   check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
 def main() -> None:
     settings = configure(load_profile("1.6.18"), [])
+    where = tempfile.mkdtemp()
     print(f"{'distinct sizes':>14}  {'candidates':>10}  {'DP (62 classes)':>15}  {'-n/-f search':>12}  "
-          f"{'optimize()':>10}  {'DP saves':>8}")
+          f"{'optimize()':>10}  {'end to end':>10}  {'DP saves':>8}")
     for distinct in (10_000, 100_000):
         items = workload(distinct)
         requests = chunk_requests(settings, items)
@@ -47,7 +65,11 @@ def main() -> None:
         from slabcalc.analysis.optimize import candidate_sizes
         candidates = len(candidate_sizes(settings, requests, per_perslab=False))
         saved = found.gain_pct(found.first_of("slab_sizes"))
-        print(f"{distinct:>14,}  {candidates:>10,}  {dp:>13.2f} s  {nf:>10.2f} s  {whole:>8.2f} s  {saved:>7.2f}%")
+        total = end_to_end(items, where)
+        print(f"{distinct:>14,}  {candidates:>10,}  {dp:>13.2f} s  {nf:>10.2f} s  {whole:>8.2f} s  "
+              f"{total:>8.2f} s  {saved:>7.2f}%")
+    four = [(Item(None, None, 0, size), 1) for size in (126, 1106, 5116, 417)]
+    print(f"a 4-row file, end to end: {end_to_end(four, where):.2f} s")
 
 
 if __name__ == "__main__":

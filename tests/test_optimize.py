@@ -335,3 +335,32 @@ def test_a_trapped_n_f_is_not_the_simpler_setting():
     assert round(opt.gain_pct(opt.first_of("n_f")), 2) == 7.96
     assert opt.best.space == "slab_sizes"
     assert verdict(opt)["preferred_to"] is None
+
+
+@pytest.mark.parametrize("release, args", [("1.6.45", []), ("1.6.18", ["-o", "slab_chunk_max=16384"]),
+                                           ("1.4.24", []), ("1.2.8", []), ("1.4.20", ["-I", "2m"]),
+                                           ("1.5.22", ["-o", "no_modern"])])
+def test_the_vectorized_grid_is_slab_classes_and_page_bytes(release, args):
+    """The -n/-f grid's numpy twin builds the tables slab_classes builds (class cap, duplicate
+    classes of tiny factors, factor 2's start, the largest class) and costs them as page_bytes does."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from slabcalc.analysis.optimize import FACTORS, chunk_requests, grid_page_bytes, page_bytes
+    from slabcalc.model.classes import class_tables
+
+    settings = replace(configure(load_profile(release), args), slab_sizes=None)
+    rng = random.Random(release)
+    requests = chunk_requests(settings, [(Item(None, None, 0, rng.randint(60, 200_000)), rng.randint(1, 50))
+                                         for _ in range(300)])
+    ns = list(range(1, 400, 9))
+    for factor in list(FACTORS[::9]) + [2.0, 1.013]:
+        table = class_tables(settings, ns, factor)
+        costs = grid_page_bytes(settings, ns, factor, requests).tolist()
+        for row, n, cost in zip(table, ns, costs):
+            one = replace(settings, chunk_size=n, factor=factor)
+            classes = slab_classes(one)
+            sizes = [c.chunk_size for c in classes]
+            assert row[:len(sizes)].tolist() == sizes and np.all(row[len(sizes):] == sizes[-1])
+            assert cost == page_bytes(one, requests, classes)

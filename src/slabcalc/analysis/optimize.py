@@ -64,6 +64,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, replace
 from functools import cached_property
+from itertools import groupby
 from typing import Iterable, Sequence
 
 from slabcalc.analysis.advice import class_cap_trap
@@ -142,8 +143,8 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
             too_large += count
             continue
         placed += count
-        for chunk in placement.chunks:
-            requests[chunk.requested] = requests.get(chunk.requested, 0) + count
+        for chunk, run in groupby(placement.chunks):   # a chunked item's body chunks are one run
+            requests[chunk.requested] = requests.get(chunk.requested, 0) + count * sum(1 for _ in run)
         if placement.status == CHUNKED and count:
             shape = chunk_shape(placement)
             chunked[shape] = chunked.get(shape, 0) + count
@@ -533,6 +534,8 @@ def search_n_f(settings: Settings, requests: Requests, memory_limit: int | None 
         return (c.key(), abs(c.settings.factor - p.default_factor), abs(c.settings.chunk_size - p.default_chunk_size))
 
     def grid(factors) -> list[Scored]:
+        if memory_limit is None:
+            return _fast_grid(plain, ns, factors, requests, keep, order)
         configs = []
         for f in factors:
             for n in ns:
@@ -548,6 +551,37 @@ def search_n_f(settings: Settings, requests: Requests, memory_limit: int | None 
     fine = {round(scored[0].settings.factor + i / 1000, 3) for i in range(-9, 10)} - set(FACTORS) if scored else set()
     scored = sorted(scored + grid(sorted(f for f in fine if f > 1)), key=order)
     return scored[:keep]
+
+
+def grid_page_bytes(settings: Settings, ns, factor: float, requests: Requests):
+    """Page bytes of ``requests`` under -n ``n`` -f ``factor`` for every ``n`` of ``ns`` at once (what
+    :func:`page_bytes` gives for each, held equal by tests/test_optimize.py)."""
+    import numpy as np
+
+    from slabcalc.model.classes import class_tables
+
+    table = class_tables(settings, ns, factor)
+    sizes, prefix = requests.arrays()
+    reached = prefix[np.searchsorted(sizes, table.ravel(), side="right")].reshape(table.shape)
+    held = np.diff(reached, axis=1, prepend=0)
+    page = settings.slab_page_size
+    perslab = page // table
+    lengths = settings.page_length(table, perslab)      # the release's rule, on whole arrays
+    return (-(-held // perslab) * lengths).sum(axis=1)
+
+
+def _fast_grid(plain: Settings, ns, factors, requests: Requests, keep: int, order) -> list[Scored]:
+    """The -n/-f grid scored by page bytes alone: every table at once per factor; Scored values made
+    only for the configurations that can be among the ``keep`` best."""
+    found = []
+    for f in factors:
+        for n, cost in zip(ns, grid_page_bytes(plain, ns, f, requests).tolist()):
+            # search_n_f's order; equal ones in the grid's order (factor, then -n)
+            found.append((cost, abs(f - plain.profile.default_factor), abs(n - plain.profile.default_chunk_size),
+                          f, n))
+    best = heapq.nsmallest(max(keep, 1), found)
+    return [Scored(" ".join(argv_words(chunk_size=n, factor=f"{f:g}")), replace(plain, chunk_size=n, factor=f), cost)
+            for cost, _, _, f, n in best]
 
 
 def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, order) -> list[Scored]:

@@ -17,7 +17,7 @@ headers, so that the total equals ``stats`` ``bytes``.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from itertools import chain
+from itertools import chain, groupby
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from slabcalc.errors import InputError
@@ -111,8 +111,23 @@ def item_for_size(settings: Settings, ntotal: int, key_length: int) -> tuple[int
     """``(key, value)`` lengths whose item (flags 0) is exactly ``ntotal`` bytes.
 
     For sizes memcached reports without the key/value split (metadump ``size=``,
-    ``stats sizes``).  The split only matters for chunked items.
+    ``stats sizes``).  The split only matters for chunked items.  The answer depends only on how
+    the release sizes an item, so it is kept per sizing rule (optimize asks again per candidate).
     """
+    p = settings.profile
+    rule = (p.header, p.cas, p.cas_size, settings.use_cas, settings.suffix_rule, p.flags_size, p.key_max)
+    found = _SPLITS.get((rule, ntotal, key_length))
+    if found is None:
+        found = _SPLITS[(rule, ntotal, key_length)] = _item_for_size(settings, ntotal, key_length)
+        if len(_SPLITS) > 1 << 20:
+            _SPLITS.clear()
+    return found
+
+
+_SPLITS: dict[tuple, tuple[int, int]] = {}
+
+
+def _item_for_size(settings: Settings, ntotal: int, key_length: int) -> tuple[int, int]:
     key = key_length
     empty = item_size(settings, key, 0).total
     while empty > ntotal and key > 1:
@@ -207,7 +222,7 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
         placement = placements.get(item)
         if placement is None:
             placement = placements[item] = _place(settings, classes, item, size_key_length)
-        if placement.status == CHUNKED and count:
+        if placement.status == CHUNKED and count and memory_limit is not None:   # for capacity only
             shape = chunk_shape(placement)
             chunked[shape] = chunked.get(shape, 0) + count
         if placement.status == TOO_LARGE:
@@ -261,12 +276,14 @@ def _place(settings: Settings, classes: Sequence[SlabClass], item: Item, key_len
 def _add(usage: dict[int, list[int]], settings: Settings, placement: Placement, count: int) -> None:
     chunk_header = settings.profile.chunk_header or 0
     chunked = placement.status == CHUNKED
-    for chunk in placement.chunks:
+    in_slabs = settings.profile.mem_requested_stat == "slabs"
+    for chunk, run in groupby(placement.chunks):      # a chunked item's body chunks are one run
+        n = count * sum(1 for _ in run)
         row = usage[chunk.class_id]
-        row[1] += count
-        row[2] += count * (chunk.requested - (chunk_header if chunked else 0))
-        if settings.profile.mem_requested_stat == "slabs":
-            row[3] += count * chunk.requested
+        row[1] += n
+        row[2] += n * (chunk.requested - (chunk_header if chunked else 0))
+        if in_slabs:
+            row[3] += n * chunk.requested
     home = usage[placement.lru_class.id]
     home[0] += count
     if settings.profile.mem_requested_stat == "items":
@@ -281,7 +298,7 @@ def capacity(rows: Sequence[ClassUsage], items: int, memory_limit: int) -> Capac
 
 def chunk_shape(placement: Placement) -> ChunkShape:
     """A chunked item's chunk requests in memcached's order: what its capacity depends on."""
-    return tuple((c.requested, c.role) for c in placement.chunks)
+    return tuple([(c.requested, c.role) for c in placement.chunks])
 
 
 def _what_if_row(text: str, other: Report, base: Report) -> dict:

@@ -39,7 +39,7 @@ def _align(size: int, align: int) -> int:
     return size + (align - size % align) if size % align else size
 
 
-def _bound(rule: str, settings: Settings) -> tuple[float, bool]:
+def loop_bound(rule: str, settings: Settings) -> tuple[float, bool]:
     """The release's loop bound, tested on the unaligned size in double precision: ``(bound,
     inclusive)`` -- the loop goes on while ``size < bound`` (or ``<=``)."""
     factor = settings.factor
@@ -60,7 +60,7 @@ def slab_classes(settings: Settings) -> tuple[SlabClass, ...]:
         size = p.factor2_min_start
     classes: list[SlabClass] = []
     listed: Sequence[int] | None = settings.slab_sizes
-    bound, inclusive = _bound(p.loop, settings)
+    bound, inclusive = loop_bound(p.loop, settings)
     align, factor, cap = p.align, settings.factor, p.max_regular
     while len(classes) < cap:
         if listed is not None:
@@ -153,3 +153,32 @@ def describe_classes(settings: Settings, classes: Sequence[SlabClass] | None = N
         if max_data is not None:
             previous_max = max(max_data, previous_max or 0)
     return tuple(rows)
+
+
+def class_tables(settings: Settings, starts, factor: float):
+    """Many class tables at once, for the optimizer's -n/-f grid: the chunk sizes of
+    ``slab_classes(replace(settings, chunk_size=n, factor=factor))`` for every ``n`` of ``starts``,
+    as a numpy matrix (a row per ``n``; each row's classes, then the largest class repeated to the
+    end).  The numpy twin of :func:`slab_classes`'s loop for generated tables -- the same double
+    multiply, truncation, alignment, bound and cap -- held equal to it by tests/test_optimize.py."""
+    import numpy as np
+    from dataclasses import replace
+
+    p = settings.profile
+    probe = replace(settings, factor=factor, slab_sizes=None)
+    bound, inclusive = loop_bound(p.loop, probe)
+    size = (p.header + np.asarray(starts, dtype=np.int64)) & UINT_MAX
+    if p.factor2_min_start is not None and factor == 2.0:
+        size = np.where(size < p.factor2_min_start, p.factor2_min_start, size)
+    largest = probe.largest_chunk & UINT_MAX
+    table = np.full((len(starts), p.max_regular + 1), largest, dtype=np.int64)
+    alive = np.ones(len(starts), dtype=bool)
+    align = p.align
+    for k in range(p.max_regular):
+        alive &= (size <= bound) if inclusive else (size < bound)
+        if not alive.any():
+            break
+        aligned = size + (-size) % align
+        table[alive, k] = aligned[alive]
+        size = np.where(alive, (aligned * factor).astype(np.int64) & UINT_MAX, size)
+    return table
