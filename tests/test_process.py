@@ -88,3 +88,15 @@ def test_first_pages_past_the_limit():
     rules = settings.profile.process       # -t 4, -c 1024, three mmapped pages (the runtime's parts)
     runtime = (rules.program_bytes + 4 * rules.thread_bytes + 1024 * rules.conn_bytes + 2 * 4 * 16384 + 3 * 4096)
     assert memory.total == 3 * MIB + (8 << 16) + runtime
+
+
+def test_read_buf_mem_limit_caps_each_threads_buffers():
+    """thread.c 457-464: each worker's buffer cache keeps read_buf_mem_limit / threads of 16 KiB
+    buffers, at least one (the live server then closes connections a thread cannot serve with one,
+    so this is checked here, not against it); 4 threads and 1 MiB leave room for the usual two."""
+    from slabcalc.analysis.process import runtime_parts
+
+    tight = configure(load_profile("1.6.18"), ["-t", "64", "-o", "read_buf_mem_limit=1"])
+    assert dict(runtime_parts(tight, 0, 0, connections=100))["read_buffers"] == 64 * 16384
+    roomy = configure(load_profile("1.6.18"), ["-t", "4", "-o", "read_buf_mem_limit=1"])
+    assert dict(runtime_parts(roomy, 0, 0, connections=100))["read_buffers"] == 4 * 2 * 16384

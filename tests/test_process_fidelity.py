@@ -111,6 +111,7 @@ def test_process_model_is_within_one_percent_or_2_mib_of_vm_rss(case, memcached,
     assert int(stats["connection_structures"]) == connections + 1          # and the listener
     # a pipelining loader fills its read buffer and holds one buffer more while it does
     assert 0 <= int(stats["read_buf_bytes"]) - parts["read_buffers"] <= (16384 if loads else 0)
+    assert int(stats["response_obj_bytes"]) == parts["read_buffers"] // 2    # one bundle a serving thread
     print(case, "model", memory.total, "rss", rss, "diff", memory.total - rss, memory.runtime)
     tolerance = max(rss // 100, 2 * MIB)
     assert abs(memory.total - rss) <= tolerance, (case, memory.total, rss, memory.runtime)

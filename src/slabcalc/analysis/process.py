@@ -165,11 +165,15 @@ def runtime_parts(settings, slab_pages: int, items: int, connections: int | None
         return ()
     threads = settings.worker_threads
     conns = settings.max_connections if connections is None else connections
+    per_thread = rules.buffers_per_thread
+    limit = _read_buf_mem_limit(settings)
+    if limit:   # thread.c 457-464: each thread's cache keeps limit / threads of them, at least one
+        per_thread = min(per_thread, max(1, limit // threads // rules.read_buffer))
     parts = [
         ("program", rules.program_bytes),
         ("threads", threads * rules.thread_bytes),
         ("connection_structures", conns * rules.conn_bytes),
-        ("read_buffers", rules.buffers_per_thread * min(threads, conns) * rules.read_buffer),
+        ("read_buffers", per_thread * min(threads, conns) * rules.read_buffer),
     ]
     page = settings.slab_page_size
     ext = settings.extstore
@@ -189,6 +193,18 @@ def runtime_parts(settings, slab_pages: int, items: int, connections: int | None
         written = 2 if wbuf_buckets is None else wbuf_buckets
         parts.append(("extstore_wbufs", min(ext.wbuf_count, written) * ext.wbuf_size))
     return tuple(parts)
+
+
+def _read_buf_mem_limit(settings) -> int:
+    """``-o read_buf_mem_limit=MB`` in bytes (the last one given), 0 when none."""
+    from slabcalc.model.units import c_strtoul
+
+    limit = 0
+    for word in settings.suboptions:
+        name, _, value = word.partition("=")
+        if name == "read_buf_mem_limit":
+            limit = (c_strtoul(value) or 0) * MIB
+    return limit
 
 
 def process_memory(report, overhead: Overhead = Overhead(), connections: int | None = None,

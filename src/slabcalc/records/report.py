@@ -184,6 +184,9 @@ def add_extstore(record: dict, ext) -> None:
         "ext_path_bytes_needed": ext.flash_pages_needed * e.page_size,
         "flash_fits": ext.flash_fits,
         "wbuf_bytes": e.wbuf_bytes,
+        "compact_under": e.compact_under,        # pages: compaction starts with fewer free
+        "drop_under": e.drop_under,
+        "max_frag": e.max_frag,
         "stats": {"extstore_objects_used": flash.objects, "extstore_bytes_used": flash.bytes_used,
                   "extstore_page_allocs": flash.pages, "extstore_pages_used": flash.pages_used,
                   "extstore_bytes_fragmented": flash.bytes_fragmented, "bytes": ext.stats_bytes},
@@ -215,6 +218,9 @@ def _extstore_summary(lines: dict, ext, record: dict) -> dict:
                          f"(extstore_page_evictions)")
     out["outside -m"] = (f"{e.wbuf_count} write buffers of {format_size(e.wbuf_size)} = "
                          f"{e.wbuf_bytes} bytes, allocated at start-up")
+    out["compaction"] = (f"starts when fewer than {e.compact_under} of the {e.page_count} pages are free "
+                         f"(ext_compact_under), rewriting pages less than {e.max_frag:g} x the used share "
+                         f"full; items here are never deleted, so none is")
     out["stats"] = (f"stats bytes reads {ext.stats_bytes} (flushed items at their whole size); "
                     f"mem_requested counts a header at its own size")
     if ext.capacity is not None:
