@@ -219,8 +219,9 @@ def _extstore_summary(lines: dict, ext, record: dict) -> dict:
     out["outside -m"] = (f"{e.wbuf_count} write buffers of {format_size(e.wbuf_size)} = "
                          f"{e.wbuf_bytes} bytes, allocated at start-up")
     out["compaction"] = (f"starts when fewer than {e.compact_under} of the {e.page_count} pages are free "
-                         f"(ext_compact_under), rewriting pages less than {e.max_frag:g} x the used share "
-                         f"full; items here are never deleted, so none is")
+                         f"(ext_compact_under) and rewrites pages whose live bytes fell below ext_max_frag "
+                         f"({e.max_frag:g}) of a page, scaled by how full the flash is; items never "
+                         f"overwritten or deleted leave no such page")
     out["stats"] = (f"stats bytes reads {ext.stats_bytes} (flushed items at their whole size); "
                     f"mem_requested counts a header at its own size")
     if ext.capacity is not None:
