@@ -23,7 +23,7 @@ from slabcalc.model.capacity import Capacity, _largest_fitting
 from slabcalc.model.classes import class_for, slab_classes
 from slabcalc.model.distribution import Item, ItemColumns
 from slabcalc.model.extstore import Extstore, FlashUse, header_ntotal, pack
-from slabcalc.model.item import VALUE_MAX, item_size
+from slabcalc.model.item import VALUE_MAX
 from slabcalc.model.placement import CHUNKED, TOO_LARGE, place
 from slabcalc.model.settings import Settings
 
@@ -166,7 +166,7 @@ def _where(settings, classes, ext, min_class, item: Item, size_key_length: int) 
     placement = place(settings, key, value, flags, classes)
     if placement.status == TOO_LARGE:
         return TOO_LARGE, 0, 0, None, 0
-    size = item_size(settings, key, value, flags)
+    size = placement.item
     home = placement.lru_class.id
     if home < min_class or size.total > ext.wbuf_size or not ext.usable_pages:   # no page to write to
         return placement.status, size.total, home, None, 0
@@ -200,7 +200,6 @@ def _with_capacity(report: ExtstoreReport, ram: dict[Item, int], runs, memory_li
     return replace(report, capacity=FlashCapacity(items, limited, ram_items,
                                                    flash_items if flash_items is not None else ram_items,
                                                    ram_capacity or Capacity(memory_limit, 0, None)))
-
 
 
 def ram_report(settings: Settings, distribution, memory_limit: int | None, size_key_length: int = 16):

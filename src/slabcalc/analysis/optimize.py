@@ -535,7 +535,7 @@ def search_n_f(settings: Settings, requests: Requests, memory_limit: int | None 
 
     def grid(factors) -> list[Scored]:
         if memory_limit is None:
-            return _fast_grid(plain, ns, factors, requests, keep, order)
+            return _fast_grid(plain, ns, factors, requests, keep)
         configs = []
         for f in factors:
             for n in ns:
@@ -570,7 +570,7 @@ def grid_page_bytes(settings: Settings, ns, factor: float, requests: Requests):
     return (-(-held // perslab) * lengths).sum(axis=1)
 
 
-def _fast_grid(plain: Settings, ns, factors, requests: Requests, keep: int, order) -> list[Scored]:
+def _fast_grid(plain: Settings, ns, factors, requests: Requests, keep: int) -> list[Scored]:
     """The -n/-f grid scored by page bytes alone: every table at once per factor; Scored values made
     only for the configurations that can be among the ``keep`` best."""
     found = []

@@ -133,7 +133,6 @@ class ProcessMemory:
         return max(0, self.limit_bytes - self.slab_bytes)
 
 
-GLIBC_MMAP_THRESHOLD = 128 * 1024      # glibc's M_MMAP_THRESHOLD until a freed mmapped chunk raises it
 GLIBC_MMAP_THRESHOLD_MAX = 32 * MIB    # DEFAULT_MMAP_THRESHOLD_MAX on 64-bit
 
 
@@ -224,7 +223,7 @@ def process_memory(report, overhead: Overhead = Overhead(), connections: int | N
             items, slab = report.capacity.items, report.capacity.page_bytes
     else:
         limit_mb = report.memory_limit_needed if report.classes else 0
-    slab += getattr(report, "preallocated", 0)
+    slab += report.preallocated
     return _process(settings, limit_mb, items, slab, overhead, connections=connections,
                     wbuf_buckets=wbuf_buckets)
 

@@ -32,8 +32,8 @@ def is_oracle_general(path: str) -> bool:
 def read_oracle_general(stream: BinaryIO, source: str, *, key_length: int | None = None,
                         strict: bool = False) -> tuple[Iterator[tuple], Accounting]:
     """The requests of an oracleGeneral file as ``(time, FILL, obj_id, key, value, 0, 0)``."""
-    accounting = Accounting(source, "oracleGeneral")
     key = key_length or DEFAULT_KEY
+    accounting = Accounting(source, f"oracleGeneral, obj_size split as a {key}-byte key (--key) + value")
 
     def ops() -> Iterator[tuple]:
         last = 0

@@ -35,10 +35,6 @@ class SlabClass(NamedTuple):
         return self.chunk_size * self.perslab
 
 
-def _align(size: int, align: int) -> int:
-    return size + (align - size % align) if size % align else size
-
-
 def loop_bound(rule: str, settings: Settings) -> tuple[float, bool]:
     """The release's loop bound, tested on the unaligned size in double precision: ``(bound,
     inclusive)`` -- the loop goes on while ``size < bound`` (or ``<=``)."""

@@ -94,7 +94,7 @@ class Extstore:
         return self.wbuf_count * self.wbuf_size
 
 
-def _uint(word: str, name: str, text: str | None) -> int:
+def _uint(name: str, text: str | None) -> int:
     if text is None:
         raise Refused(f"Missing {name} argument", 1)
     value = c_strtoul(text)
@@ -122,8 +122,8 @@ class _Reader:
         self.values = {"page_size": d["page_size"], "wbuf_size": d["wbuf_size"], "item_size": d["item_size"],
                        "item_age": None, "low_ttl": d["low_ttl"], "max_frag": d["max_frag"],
                        "threads": d["threads"], "io_depth": d["io_depth"], "compact_under": 0, "drop_under": 0}
-        self.paths: list[tuple[str, int, int | None]] = []   # file, bytes, pages counted at parse time
-        self.buckets: list[str] = []
+        self.paths: list[tuple[str, int, int | None, str]] = []   # file, bytes, pages (1.6.18: counted
+        #                                                             at parse time), bucket
         self.words: list[str] = []
 
     def read(self, word: str) -> None:
@@ -134,9 +134,9 @@ class _Reader:
             if name == "ext_page_size" and self.rules.page_size_before_path and self.paths:
                 raise Refused("Must specify ext_page_size before any ext_path arguments", 1)
             # unsigned int megabytes * 1024 * 1024 (storage.c 1180, 1193): wraps at 4 GiB
-            self.values[name[4:]] = _uint(word, name, text) * MB % UINT32
+            self.values[name[4:]] = _uint(name, text) * MB % UINT32
         elif name in INTEGER_WORDS:
-            value = _uint(word, name, text)
+            value = _uint(name, text)
             self.values[INTEGER_WORDS[name]] = value if name != "ext_item_age" or value != UINT32 - 1 else None
         elif name in FLOAT_WORDS:
             value = _double(name, text)
@@ -148,7 +148,7 @@ class _Reader:
             self.paths.append(self._path(text))
         # ext_drop_unread takes no value
 
-    def _path(self, text: str) -> tuple[str, int, int | None]:
+    def _path(self, text: str) -> tuple[str, int, int | None, str]:
         """``storage_conf_parse()``: FILE:SIZE[:BUCKET] (strtok_r: empty fields are skipped)."""
         failed = "failed to parse ext_path argument"
         tokens = [t for t in text.split(":") if t]
@@ -161,19 +161,18 @@ class _Reader:
         if not multiplier and self.rules.unknown_size_unit == "refuse":
             raise Refused("must supply size to ext_path, ie: ext_path=/f/e:64m (m|g|t|p supported)\n" + failed, 1)
         size = multiplier * c_atoi(size_text[:-1]) % (1 << 64)
+        bucket = tokens[2].split(",")[0] if len(tokens) > 2 else "default"
         if len(tokens) > 2:
-            bucket = tokens[2].split(",")[0]
             if bucket not in BUCKETS or (bucket in ("coldcompact", "old") and self.rules.page_buckets < 6):
                 raise Refused(f"Unknown extstore bucket: {bucket}\n{failed}", 1)
             if bucket != "default" and self.rules.only_default_bucket:
                 raise Refused(f"ext_path only presently supports the default bucket\n{failed}", 1)
-        self.buckets.append(tokens[2].split(",")[0] if len(tokens) > 2 else "default")
         pages = None
         if self.rules.page_size_before_path:   # 1.6.18 counts pages here, with the page size so far
             if self.values["page_size"] == 0:
                 raise Refused("", -8, crash="SIGFPE: ext_path divides its size by an ext_page_size of 0")
             pages = size // self.values["page_size"]
-        return tokens[0], size, pages
+        return tokens[0], size, pages, bucket
 
 
 def read_extstore(rules, words: Iterable[str]) -> _Reader:
@@ -198,14 +197,14 @@ def check_extstore(reader: _Reader, item_size_max: int, udp_port: int) -> bool:
     if udp_port:
         raise Refused("Cannot use UDP with extstore enabled (-U 0 to disable)", 64)
     page_size = reader.values["page_size"]
-    for index, (file, size, pages) in enumerate(reader.paths):
+    for index, (file, size, pages, bucket) in enumerate(reader.paths):
         if pages is None:   # 1.6.45 counts pages here, with the final page size
             if page_size == 0:
                 raise Refused("", -8, crash="SIGFPE: the ext_path size divided by an ext_page_size of 0")
             pages = size // page_size
             if pages == 0 and reader.rules.zero_size_refused:
                 raise Refused("supplied ext_path has zero size, cannot use", 64)
-            reader.paths[index] = (file, size, pages)
+            reader.paths[index] = (file, size, pages, bucket)
     return True
 
 
@@ -214,7 +213,7 @@ def start_extstore(reader: _Reader) -> Extstore:
     (exit 1) -- after the slab classes are set up."""
     rules, v = reader.rules, reader.values
     page_size, wbuf_size = v["page_size"], v["wbuf_size"]
-    counts = [pages for _, _, pages in reader.paths]
+    counts = [pages for _, _, pages, _ in reader.paths]
     total = sum(counts)
     failed = "Failed to initialize external storage: "
     if wbuf_size == 0:
@@ -228,7 +227,7 @@ def start_extstore(reader: _Reader) -> Extstore:
     compact, drop = v["compact_under"], v["drop_under"]
     if compact == 0:   # storage_init(): a share of the first path's pages
         compact = drop = max(rules.compact_under_min, int(counts[-1] * rules.compact_under_share))
-    paths = tuple(ExtPath(file, size, bucket) for (file, size, _), bucket in zip(reader.paths, reader.buckets))
+    paths = tuple(ExtPath(file, size, bucket) for file, size, _, bucket in reader.paths)
     return Extstore(paths=paths, page_size=page_size, wbuf_size=wbuf_size, wbuf_count=rules.page_buckets,
                     item_size=v["item_size"], item_age=v["item_age"], low_ttl=v["low_ttl"], compact_under=compact,
                     drop_under=drop, max_frag=v["max_frag"], threads=v["threads"], header=rules.header,

@@ -115,7 +115,6 @@ class Settings:
             subopts.append("no_hashexpand")
         if self.extstore is not None:
             subopts += self.extstore.words
-
         return argv_words(memory_mb=self.maxbytes >> 20, chunk_size=self.chunk_size, factor=repr(self.factor),
                           item_size_max=self.item_size_max, no_cas=p.has_cas_option and not self.use_cas,
                           suboptions=subopts, threads=self.threads, maxconns=self.maxconns,
@@ -329,11 +328,12 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
     if slab_sizes_text is not None:
         upper = chunk_max if chunk_max is not None else item_size_max
         slab_sizes = _parse_slab_sizes(slab_sizes_text, chunk_size, upper, p.align, p.max_regular)
-    settings = Settings(threads=threads, maxconns=maxconns, preallocate=preallocate, profile=p, chunk_size=chunk_size, factor=factor, item_size_max=item_size_max,
-                    maxbytes=maxbytes, use_cas=use_cas, slab_chunk_max=chunk_max, slab_page_size=page,
-                    slab_reassign=slab_reassign, slab_sizes=slab_sizes, suffix=suffix, warnings=tuple(printed),
-                    hashpower_init=hashpower_init, hash_expand=hash_expand, suboptions=tuple(words),
-                    memory_limit_given=memory_limit_given)
+    settings = Settings(profile=p, chunk_size=chunk_size, factor=factor, item_size_max=item_size_max,
+                        maxbytes=maxbytes, use_cas=use_cas, slab_chunk_max=chunk_max, slab_page_size=page,
+                        slab_reassign=slab_reassign, slab_sizes=slab_sizes, suffix=suffix, warnings=tuple(printed),
+                        hashpower_init=hashpower_init, hash_expand=hash_expand, suboptions=tuple(words),
+                        memory_limit_given=memory_limit_given, threads=threads, maxconns=maxconns,
+                        preallocate=preallocate)
     return replace(settings, extstore=ext.start_extstore(storage)) if storage_on else settings
 
 

@@ -39,6 +39,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     \b
     Python: build_report(settings, read_items(...)[0], memory_limit)
     """
+    from slabcalc.analysis.extstore import ram_report
     from slabcalc.inputs.items import InputError, read_items
 
     settings = settings_from(**model)
@@ -56,11 +57,11 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
                                            progress=progress, columns=True)
             triples = list(items)               # build_report sums an item that comes more than once
     try:
-        base, ext = _build(settings, triples, limit, key_length or 16)
+        base, ext = ram_report(settings, triples, limit, key_length or 16)
         others = []
         for text in what_if:           # each --vs asks with its own -m (G1: it used the baseline's)
             vs = _vs_settings(settings, model, text)
-            others.append((text, _build(vs, triples, vs.memory_limit, key_length or 16)[0]))
+            others.append((text, ram_report(vs, triples, vs.memory_limit, key_length or 16)[0]))
         if ext is not None and (deploy["nodes"] is not None or deploy["node_ram"] is not None):
             raise Refusal("--nodes and --node-ram plan nodes without extstore; drop -o ext_path to plan them")
         plan = deploy_plan(settings, base, triples, {**deploy, "strict": strict}, key_length or 16, source,
@@ -75,12 +76,6 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
         from slabcalc.records.report import report_record
 
         draw("plot_classes", report_record(base, accounting)["classes"], plot)
-
-
-def _build(settings, triples, limit, key_length):
-    from slabcalc.analysis.extstore import ram_report
-
-    return ram_report(settings, triples, limit, key_length)
 
 
 def _vs_settings(settings, model, text):

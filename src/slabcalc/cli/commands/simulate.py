@@ -89,7 +89,7 @@ def _oracle_general(settings, file, key_length, strict, every, uptime):
     from slabcalc.cli.errors import DataError
     from slabcalc.engines.simulate import simulate
     from slabcalc.errors import SlabcalcError
-    from slabcalc.inputs.traces import DEFAULT_KEY, read_oracle_general
+    from slabcalc.inputs.traces import read_oracle_general
 
     try:
         stream = sys.stdin.buffer if file == "-" else open(file, "rb")
@@ -102,5 +102,4 @@ def _oracle_general(settings, file, key_length, strict, every, uptime):
             result = simulate(settings, ops, every=every, boot=uptime)
         except SlabcalcError as exc:
             raise DataError(str(exc)) from None
-    accounting.format = f"oracleGeneral, obj_size split as a {key_length or DEFAULT_KEY}-byte key (--key) + value"
     return result, accounting

@@ -8,10 +8,11 @@ from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import model_options, with_settings
 from slabcalc.errors import ValueRefused
+from slabcalc.inputs.sql import DIALECTS
 
 
 @cli.command()
-@click.option("--dialect", type=click.Choice(["duckdb", "spark", "bigquery", "trino"]), default="duckdb",
+@click.option("--dialect", type=click.Choice(DIALECTS), default="duckdb",
               show_default=True, help="The SQL engine the query is for.")
 @click.option("--table", required=True, metavar="NAME", help="The table (or view) of cache writes.")
 @click.option("--key-col", "key_col", default="key", show_default=True, metavar="COLUMN",
