@@ -227,6 +227,9 @@ WIDE_COMMANDS = [
     ["compare", "examples/items.csv"], ["optimize", "examples/bimodal.csv", "--validate", "0.25"],
     ["simulate", "examples/calcification.csv", "-m", "4", "--every", "10"], ["profiles"],
     ["profiles", "show", "1.6.18"],
+    ["report", "examples/extstore-mix.csv", "-m", "8192", "-o", "ext_path=/mnt/flash/extstore:200g"],
+    ["report", "examples/capacity-mix.csv", "--container", "1g", "-t", "8", "--connections", "2000"],
+    ["place", "--key", "8", "--value", "1000", "-m", "64", "-o", "ext_path=/mnt/flash/extstore:1g"],
 ]
 
 

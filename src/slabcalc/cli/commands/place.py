@@ -90,8 +90,8 @@ def _place_lines(settings, record, other, other_name):
     if record.get("capacity") is not None and not record.get("extstore"):
         lines.append(("capacity", f"-m {settings.maxbytes >> 20} holds {record['capacity']} such items"))
     if record.get("capacity") is not None:
-        lines.append(("process memory", f"{record['process_bytes']} bytes when full (slab pages + "
-                                        f"{record['hash_bytes']} hash table)"))
+        lines.append(("process memory", f"{record['process_bytes']} bytes when full (slab pages, "
+                                        f"{record['hash_bytes']} hash table and the runtime)"))
     if record.get("extstore"):
         lines += _extstore_lines(settings, record)
     if other is not None:

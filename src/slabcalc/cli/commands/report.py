@@ -112,7 +112,9 @@ def _print_report(base, accounting, others, fmt, plan=None, ext=None):
     rows = record["classes"] + [{"class": "total", **{k: record["totals"].get(k) for k in columns[3:]}}]
     for row in record["classes"]:           # tables show each class's share of memory as a bar
         row["memory"] = output.bar(row["memory_pct"])
-    essential = REPORT_ESSENTIAL if ext is None else REPORT_ESSENTIAL[:3] + ("flash_items",) + REPORT_ESSENTIAL[3:]
+    essential = REPORT_ESSENTIAL
+    if ext is not None:     # flash_items joins; memory_pct yields to it (the bar shows the share) to fit 80
+        essential = (*REPORT_ESSENTIAL[:3], "flash_items", *(c for c in REPORT_ESSENTIAL[3:] if c != "memory_pct"))
     click.echo(output.render_rows(rows, columns + ("memory",), fmt, essential=essential))
     click.echo()
     click.echo(output.render_pairs(list(record["summary"].items()), fmt))
