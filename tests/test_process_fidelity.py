@@ -161,8 +161,8 @@ def test_prealloc_capacity_counts_every_other_classs_page(memcached, profile):
 
 
 def test_container_advice_is_pasteable(memcached, profile, tmp_path):
-    """report --container 64m: the -m it prints, filled past capacity on the real server, keeps
-    the process (VmRSS) within the container and within 2 MiB of it."""
+    """report --container 64m: the command line it prints for the server's release starts it, and
+    filled past capacity the process (VmRSS) stays within the container and within 2 MiB of it."""
     from clirun import run
 
     data = tmp_path / "items.csv"
@@ -170,7 +170,9 @@ def test_container_advice_is_pasteable(memcached, profile, tmp_path):
     flags = ["--profile", profile.release, "-t", "2", "--connections", "2"]
     doc = __import__("json").loads(run("report", str(data), "--container", "64m", "--format", "json", *flags).stdout)
     megabytes = doc["container"]["memory_limit_mb"]
-    args = ["-m", str(megabytes), "-t", "2"]
+    args = doc["container"]["memcached_args"]
+    assert args[:2] == ["-m", str(megabytes)] and args[args.index("-t") + 1] == "2"
+    assert doc["settings"]["release"] == profile.release
     report = build_report(configure(profile, args), {Item(8, 100, 0, None): 1}, memory_limit=megabytes * MIB)
     with MemcachedServer(args, memcached=memcached) as srv:
         _store(srv.port, "r", report.capacity.items * 11 // 10, 100)

@@ -186,6 +186,7 @@ class ContainerPlan:
     memory: ProcessMemory | None
     rule_mb: int                     # limit / 1.2, in whole megabytes
     rule_memory: ProcessMemory | None
+    flags: tuple[str, ...] = ()      # the memcached command line with that -m (empty: none fits)
 
 
 def container_plan(settings: Settings, distribution, limit: int, overhead: Overhead = Overhead(),
@@ -212,5 +213,6 @@ def container_plan(settings: Settings, distribution, limit: int, overhead: Overh
             else:
                 high = mid - 1
         best = low
+    flags = tuple(replace(settings, maxbytes=best * MIB).as_argv()) if best else ()
     return ContainerPlan(limit, best, process_at(best) if best else None, rule_mb,
-                         process_at(rule_mb) if rule_mb else None)
+                         process_at(rule_mb) if rule_mb else None, flags)

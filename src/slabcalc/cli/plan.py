@@ -126,7 +126,7 @@ def add_plan(record, plan):
     container = plan.get("container")
     if container is not None:
         record["container"] = container_record(container)
-        summary.update(container_lines(container))
+        summary.update(container_lines(container, record["settings"]["release"]))
     if m.limit_bytes:
         summary["headroom"] = (f"{m.limit_headroom} bytes ({100.0 * m.limit_headroom / m.limit_bytes:.2f}%) "
                                f"of -m {m.memory_limit_mb} free")

@@ -113,20 +113,22 @@ def container_record(plan) -> dict:
     return {
         "container_bytes": plan.limit,
         "memory_limit_mb": plan.memory_limit_mb,
+        "memcached_args": list(plan.flags),
         "process_bytes": plan.memory.total if plan.memory else None,
         "rule_memory_limit_mb": plan.rule_mb,
         "rule_process_bytes": plan.rule_memory.total if plan.rule_memory else None,
     }
 
 
-def container_lines(plan) -> dict:
+def container_lines(plan, release: str) -> dict:
     """Summary lines of ``report --container``: the -m to set, and where the -m x 1.2 rule is wrong."""
     lines = {}
     if plan.memory is None:
         lines["container"] = f"no -m fits a process in {plan.limit} bytes"
     else:
         m = plan.memory
-        lines["container"] = (f"-m {plan.memory_limit_mb} fits {plan.limit} bytes: a full process takes {m.total} "
+        lines["container"] = (f"for memcached {release}: {' '.join(plan.flags)} fits {plan.limit} bytes: a full "
+                              f"process takes {m.total} "
                               f"({m.slab_bytes} slab pages, {m.hash_bytes} hash table, {m.runtime_bytes} runtime, "
                               f"{m.overhead} overhead)")
     rule = plan.rule_memory
