@@ -8,6 +8,8 @@ import json
 import random
 import struct
 
+import pytest
+
 from clirun import run
 from memcached_server import MemcachedServer
 from test_simulate_fidelity import COMPAT, TooSlow, _tick, _uptime, _wait_until, server_counts, simulated_counts
@@ -116,3 +118,30 @@ def test_oracle_general_replay_equals_the_server(memcached, profile, tmp_path):
             real = server_counts(server)
             break
     assert simulated_counts(sim) == real
+
+
+def test_parquet_traces_replay_as_their_csv(tmp_path):
+    """A Parquet trace with twitter/cache-trace's column names (timestamp, key, key_size, value_size,
+    client_id, operation, ttl), read through DuckDB, replays exactly as the same rows in CSV; a bad
+    row is named by its place in the file, and counted."""
+    duckdb = pytest.importorskip("duckdb")
+    rng = random.Random(8)
+    rows = [(i // 100, f"k{rng.randrange(3000)}", 12, rng.choice([100, 900, 5000]), 7,
+             rng.choice(["get", "set", "set", "delete"]), rng.choice([0, 0, 5])) for i in range(20_000)]
+    rows[500] = (5, "bad", 12, -3, 7, "set", 0)
+    names = "timestamp,key,key_size,value_size,client_id,operation,ttl"
+    csv_path = tmp_path / "trace.csv"
+    csv_path.write_text(names + "\n" + "\n".join(",".join(map(str, r)) for r in rows) + "\n")
+    parquet = tmp_path / "trace.parquet"
+    duckdb.sql(f"COPY (SELECT * FROM read_csv_auto('{csv_path}')) TO '{parquet}' (FORMAT parquet)")
+    from_parquet, from_csv = _doc(str(parquet), "-m", "2"), _doc(str(csv_path), "-m", "2")
+    assert from_parquet["totals"] == from_csv["totals"] and from_parquet["classes"] == from_csv["classes"]
+    assert from_parquet["totals"]["evicted"] > 0
+    i = from_parquet["input"]
+    assert (i["rows"], i["rejected"], i["format"]) == (20_000, 1, "parquet, read through DuckDB")
+    assert i["rejections"][0]["line"] == 502 == from_csv["input"]["rejections"][0]["line"]
+    corrupt = tmp_path / "corrupt.parquet"
+    corrupt.write_bytes(parquet.read_bytes()[:300])
+    result = run("simulate", str(corrupt))
+    assert result.exit_code == 1 and result.stderr.startswith(f"Error: {corrupt}: DuckDB: ")
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -126,7 +126,7 @@ class MoverThread:
         second = math.floor(wake / 1_000_000)
         if self.last_move_second != second:
             source, dest = self.automover.run()
-            if source != -1 and dest != -1:
+            if source != -1 and dest != -1 and e.may_move(dest):
                 move_page(e, source, dest)
                 if dest != 0:
                     self.last_move_second = second

@@ -90,6 +90,9 @@ class Engine:
         self.pending_move: tuple[int, int, bool] | None = None     # source, destination, evictions allowed
         self.moving = False             # the page mover is at work (it holds its lock)
         self.actors: list = []          # the threads that wake on the clock, each with next_wake and step()
+        # a sampled replay (engines.sample) carries out every 1/rate-th of the automover's moves between
+        # classes: a sampled page is 1/rate of the node's pages, the node moves one page per decision
+        self.move_share, self.move_credit = 1.0, 0.0
         if background.lru_maintainer:
             from slabcalc.engines.maintainer import Maintainer
 
@@ -162,6 +165,17 @@ class Engine:
         elsewhere = sum(size[c] * len(free[c]) for c in range(1, len(size)) if c != cls)
         if elsewhere > self.peak[0]:
             self.peak = (elsewhere, self.time, cls)
+
+    def may_move(self, dest: int) -> bool:
+        """Whether the automover's move of a page to ``dest`` is carried out: always, but in a sampled
+        replay only one in 1/rate of the moves between classes (pages to the pool always move)."""
+        if not dest or self.move_share == 1:
+            return True
+        self.move_credit += self.move_share
+        if self.move_credit < 1 - 1e-9:
+            return False
+        self.move_credit -= 1
+        return True
 
     def class_of(self, ntotal: int) -> int:
         """``slabs_clsid`` of an item that fits one chunk."""

@@ -122,3 +122,4 @@ class Simulation:
     timeline: tuple[TimelineRow, ...]
     end_time: float | None
     snapshots: tuple = ()       # (workload time, Simulation) kept on request (simulate's ``at``)
+    sample: object = None       # engines.sample.Sample of a sampled replay (its counts are scaled back)

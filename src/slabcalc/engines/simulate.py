@@ -65,7 +65,8 @@ def describe_model(settings: Settings, background: Background) -> Model:
 
 def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[str] | None = None,
              lru: str | None = None,
-             every: float | None = None, boot: float = 0.0, at: Iterable[float] = ()) -> Simulation:
+             every: float | None = None, boot: float = 0.0, at: Iterable[float] = (),
+             sample: float | None = None) -> Simulation:
     """Replay ``ops`` (``(time, op, key, key_size, value_size, ttl, flags)``) under ``settings``.
 
     ``suboptions`` are the server's ``-o`` words in order (by default those
@@ -74,12 +75,27 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     ``every`` adds a timeline row per class every that many seconds of
     workload time; ``boot`` is how long the server had run at the workload's
     time 0 (its threads start then); ``at`` lists times at which to keep the
-    whole state (the result's ``snapshots``).
+    whole state (the result's ``snapshots``).  ``sample`` (0 < rate <= 1)
+    replays only the keys whose hash falls under the rate, under ``-m``
+    scaled by it, and scales the counts back (:mod:`.sample`; the result's
+    ``sample`` says how, and with what error).
     """
     background = background_for(settings, suboptions)
     if lru is not None and lru != background.lru:
         background = with_lru(background, lru)
     model = describe_model(settings, background)
+    if sample is not None:
+        from slabcalc.engines.sample import Sampled, sample_settings, scale_back
+
+        sampled = Sampled(sample)
+        replayed = sample_settings(settings, sample)
+        engine = Engine(replayed, background, boot=boot)
+        engine.move_share = sample
+        timeline = engine.run(sampled.filter(ops), every=every, at=())
+        model = replace(model, text=f"{model.text}; replayed on a {sample:.4g} sample of the keys (their hash "
+                                    f"under the rate) with -m scaled to {replayed.maxbytes} bytes, counts "
+                                    f"scaled back by {1 / sample:.4g}")
+        return scale_back(engine.results(model, timeline), sampled, settings)
     engine = Engine(settings, background, boot=boot)
     timeline = engine.run(ops, every=every, at=at)
     return replace(engine.results(model, timeline), snapshots=tuple(engine.snapshots))

@@ -27,6 +27,11 @@ def reader_for(path: str) -> str | None:
     return next((fn for suffix, fn in SUFFIXES.items() if lowered.endswith(suffix)), None)
 
 
+def kind_of(path: str) -> str:
+    """What a file :func:`reader_for` takes is called in reports: ``parquet``, ``json lines``, ``csv.gz``."""
+    return {"read_parquet": "parquet", "read_json_auto": "json lines"}.get(reader_for(path), "csv.gz")
+
+
 def _duckdb():
     try:
         import duckdb
@@ -44,7 +49,7 @@ def read_warehouse(path: str, settings, key_length: int | None = None) -> tuple[
     relation = f"{function}('{path.replace(chr(39), chr(39) * 2)}'"
     # an empty CSV cell is an empty value, not a missing one
     relation += ", nullstr = '\x01')" if function == "read_csv_auto" else ")"
-    fmt = {"read_parquet": "parquet", "read_json_auto": "json lines"}.get(function, "csv.gz")
+    fmt = kind_of(path)
     con = duckdb.connect()
     try:
         described = con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
@@ -74,8 +79,7 @@ def read_warehouse(path: str, settings, key_length: int | None = None) -> tuple[
                               relation=relation, rows=True, raw_columns=True)
         groups = con.execute(query).fetchall()
     except duckdb.Error as exc:
-        cause = " ".join(str(exc).split()).split(" LINE ")[0]      # not the query DuckDB quotes
-        raise InputError(f"{path}: DuckDB: {cause}") from None
+        raise InputError(f"{path}: DuckDB: {_cause(exc)}") from None
     finally:
         con.close()
     return _triples(groups, path, fmt, settings.profile.key_max)
@@ -106,3 +110,65 @@ def _triples(groups, path: str, fmt: str, key_max: int) -> tuple[list, Accountin
         accounting.items += count
         out.append((Item(int(key), int(value), int(flags), None), int(count), int(rows)))
     return out, accounting
+
+
+class TraceLines:
+    """A Parquet, JSON-lines or gzipped-CSV workload as the CSV text ``read_workload`` reads: a header
+    of the file's column names (``simulate`` knows twitter/cache-trace's, MetaKV's and its own), then
+    one line per row, read from DuckDB a batch at a time (the file is never held whole).
+
+    Line ``n + 1`` is the file's row ``n``, so a rejected row is named by its place in the file.  A
+    DuckDB error while reading (a corrupt file) is an :class:`InputError` naming the file.
+    """
+
+    BATCH = 65_536
+
+    def __init__(self, path: str):
+        duckdb = _duckdb()
+        self.path, self.error = path, duckdb.Error
+        function = reader_for(path)
+        relation = f"{function}('{path.replace(chr(39), chr(39) * 2)}'"
+        relation += ", nullstr = '\x01', all_varchar = true)" if function == "read_csv_auto" else ")"
+        self.con = duckdb.connect()
+        try:
+            self.cursor = self.con.execute(f"SELECT * FROM {relation}")
+            self.names = [d[0] for d in self.cursor.description]
+        except duckdb.Error as exc:
+            self.con.close()
+            raise InputError(f"{path}: DuckDB: {_cause(exc)}") from None
+
+    def __iter__(self):
+        import csv
+        import io
+
+        yield ",".join(_cell(n) for n in self.names) + "\n"
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        try:
+            while True:
+                rows = self.cursor.fetchmany(self.BATCH)
+                if not rows:
+                    return
+                out.seek(0)
+                out.truncate()
+                writer.writerows(["" if cell is None else cell for cell in row] for row in rows)
+                yield from out.getvalue().splitlines(keepends=True)
+        except self.error as exc:
+            raise InputError(f"{self.path}: DuckDB: {_cause(exc)}") from None
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _cause(exc: Exception) -> str:
+    return " ".join(str(exc).split()).split(" LINE ")[0]      # not the query DuckDB quotes
+
+
+def _cell(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"' if any(c in name for c in ',"\n') else name

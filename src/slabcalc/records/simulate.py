@@ -102,9 +102,36 @@ def simulation_record(sim: Simulation, accounting=None) -> dict:
                            "rejected": accounting.rejected,
                            "rejections": [{"line": r.line, "reason": r.reason, "text": r.text}
                                           for r in accounting.first_rejections]}
+    if sim.sample is not None:
+        record["sample"] = sample_record(sim.sample)
     if sim.timeline:
         record["timeline"] = [timeline_record(r) for r in sim.timeline]
     return record
+
+
+def sample_record(s) -> dict:
+    """How a sampled replay was made (``simulate --sample``) and the error of its scaled counts."""
+    return {"rate": s.rate, "ops": s.ops, "sampled_ops": s.sampled_ops, "maxbytes": s.maxbytes,
+            "sampled_maxbytes": s.sampled_maxbytes, "scale": s.scale, "hit_ratio": s.hit_ratio,
+            "hit_ratio_error": s.hit_ratio_error, "evicted_error": s.evicted_error, "pages_error": s.pages_error,
+            "coarse_classes": list(s.coarse_classes)}
+
+
+def sample_lines(s) -> list[tuple[str, str]]:
+    """A sampled replay's summary lines: what was replayed, and the error of the scaled figures."""
+    ratio = ("no gets" if s.hit_ratio is None else
+             f"hit ratio {s.hit_ratio:.4f} +/- {s.hit_ratio_error:.4f}")
+    coarse = ", ".join(map(str, s.coarse_classes))
+    return [
+        ("sample", f"{s.sampled_ops} of {s.ops} operations replayed (keys hashing under {s.rate:.4g}), "
+                   f"under -m scaled to {s.sampled_maxbytes} bytes; every count above is the sample's "
+                   f"times {s.scale:.4g}"),
+        ("sampling error", f"chance (95%): {ratio}, evicted +/- {s.evicted_error}; pages: +/- {s.pages_error} "
+                           f"per class (one sampled page)"
+                           + (f", classes {coarse} hold at most 2 sampled pages (their figures are coarse)"
+                              if coarse else "")
+                           + "; not counted: the sample's automover moves more often than the node's"),
+    ]
 
 
 def finding_record(f: Finding | None) -> dict | None:

@@ -24,11 +24,17 @@ from slabcalc.cli.simulate_output import print_simulation
 @click.option("--input-format", "input_format", type=click.Choice(["auto", "csv", "twitter", "oracleGeneral"]),
               default="auto", show_default=True,
               help="The trace's format: auto tells CSV (MetaKV's columns included) and twitter/cache-trace "
-                   "by the first line, libCacheSim's binary oracleGeneral by its name (*.oracleGeneral).")
+                   "by the first line, libCacheSim's binary oracleGeneral by its name (*.oracleGeneral); "
+                   "*.parquet, *.jsonl and *.csv.gz are read through DuckDB (the duckdb extra) with the "
+                   "same columns.")
+@click.option("--sample", "sample", type=click.FloatRange(0, 1, min_open=True), default=None, metavar="RATE",
+              help="Replay only the keys whose hash falls under RATE (0 < RATE <= 1; SHARDS-style spatial "
+                   "sampling) under -m scaled by RATE, and scale the counts back, with their error.  For nodes "
+                   "too large to replay whole; the scaled -m must keep 64 pages.")
 @plot_option
 @model_options
 @format_option()
-def simulate_command(file, key_length, strict, every, uptime, input_format, plot, fmt, **model):
+def simulate_command(file, key_length, strict, every, uptime, input_format, sample, plot, fmt, **model):
     """Replay a workload under -m: pages, LRUs, expiry, evictions, page moves, calcification.
 
     FILE (or standard input) is a CSV with a header -- time, op (set, get,
@@ -50,7 +56,7 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, plot
     class at the end.
 
     \b
-    Python: simulate(settings, read_workload(...)[0], boot=uptime)
+    Python: simulate(settings, read_workload(...)[0], boot=uptime, sample=rate)
     """
     from slabcalc.engines.simulate import SimulationError, background_for, describe_model, simulate
     from slabcalc.inputs.workload import read_workload
@@ -61,16 +67,28 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, plot
         describe_model(settings, background_for(settings))
     except SimulationError as exc:
         raise Refusal(str(exc)) from None
+    if sample is not None:
+        from slabcalc.engines.sample import SampleError, sample_settings
+
+        try:
+            sample_settings(settings, sample)
+        except SampleError as exc:
+            raise Refusal(str(exc)) from None
     from slabcalc.inputs.traces import is_oracle_general
 
+    from slabcalc.inputs.warehouse import reader_for
+
     if input_format == "oracleGeneral" or (input_format == "auto" and is_oracle_general(file)):
-        result, accounting = _oracle_general(settings, file, key_length, strict, every, uptime)
+        result, accounting = _oracle_general(settings, file, key_length, strict, every, uptime, sample)
+    elif input_format in ("auto", "csv", "twitter") and file != "-" and reader_for(file):
+        result, accounting = _warehouse(settings, file, key_length, strict, every, uptime, sample,
+                                        None if input_format == "auto" else input_format)
     else:
         with open_input_for(file, "simulate", "a workload", "ops.csv", value_errors=True) as (stream, source,
                                                                                                progress):
             ops, accounting = read_workload(stream, source, key_length=key_length, strict=strict, progress=progress,
                                             form=None if input_format == "auto" else input_format)
-            result = simulate(settings, ops, every=every, boot=uptime)
+            result = simulate(settings, ops, every=every, boot=uptime, sample=sample)
     say_rejected(accounting)
     record = simulation_record(result, accounting)
     print_simulation(result, record, fmt)
@@ -82,7 +100,25 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, plot
         draw("plot_classes", memory_records(result), plot)
 
 
-def _oracle_general(settings, file, key_length, strict, every, uptime):
+def _warehouse(settings, file, key_length, strict, every, uptime, sample, form):
+    """A Parquet, JSON-lines or gzipped-CSV workload, its rows read through DuckDB: ``(result, accounting)``."""
+    from slabcalc.cli.errors import DataError
+    from slabcalc.engines.simulate import simulate
+    from slabcalc.errors import SlabcalcError
+    from slabcalc.inputs.warehouse import TraceLines, kind_of
+    from slabcalc.inputs.workload import read_workload
+
+    try:
+        with TraceLines(file) as lines:
+            ops, accounting = read_workload(iter(lines), file, key_length=key_length, strict=strict, form=form)
+            result = simulate(settings, ops, every=every, boot=uptime, sample=sample)
+    except SlabcalcError as exc:
+        raise DataError(str(exc) if str(exc).startswith(file) else f"{file}: {exc}") from None
+    accounting.format = accounting.format.replace("csv", kind_of(file), 1) + ", read through DuckDB"
+    return result, accounting
+
+
+def _oracle_general(settings, file, key_length, strict, every, uptime, sample):
     """A libCacheSim oracleGeneral file (binary) replayed: ``(result, accounting)``."""
     import sys
 
@@ -99,7 +135,7 @@ def _oracle_general(settings, file, key_length, strict, every, uptime):
         ops, accounting = read_oracle_general(stream, "<stdin>" if file == "-" else file, key_length=key_length,
                                               strict=strict)
         try:
-            result = simulate(settings, ops, every=every, boot=uptime)
+            result = simulate(settings, ops, every=every, boot=uptime, sample=sample)
         except SlabcalcError as exc:
             raise DataError(str(exc)) from None
     return result, accounting

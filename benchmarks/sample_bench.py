@@ -1,0 +1,153 @@
+"""Error, speed and memory of sampled replays (``simulate --sample``) against full replays.
+
+Part 1, the error.  A workload small enough to replay whole: ``--ops``
+operations (5 M by default) over ``--keys`` keys drawn with a Zipf-like skew,
+60 % gets and 40 % sets, values log-normal around 8 KB (1 KB to 200 KB, so
+many classes), a third of the sets with a TTL of 60 s or 300 s, spread over
+``--seconds`` of workload time, under 1.6's defaults (segmented LRU,
+maintainer, crawler, ``slab_automove=1``).  It is replayed whole and at each
+``--rates`` sample; for each sample the benchmark prints the error of the
+scaled evictions and hit ratio against the full replay, the error of the
+pages per class (the largest difference, in pages of the node), the time and
+the peak RSS of each replay, and the sample's own stated error.
+
+Part 2, ``--node``: a synthetic node of ``--node-items`` resident items
+(200 M by default: small items, ``-m`` sized to hold them all plus a tenth),
+written by one set each and then read by a tenth as many gets, replayed at a
+1 % sample; prints the time and peak RSS (the target: at most 4 GB).  The
+operations are generated and filtered on the fly, never held.
+
+Each replay runs in a child process of its own so its peak RSS is its own.
+
+Run: python benchmarks/sample_bench.py [--ops 5000000] [--rates 0.1,0.01] [--node] [--node-items 200000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import random
+import resource
+import sys
+import time
+
+from slabcalc import configure, load_profile
+from slabcalc.engines.simulate import GET, SET, simulate
+
+RELEASE = "1.6.18"
+
+
+def operations(n: int, keys: int, seconds: float, seed: int = 18):
+    """``n`` operations of a mixed workload (see the module's text), in time order."""
+    rng = random.Random(seed)
+    rand, lognorm = rng.random, rng.lognormvariate
+    step = seconds / n
+    for i in range(n):
+        t = round(i * step, 3)
+        key = f"user:{int(keys * rand() ** 2.5)}"      # a heavy head, a long tail
+        if rand() < 0.6:
+            yield (t, GET, key, 0, 0, 0, 0)
+        else:
+            value = max(1000, min(int(lognorm(9.0, 0.9)), 200_000))
+            r = rand()
+            yield (t, SET, key, len(key), value, 60 if r < 0.17 else 300 if r < 0.33 else 0, 0)
+
+
+def node_operations(items: int):
+    """``items`` sets of distinct keys over an hour, then ``items // 10`` gets of them."""
+    step = 3600 / items
+    for i in range(items):
+        yield (i * step, SET, f"n{i}", 11, 40, 0, 0)
+    rng = random.Random(5)
+    for i in range(items // 10):
+        yield (3600 + i * 0.001, GET, f"n{rng.randrange(items)}", 11, 0, 0, 0)
+
+
+def _replay(args: tuple, out) -> None:
+    kind, megabytes, rate, params = args
+    settings = configure(load_profile(RELEASE), ["-m", str(megabytes)])
+    ops = operations(*params) if kind == "mixed" else node_operations(*params)
+    start = time.perf_counter()
+    sim = simulate(settings, ops, sample=rate)
+    seconds = time.perf_counter() - start
+    t = sim.totals
+    s = sim.sample
+    out.send({"seconds": seconds, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+              "evicted": t.evicted, "hits": t.hits, "slabs_moved": t.pages_moved, "reclaimed": t.reclaimed,
+              "crawler_reclaimed": t.crawler_reclaimed, "gets": t.gets, "curr_items": t.curr_items,
+              "pages": {r.slab_class.id: r.pages for r in sim.classes}, "ops": t.ops,
+              "sampled_ops": s.sampled_ops if s else t.ops,
+              "stated": None if s is None else [s.hit_ratio_error, s.evicted_error, s.pages_error]})
+
+
+def replay(kind: str, megabytes: int, rate: float | None, params: tuple) -> dict:
+    ctx = multiprocessing.get_context("fork")
+    here, there = ctx.Pipe()
+    child = ctx.Process(target=_replay, args=((kind, megabytes, rate, params), there))
+    child.start()
+    there.close()
+    try:
+        result = here.recv()
+    except EOFError:
+        sys.exit(f"the {kind} replay at {rate} failed (its traceback is above)")
+    child.join()
+    return result
+
+
+def relative(a: float, b: float) -> str:
+    return "n/a" if not b else f"{(a - b) / b * 100:+.2f}%"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ops", type=int, default=5_000_000)
+    parser.add_argument("--keys", type=int, default=1_500_000)
+    parser.add_argument("--seconds", type=float, default=600.0)
+    parser.add_argument("-m", type=int, default=8192, help="the node's -m in megabytes")
+    parser.add_argument("--rates", default="0.1,0.01")
+    parser.add_argument("--node", action="store_true", help="also replay the synthetic large node (part 2)")
+    parser.add_argument("--node-items", type=int, default=200_000_000)
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object too")
+    args = parser.parse_args()
+    params = (args.ops, args.keys, args.seconds)
+    print(f"memcached {RELEASE} defaults, -m {args.m}; {args.ops} operations over {args.keys} keys, "
+          f"{args.seconds:g} s", flush=True)
+    full = replay("mixed", args.m, None, params)
+    ratio = full["hits"] / full["gets"]
+    print(f"full replay: {full['seconds']:.1f} s ({args.ops / full['seconds']:,.0f} ops/s), peak RSS "
+          f"{full['rss'] / 2**20:.0f} MiB; evicted {full['evicted']}, hit ratio {ratio:.4f}, "
+          f"{sum(full['pages'].values())} pages, {full['curr_items']} items, {full['slabs_moved']} pages moved, "
+          f"reclaimed {full['reclaimed']} + {full['crawler_reclaimed']} by the crawler", flush=True)
+    figures = {"full": full}
+    for rate in map(float, args.rates.split(",")):
+        s = replay("mixed", args.m, rate, params)
+        s_ratio = s["hits"] / s["gets"]
+        classes = set(full["pages"]) | set(s["pages"])
+        worst = max(abs(s["pages"].get(c, 0) - full["pages"].get(c, 0)) for c in classes)
+        stated = s["stated"]
+        print(f"sample {rate:g}: {s['seconds']:.1f} s, peak RSS {s['rss'] / 2**20:.0f} MiB, "
+              f"{s['sampled_ops']} of {s['ops']} ops replayed", flush=True)
+        print(f"  evicted {s['evicted']} ({relative(s['evicted'], full['evicted'])}; stated +/- {stated[1]}), "
+              f"hit ratio {s_ratio:.4f} ({relative(s_ratio, ratio)}; stated +/- {stated[0]:.4f})")
+        print(f"  pages {sum(s['pages'].values())} ({relative(sum(s['pages'].values()), sum(full['pages'].values()))}"
+              f"), worst class off by {worst} pages (stated +/- {stated[2]}), items {s['curr_items']} "
+              f"({relative(s['curr_items'], full['curr_items'])}), {s['slabs_moved']} pages moved, reclaimed "
+              f"{s['reclaimed']} + {s['crawler_reclaimed']} by the crawler", flush=True)
+        figures[str(rate)] = s
+    if args.node:
+        items = args.node_items
+        megabytes = items * 128 * 11 // 10 >> 20     # 40-byte values, 11-byte keys: 96-byte chunks
+        print(f"node: {items} items of 40 bytes, -m {megabytes}, at 0.01", flush=True)
+        s = replay("node", megabytes, 0.01, (items,))
+        print(f"  {s['seconds']:.0f} s for {s['ops']} ops ({s['ops'] / s['seconds']:,.0f} ops/s read, "
+              f"{s['sampled_ops']} replayed), peak RSS {s['rss'] / 2**30:.2f} GiB; scaled: {s['curr_items']} items, "
+              f"evicted {s['evicted']}, hit ratio {s['hits'] / max(1, s['gets']):.4f}", flush=True)
+        figures["node"] = s
+    if args.json:
+        json.dump(figures, sys.stdout, default=str)
+        print()
+
+
+if __name__ == "__main__":
+    main()
