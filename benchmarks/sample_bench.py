@@ -108,6 +108,7 @@ def main() -> None:
     parser.add_argument("--rates", default="0.1,0.01")
     parser.add_argument("--node", action="store_true", help="also replay the synthetic large node (part 2)")
     parser.add_argument("--node-items", type=int, default=200_000_000)
+    parser.add_argument("--node-rate", type=float, default=0.01)
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object too")
     args = parser.parse_args()
     params = (args.ops, args.keys, args.seconds)
@@ -138,8 +139,8 @@ def main() -> None:
     if args.node:
         items = args.node_items
         megabytes = items * 128 * 11 // 10 >> 20     # 40-byte values, 11-byte keys: 96-byte chunks
-        print(f"node: {items} items of 40 bytes, -m {megabytes}, at 0.01", flush=True)
-        s = replay("node", megabytes, 0.01, (items,))
+        print(f"node: {items} items of 40 bytes, -m {megabytes}, at {args.node_rate:g}", flush=True)
+        s = replay("node", megabytes, args.node_rate, (items,))
         print(f"  {s['seconds']:.0f} s for {s['ops']} ops ({s['ops'] / s['seconds']:,.0f} ops/s read, "
               f"{s['sampled_ops']} replayed), peak RSS {s['rss'] / 2**30:.2f} GiB; scaled: {s['curr_items']} items, "
               f"evicted {s['evicted']}, hit ratio {s['hits'] / max(1, s['gets']):.4f}", flush=True)

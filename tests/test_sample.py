@@ -112,6 +112,7 @@ def test_a_sample_of_one_is_the_whole_replay(profile):
     whole, sampled = simulate(settings, ops), simulate(settings, ops, sample=1)
     assert sampled.totals == whole.totals and sampled.classes == whole.classes
     assert sampled.sample.sampled_ops == 20_000
+    assert (sampled.sample.evicted_error, sampled.sample.pages_error, sampled.sample.coarse_classes) == (0, 0, ())
 
 
 @pytest.mark.slow

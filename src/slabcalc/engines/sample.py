@@ -136,6 +136,8 @@ def errors(sim: Simulation, rate: float) -> dict:
     chance (95 % intervals of the hit ratio and the evictions) and page granularity."""
     t = sim.totals
     ratio = t.hits / t.gets if t.gets else None
+    if rate == 1:           # the whole workload: no chance, no coarser pages
+        return dict(hit_ratio=ratio, hit_ratio_error=0.0 if t.gets else None, evicted_error=0, pages_error=0)
     return dict(hit_ratio=ratio,
                 hit_ratio_error=1.96 * math.sqrt(ratio * (1 - ratio) / t.gets) if t.gets else None,
                 evicted_error=round(1.96 * math.sqrt(t.evicted) / rate),
