@@ -78,7 +78,7 @@ def _replay(args: tuple, out) -> None:
               "crawler_reclaimed": t.crawler_reclaimed, "gets": t.gets, "curr_items": t.curr_items,
               "pages": {r.slab_class.id: r.pages for r in sim.classes}, "ops": t.ops,
               "sampled_ops": s.sampled_ops if s else t.ops,
-              "stated": None if s is None else [s.hit_ratio_error, s.evicted_error, s.pages_error]})
+              "stated": None if s is None else [s.hit_ratio_error, s.evicted_error, len(s.coarse_classes)]})
 
 
 def replay(kind: str, megabytes: int, rate: float | None, params: tuple) -> dict:
@@ -132,7 +132,7 @@ def main() -> None:
         print(f"  evicted {s['evicted']} ({relative(s['evicted'], full['evicted'])}; stated +/- {stated[1]}), "
               f"hit ratio {s_ratio:.4f} ({relative(s_ratio, ratio)}; stated +/- {stated[0]:.4f})")
         print(f"  pages {sum(s['pages'].values())} ({relative(sum(s['pages'].values()), sum(full['pages'].values()))}"
-              f"), worst class off by {worst} pages (stated +/- {stated[2]}), items {s['curr_items']} "
+              f"), worst class off by {worst} pages ({stated[2]} classes named coarse), items {s['curr_items']} "
               f"({relative(s['curr_items'], full['curr_items'])}), {s['slabs_moved']} pages moved, reclaimed "
               f"{s['reclaimed']} + {s['crawler_reclaimed']} by the crawler", flush=True)
         figures[str(rate)] = s

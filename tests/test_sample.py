@@ -16,8 +16,11 @@ import pytest
 from clirun import run
 
 from slabcalc import configure
-from slabcalc.engines.sample import MIN_PAGES, SampleError, Sampled, key_hash, sample_settings
+from slabcalc.engines.sample import SampleError, Sampled, check_rate, key_hash
+from slabcalc.engines.background import background_for
+from slabcalc.engines.engine import Engine
 from slabcalc.engines.simulate import GET, SET, simulate
+from slabcalc.engines.slabs import Slabs
 
 
 def test_the_hash_is_stable_and_spreads_neighbouring_keys():
@@ -43,15 +46,32 @@ def test_a_sample_keeps_every_operation_of_its_keys_and_none_of_the_others():
     assert 0.17 < len(kept_keys) / 5000 < 0.23
 
 
-def test_memory_is_scaled_and_too_small_a_sample_is_refused(profile):
-    settings = configure(profile, ["-m", "1024"])
-    assert sample_settings(settings, 0.25).maxbytes == 256 << 20
-    assert sample_settings(settings, 1).maxbytes == 1024 << 20
-    with pytest.raises(SampleError, match=f"leaves 10.2 pages .* at least {MIN_PAGES}"):
-        sample_settings(settings, 0.01)
-    for rate in (0, -0.5, 1.5):
-        with pytest.raises(SampleError):
-            sample_settings(settings, rate)
+def test_rates_outside_zero_to_one_are_refused():
+    assert check_rate(0.25) == 0.25 and check_rate(1) == 1.0
+    for rate in (0, -0.5, 1.5, True):
+        with pytest.raises(SampleError, match="above 0 and at most 1"):
+            check_rate(rate)
+
+
+def test_a_sampled_page_holds_its_share_of_the_chunks_and_counts_whole():
+    """At a share of 0.1 a page of 8738 chunks holds 873 or 874, adding up to a tenth; a class of
+    2 chunks a page at 0.01 gets its first chunk with its 50th page; -m counts whole pages, and a
+    class's first page is granted past it as memcached grants it."""
+    page = 1 << 20
+    slabs = Slabs([0, 120, 524288], [0, 8738, 2], [0, page, page], 100 * page, share=0.1)
+    got = []
+    for _ in range(10):
+        assert slabs.newslab(1)
+        got.append(len(slabs.free[1]) - sum(got))
+    assert set(got) == {873, 874} and slabs.chunks(1) == 8738 == len(slabs.free[1])
+    assert slabs.malloced == 10 * page
+    slabs = Slabs([0, 120, 524288], [0, 8738, 2], [0, page, page], 100 * page, share=0.01)
+    assert slabs.alloc(2) >= 0 and len(slabs.pages[2]) == 50 and slabs.malloced == 50 * page
+    while slabs.newslab(1):
+        pass
+    assert slabs.malloced == 100 * page and slabs.alloc(2) == -1        # the limit holds, in whole pages
+    first = Slabs([0, 120], [0, 8738], [0, page], 0 * page + 1, share=0.5)
+    assert first.newslab(1) and not first.newslab(1)                   # the first page, past -m
 
 
 def _mixed(n: int, keys: int, seconds: float, seed: int = 18):
@@ -70,40 +90,30 @@ def _mixed(n: int, keys: int, seconds: float, seed: int = 18):
 
 
 def test_counts_are_the_sample_scaled_back(profile):
-    """Without the automover (whose moves a sample thins), a sample is a replay of its keys under
-    the scaled -m, every count times 1/rate."""
-    settings = configure(profile, ["-m", "256", "-o", "slab_automove=0"])
+    """A sample is a replay of its keys with pages holding the rate's share of their chunks: its
+    pages, page moves and memory are the node's as they are, every other count times 1/rate."""
+    settings = configure(profile, ["-m", "64"])
     ops = list(_mixed(100_000, 80_000, 60))
     sim = simulate(settings, ops, sample=0.25)
     kept = Sampled(0.25)
-    raw = simulate(configure(profile, ["-m", "64", "-o", "slab_automove=0"]), list(kept.filter(iter(ops))))
+    engine = Engine(settings, background_for(settings), share=0.25)
+    raw = engine.results(None, engine.run(kept.filter(iter(ops))))
     s = sim.sample
-    assert (s.ops, s.sampled_ops, s.sampled_maxbytes, s.maxbytes) == (100_000, kept.kept, 64 << 20, 256 << 20)
-    assert sim.settings.maxbytes == 256 << 20 and sim.totals.ops == 100_000
-    for name in ("gets", "hits", "evicted", "curr_items", "pages", "total_malloced"):
+    assert (s.ops, s.sampled_ops, s.rate) == (100_000, kept.kept, 0.25)
+    assert sim.settings.maxbytes == 64 << 20 and sim.totals.ops == 100_000
+    for name in ("gets", "hits", "evicted", "curr_items", "reclaimed", "crawler_reclaimed"):
         assert getattr(sim.totals, name) == round(getattr(raw.totals, name) * 4), name
-    assert raw.totals.evicted > 0
+    for name in ("pages", "total_malloced", "pages_moved", "global_page_pool"):
+        assert getattr(sim.totals, name) == getattr(raw.totals, name), name
+    assert raw.totals.evicted > 0 and sim.totals.pages >= 64        # -m 64 (a first page may go past it)
     by_class = {r.slab_class.id: r for r in raw.classes}
     for r in sim.classes:
-        assert (r.pages, r.items, r.page_length) == (by_class[r.slab_class.id].pages * 4,
-                                                     by_class[r.slab_class.id].items * 4,
-                                                     by_class[r.slab_class.id].page_length)
+        was = by_class[r.slab_class.id]
+        assert (r.pages, r.items, r.used_chunks, r.moved_in) == (was.pages, was.items * 4, was.used_chunks * 4,
+                                                                 was.moved_in)
     assert s.hit_ratio == raw.totals.hits / raw.totals.gets
-    assert s.evicted_error == round(1.96 * math.sqrt(raw.totals.evicted) * 4) and s.pages_error == 4
-    assert s.coarse_classes == tuple(r.slab_class.id for r in raw.classes if r.pages <= 2)
-
-
-def test_a_sample_carries_out_one_in_one_over_rate_of_the_moves_between_classes(profile):
-    """A sampled page is 1/rate of the node's pages: of the automover's moves between classes a
-    0.25 sample carries out every fourth; a page to the global pool (destination 0) always moves."""
-    from slabcalc.engines.background import background_for
-    from slabcalc.engines.engine import Engine
-
-    engine = Engine(configure(profile, ["-m", "64"]), background_for(configure(profile, ["-m", "64"])))
-    assert [engine.may_move(5) for _ in range(4)] == [True] * 4            # a full replay: every move
-    engine.move_share = 0.25
-    assert [engine.may_move(5) for _ in range(8)] == [False, False, False, True] * 2
-    assert engine.may_move(0) and [engine.may_move(7) for _ in range(4)] == [False, False, False, True]
+    assert s.evicted_error == round(1.96 * math.sqrt(raw.totals.evicted) * 4)
+    assert s.coarse_classes == tuple(r.slab_class.id for r in raw.classes if r.items < 100)
 
 
 def test_a_sample_of_one_is_the_whole_replay(profile):
@@ -112,20 +122,19 @@ def test_a_sample_of_one_is_the_whole_replay(profile):
     whole, sampled = simulate(settings, ops), simulate(settings, ops, sample=1)
     assert sampled.totals == whole.totals and sampled.classes == whole.classes
     assert sampled.sample.sampled_ops == 20_000
-    assert (sampled.sample.evicted_error, sampled.sample.pages_error, sampled.sample.coarse_classes) == (0, 0, ())
+    assert (sampled.sample.evicted_error, sampled.sample.coarse_classes) == (0, ())
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("automove, evicted_bound", [("0", 0.05), ("1", 0.12)], ids=["no-page-moves", "automover"])
+@pytest.mark.parametrize("automove, evicted_bound", [("0", 0.05), ("1", 0.06)], ids=["no-page-moves", "automover"])
 def test_a_ten_percent_sample_against_the_full_replay(profile, automove, evicted_bound):
     """A million operations over 600 s, mixed sizes and TTLs, 1.6.18's defaults (maintainer,
-    crawler) with -o slab_automove=0 and =1, -m 1024 (a tenth keeps 102 pages), replayed whole and
-    at 0.1.  The issue's bound -- evictions and hit ratio within 5 % -- holds without page moves
-    (measured -3.4 % and +2.7 %); with the automover the hit ratio holds (+1.7 %) but the evictions
-    are 10.7 % low: with a tenth of the items per class the tail ages the automover compares are
-    noisier, and it decides to move about nine times as often as the node's (thinned to one move in
-    ten, engines.sample).  On benchmarks/sample_bench.py's 5 M operations under -m 8192 the
-    automover's case is -5.5 % and +0.5 %."""
+    crawler) with -o slab_automove=0 and =1, -m 1024, replayed whole and at 0.1.  The issue's
+    bound -- evictions and hit ratio within 5 % -- holds without page moves (measured -2.3 % and
+    +3.5 %); with the automover the hit ratio holds (+2.5 %) and the evictions are 5.05 % low, held
+    here to 6 %: over a tenth of the items the COLD tail ages the automover compares are noisier,
+    and it moves 56 pages where the node moves 16.  On benchmarks/sample_bench.py's 5 M operations
+    under -m 8192 the automover's case is -1.5 % and +0.5 %."""
     settings = configure(profile, ["-m", "1024", "-o", f"slab_automove={automove}"])
     full = simulate(settings, _mixed(1_000_000, 300_000, 600))
     sample = simulate(settings, _mixed(1_000_000, 300_000, 600), sample=0.1)
@@ -133,10 +142,9 @@ def test_a_ten_percent_sample_against_the_full_replay(profile, automove, evicted
     assert abs(sample.totals.evicted - full.totals.evicted) <= evicted_bound * full.totals.evicted
     full_ratio, ratio = full.totals.hits / full.totals.gets, sample.totals.hits / sample.totals.gets
     assert abs(ratio - full_ratio) <= 0.05 * full_ratio
+    assert sample.totals.pages == full.totals.pages == 1024            # pages are the node's
     pages = {r.slab_class.id: r.pages for r in full.classes}
-    # within two sampled pages (20 of the node's) a class, except where page moves differ more
-    off = [r.slab_class.id for r in sample.classes if abs(r.pages - pages.get(r.slab_class.id, 0)) > 20]
-    assert off == [] if automove == "0" else len(off) <= 4
+    assert max(abs(r.pages - pages.get(r.slab_class.id, 0)) for r in sample.classes) <= 8
 
 
 def test_the_command_line(tmp_path):
@@ -148,12 +156,12 @@ def test_the_command_line(tmp_path):
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     s, t, i = doc["sample"], doc["totals"], doc["input"]
-    assert (s["rate"], s["ops"], s["maxbytes"], s["sampled_maxbytes"]) == (0.1, 30_000, 640 << 20, 67108864)
+    assert (s["rate"], s["ops"], s["scale"]) == (0.1, 30_000, 10)
     assert t["ops"] + i["rejected"] == i["rows"] == 30_001          # every row accounted for
     assert 0 < s["sampled_ops"] < 30_000 and "0.1 sample of the keys" in doc["model"]["text"]
     text = run("simulate", str(path), "-m", "640", "--sample", "0.1", "--profile", "1.6.18").stdout
-    assert "every count above is the sample's times 10" in text and "sampling error" in text
-    for bad, why in (("0", "0<x<=1"), ("1.5", "0<x<=1"), ("0.05", "leaves 32.0 pages")):
+    assert "every other count is the sample's times 10" in " ".join(text.split()) and "sampling error" in text
+    for bad, why in (("0", "0<x<=1"), ("1.5", "0<x<=1"), ("x", "not a valid float")):
         result = run("simulate", str(path), "-m", "640", "--sample", bad)
         assert result.exit_code == 2 and why in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1

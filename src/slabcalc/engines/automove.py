@@ -64,7 +64,7 @@ class WindowedAutomover:
         oldest, oldest_age = -1, 0
         youngest, youngest_age, youngest_evicting = -1, None, False
         cold = e.lrus.q[COLD]
-        free, perslab = e.slabs.free, e.perslab
+        free, perslab = e.slabs.free, e.slabs.per_page     # per_page: perslab (a sample's pages: its share)
         may_free = e.slabs.full or not self.needs_full     # 1.6.45: slab_automove.c 130
         for c in range(1, n):
             slot = self.window[c][slot_at]
@@ -126,7 +126,7 @@ class MoverThread:
         second = math.floor(wake / 1_000_000)
         if self.last_move_second != second:
             source, dest = self.automover.run()
-            if source != -1 and dest != -1 and e.may_move(dest):
+            if source != -1 and dest != -1:
                 move_page(e, source, dest)
                 if dest != 0:
                     self.last_move_second = second

@@ -48,7 +48,7 @@ def _next_wake(actor) -> float:
 class Engine:
     """memcached's memory, changed one request at a time, with its background threads."""
 
-    def __init__(self, settings: Settings, background: Background, boot: float = 0.0):
+    def __init__(self, settings: Settings, background: Background, boot: float = 0.0, share: float = 1.0):
         classes = slab_classes(settings)
         check_placeable(settings, classes)
         self.settings, self.classes, self.bg = settings, classes, background
@@ -61,7 +61,7 @@ class Engine:
         self.size = [0] + [c.chunk_size for c in classes]
         self.perslab = [0] + [c.perslab for c in classes]
         page_len = [0] + [settings.page_length(c.chunk_size, c.perslab) for c in classes]
-        self.slabs = Slabs(self.size, self.perslab, page_len, settings.maxbytes)
+        self.slabs = Slabs(self.size, self.perslab, page_len, settings.maxbytes, share)
         self.lrus = Lrus(self, n)
         self.largest = classes[-1].id
         self.index: dict = {}
@@ -90,9 +90,6 @@ class Engine:
         self.pending_move: tuple[int, int, bool] | None = None     # source, destination, evictions allowed
         self.moving = False             # the page mover is at work (it holds its lock)
         self.actors: list = []          # the threads that wake on the clock, each with next_wake and step()
-        # a sampled replay (engines.sample) carries out every 1/rate-th of the automover's moves between
-        # classes: a sampled page is 1/rate of the node's pages, the node moves one page per decision
-        self.move_share, self.move_credit = 1.0, 0.0
         if background.lru_maintainer:
             from slabcalc.engines.maintainer import Maintainer
 
@@ -165,17 +162,6 @@ class Engine:
         elsewhere = sum(size[c] * len(free[c]) for c in range(1, len(size)) if c != cls)
         if elsewhere > self.peak[0]:
             self.peak = (elsewhere, self.time, cls)
-
-    def may_move(self, dest: int) -> bool:
-        """Whether the automover's move of a page to ``dest`` is carried out: always, but in a sampled
-        replay only one in 1/rate of the moves between classes (pages to the pool always move)."""
-        if not dest or self.move_share == 1:
-            return True
-        self.move_credit += self.move_share
-        if self.move_credit < 1 - 1e-9:
-            return False
-        self.move_credit -= 1
-        return True
 
     def class_of(self, ntotal: int) -> int:
         """``slabs_clsid`` of an item that fits one chunk."""
@@ -512,7 +498,7 @@ class Engine:
                 continue
             free = len(slabs.free[cls])
             rows.append(ClassResult(
-                c, slabs.page_len[cls], pages, lrus.count(cls), pages * c.perslab - free, free,
+                c, slabs.page_len[cls], pages, lrus.count(cls), slabs.chunks(cls) - free, free,
                 lrus.evicted[cls], lrus.evicted_nonzero[cls], lrus.evicted_unfetched[cls], lrus.reclaimed[cls],
                 lrus.expired_unfetched[cls], lrus.outofmemory[cls], self.hits[cls], self.misses[cls],
                 expired_items[cls], expired_bytes[cls], self.moved_in[cls], self.moved_out[cls],

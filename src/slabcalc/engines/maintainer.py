@@ -107,7 +107,7 @@ class Maintainer:
             self.last_crawler_check = now
         if self.automover is not None and self.last_automove_check != now:
             source, dest = self.automover.run()
-            if source != -1 and dest != -1 and e.pending_move is None and e.may_move(dest):
+            if source != -1 and dest != -1 and e.pending_move is None:
                 e.pending_move = (source, dest, False)  # slabs_reassign(src, dst)
             if dest != 0:
                 self.last_automove_check = now

@@ -121,6 +121,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
     # whatever is still on the free list from this page is cut from it
     slabs.free[source] = array("q", (a for a in free if not base <= a < end))
     del pages[0]
+    slabs.left(page, source)
     if dest == 0:
         slabs.pool.append(page)
         slabs.release_pool(e.settings.slab_page_size)

@@ -76,8 +76,8 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     workload time; ``boot`` is how long the server had run at the workload's
     time 0 (its threads start then); ``at`` lists times at which to keep the
     whole state (the result's ``snapshots``).  ``sample`` (0 < rate <= 1)
-    replays only the keys whose hash falls under the rate, under ``-m``
-    scaled by it, and scales the counts back (:mod:`.sample`; the result's
+    replays only the keys whose hash falls under the rate, each page
+    holding that share of its chunks, and scales the counts back (:mod:`.sample`; the result's
     ``sample`` says how, and with what error).
     """
     background = background_for(settings, suboptions)
@@ -85,17 +85,15 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
         background = with_lru(background, lru)
     model = describe_model(settings, background)
     if sample is not None:
-        from slabcalc.engines.sample import Sampled, sample_settings, scale_back
+        from slabcalc.engines.sample import Sampled, check_rate, scale_back
 
-        sampled = Sampled(sample)
-        replayed = sample_settings(settings, sample)
-        engine = Engine(replayed, background, boot=boot)
-        engine.move_share = sample
+        sampled = Sampled(check_rate(sample))
+        engine = Engine(settings, background, boot=boot, share=sample)
         timeline = engine.run(sampled.filter(ops), every=every, at=())
         model = replace(model, text=f"{model.text}; replayed on a {sample:.4g} sample of the keys (their hash "
-                                    f"under the rate) with -m scaled to {replayed.maxbytes} bytes, counts "
+                                    f"under the rate), each page holding {sample:.4g} of its chunks, counts "
                                     f"scaled back by {1 / sample:.4g}")
-        return scale_back(engine.results(model, timeline), sampled, settings)
+        return scale_back(engine.results(model, timeline), sampled)
     engine = Engine(settings, background, boot=boot)
     timeline = engine.run(ops, every=every, at=at)
     return replace(engine.results(model, timeline), snapshots=tuple(engine.snapshots))

@@ -30,9 +30,17 @@ PAGE_SHIFT = 32
 class Slabs:
     """Pages and free chunks per class; class 0 is the global page pool."""
 
-    def __init__(self, sizes, perslab, page_len, limit: int):
+    def __init__(self, sizes, perslab, page_len, limit: int, share: float = 1.0):
         self.size, self.perslab, self.page_len = sizes, perslab, page_len
         n = len(sizes)
+        # a sampled replay (engines.sample): a page holds ``share`` of its chunks -- the k-th page a
+        # class gets holds the whole chunks its pages' shares have added up to (``carry``) -- and
+        # counts in total_malloced as a whole page, so -m and the pages are the node's
+        self.share = share
+        self.per_page = [p * share for p in perslab]     # chunks a page holds, on average
+        self.carry = [0.0] * n                            # chunks the pages' shares add up to, less those held
+        self.page_chunks: dict[int, int] = {}             # page -> its chunks, when share < 1
+        self.next_slot: dict[int, int] = {}               # page -> its first slot never given a chunk
         self.limit = limit
         self.malloced = 0
         self.pages: list[list[int]] = [[] for _ in range(n)]     # slab_list per class
@@ -59,13 +67,49 @@ class Slabs:
     def split(self, page: int, cls: int) -> None:
         """``split_slab_page_into_freelist``: every chunk of ``page`` on ``cls``'s free list."""
         base = page << PAGE_SHIFT
-        self.free[cls].extend(range(base, base + self.perslab[cls]))
+        chunks = self.perslab[cls]
+        if self.share != 1:
+            self.carry[cls] += chunks * self.share
+            chunks = max(0, int(self.carry[cls] + 1e-9))
+            self.carry[cls] -= chunks
+            self.page_chunks[page] = self.next_slot[page] = chunks
+        self.free[cls].extend(range(base, base + chunks))
+
+    def left(self, page: int, cls: int) -> None:
+        """A sampled replay: ``page`` (and the chunks it held) has left ``cls``; the class gets or gives
+        up chunks so that it holds what its remaining pages' shares add up to.  Without this a page
+        that held fewer chunks than its share would take away less than a page's worth, and pages
+        moved about would add chunks to the node on each move."""
+        if self.share == 1:
+            return
+        self.carry[cls] += self.page_chunks.pop(page) - self.per_page[cls]
+        self.next_slot.pop(page, None)
+        free, pages, perslab = self.free[cls], self.pages[cls], self.perslab[cls]
+        while self.carry[cls] >= 1 - 1e-9:      # owed a chunk: a new one in its newest page with room
+            page = next((p for p in reversed(pages) if self.next_slot[p] < perslab), None)
+            if page is None:
+                break
+            free.append(page << PAGE_SHIFT | self.next_slot[page])
+            self.next_slot[page] += 1
+            self.page_chunks[page] += 1
+            self.carry[cls] -= 1
+        while self.carry[cls] <= -1 + 1e-9 and free:       # holds one too many: a free chunk goes
+            addr = free.pop(0)
+            self.page_chunks[addr >> PAGE_SHIFT] -= 1
+            self.carry[cls] += 1
+
+    def chunks(self, cls: int) -> int:
+        """The chunks ``cls``'s pages hold."""
+        if self.share == 1:
+            return len(self.pages[cls]) * self.perslab[cls]
+        return sum(self.page_chunks[page] for page in self.pages[cls])
 
     def alloc(self, cls: int) -> int:
         """``do_slabs_alloc``: a chunk of ``cls`` (a new page if needed), or -1."""
         free = self.free[cls]
-        if not free and not self.newslab(cls):
-            return -1
+        while not free:             # a sampled replay's page may hold no chunk of a large class
+            if not self.newslab(cls):
+                return -1
         return free.pop()
 
     @property

@@ -111,9 +111,8 @@ def simulation_record(sim: Simulation, accounting=None) -> dict:
 
 def sample_record(s) -> dict:
     """How a sampled replay was made (``simulate --sample``) and the error of its scaled counts."""
-    return {"rate": s.rate, "ops": s.ops, "sampled_ops": s.sampled_ops, "maxbytes": s.maxbytes,
-            "sampled_maxbytes": s.sampled_maxbytes, "scale": s.scale, "hit_ratio": s.hit_ratio,
-            "hit_ratio_error": s.hit_ratio_error, "evicted_error": s.evicted_error, "pages_error": s.pages_error,
+    return {"rate": s.rate, "ops": s.ops, "sampled_ops": s.sampled_ops, "scale": s.scale,
+            "hit_ratio": s.hit_ratio, "hit_ratio_error": s.hit_ratio_error, "evicted_error": s.evicted_error,
             "coarse_classes": list(s.coarse_classes)}
 
 
@@ -123,14 +122,12 @@ def sample_lines(s) -> list[tuple[str, str]]:
              f"hit ratio {s.hit_ratio:.4f} +/- {s.hit_ratio_error:.4f}")
     coarse = ", ".join(map(str, s.coarse_classes))
     return [
-        ("sample", f"{s.sampled_ops} of {s.ops} operations replayed (keys hashing under {s.rate:.4g}), "
-                   f"under -m scaled to {s.sampled_maxbytes} bytes; every count above is the sample's "
-                   f"times {s.scale:.4g}"),
-        ("sampling error", f"chance (95%): {ratio}, evicted +/- {s.evicted_error}; pages: +/- {s.pages_error} "
-                           f"per class (one sampled page)"
-                           + (f", classes {coarse} hold at most 2 sampled pages (their figures are coarse)"
-                              if coarse else "")
-                           + "; not counted: the sample's automover moves more often than the node's"),
+        ("sample", f"{s.sampled_ops} of {s.ops} operations replayed (keys hashing under {s.rate:.4g}), each "
+                   f"page holding {s.rate:.4g} of its chunks: pages are the node's, every other count is the "
+                   f"sample's times {s.scale:.4g}"),
+        ("sampling error", f"chance (95%): {ratio}, evicted +/- {s.evicted_error}"
+                           + (f"; classes {coarse} hold fewer than 100 sampled items (their figures are mostly "
+                              f"chance)" if coarse else "")),
     ]
 
 

@@ -29,8 +29,8 @@ from slabcalc.cli.simulate_output import print_simulation
                    "same columns.")
 @click.option("--sample", "sample", type=click.FloatRange(0, 1, min_open=True), default=None, metavar="RATE",
               help="Replay only the keys whose hash falls under RATE (0 < RATE <= 1; SHARDS-style spatial "
-                   "sampling) under -m scaled by RATE, and scale the counts back, with their error.  For nodes "
-                   "too large to replay whole; the scaled -m must keep 64 pages.")
+                   "sampling), each page holding RATE of its chunks, and scale the counts back, with their "
+                   "error: for nodes too large to replay whole.")
 @plot_option
 @model_options
 @format_option()
@@ -67,13 +67,6 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
         describe_model(settings, background_for(settings))
     except SimulationError as exc:
         raise Refusal(str(exc)) from None
-    if sample is not None:
-        from slabcalc.engines.sample import SampleError, sample_settings
-
-        try:
-            sample_settings(settings, sample)
-        except SampleError as exc:
-            raise Refusal(str(exc)) from None
     from slabcalc.inputs.traces import is_oracle_general
 
     from slabcalc.inputs.warehouse import reader_for
