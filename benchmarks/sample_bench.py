@@ -65,8 +65,8 @@ def node_operations(items: int):
 
 
 def _replay(args: tuple, out) -> None:
-    kind, megabytes, rate, params = args
-    settings = configure(load_profile(RELEASE), ["-m", str(megabytes)])
+    kind, megabytes, rate, params, flags = args
+    settings = configure(load_profile(RELEASE), ["-m", str(megabytes), *flags])
     ops = operations(*params) if kind == "mixed" else node_operations(*params)
     start = time.perf_counter()
     sim = simulate(settings, ops, sample=rate)
@@ -81,10 +81,10 @@ def _replay(args: tuple, out) -> None:
               "stated": None if s is None else [s.hit_ratio_error, s.evicted_error, len(s.coarse_classes)]})
 
 
-def replay(kind: str, megabytes: int, rate: float | None, params: tuple) -> dict:
+def replay(kind: str, megabytes: int, rate: float | None, params: tuple, flags: tuple = ()) -> dict:
     ctx = multiprocessing.get_context("fork")
     here, there = ctx.Pipe()
-    child = ctx.Process(target=_replay, args=((kind, megabytes, rate, params), there))
+    child = ctx.Process(target=_replay, args=((kind, megabytes, rate, params, flags), there))
     child.start()
     there.close()
     try:
@@ -106,15 +106,17 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=600.0)
     parser.add_argument("-m", type=int, default=8192, help="the node's -m in megabytes")
     parser.add_argument("--rates", default="0.1,0.01")
+    parser.add_argument("--flags", default="", help="more memcached flags, e.g. '-o slab_automove=0'")
     parser.add_argument("--node", action="store_true", help="also replay the synthetic large node (part 2)")
     parser.add_argument("--node-items", type=int, default=200_000_000)
     parser.add_argument("--node-rate", type=float, default=0.01)
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object too")
     args = parser.parse_args()
     params = (args.ops, args.keys, args.seconds)
-    print(f"memcached {RELEASE} defaults, -m {args.m}; {args.ops} operations over {args.keys} keys, "
+    print(f"memcached {RELEASE} defaults, -m {args.m} {args.flags}; {args.ops} operations over {args.keys} keys, "
           f"{args.seconds:g} s", flush=True)
-    full = replay("mixed", args.m, None, params)
+    flags = tuple(args.flags.split())
+    full = replay("mixed", args.m, None, params, flags)
     ratio = full["hits"] / full["gets"]
     print(f"full replay: {full['seconds']:.1f} s ({args.ops / full['seconds']:,.0f} ops/s), peak RSS "
           f"{full['rss'] / 2**20:.0f} MiB; evicted {full['evicted']}, hit ratio {ratio:.4f}, "
@@ -122,7 +124,7 @@ def main() -> None:
           f"reclaimed {full['reclaimed']} + {full['crawler_reclaimed']} by the crawler", flush=True)
     figures = {"full": full}
     for rate in map(float, args.rates.split(",")):
-        s = replay("mixed", args.m, rate, params)
+        s = replay("mixed", args.m, rate, params, flags)
         s_ratio = s["hits"] / s["gets"]
         classes = set(full["pages"]) | set(s["pages"])
         worst = max(abs(s["pages"].get(c, 0) - full["pages"].get(c, 0)) for c in classes)

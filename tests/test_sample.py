@@ -70,6 +70,19 @@ def test_a_sampled_page_holds_its_share_of_the_chunks_and_counts_whole():
     while slabs.newslab(1):
         pass
     assert slabs.malloced == 100 * page and slabs.alloc(2) == -1        # the limit holds, in whole pages
+    # a page that held fewer chunks than its share leaves: the class gives up what it holds beyond
+    # its remaining pages' share, a free chunk now or (full) the next one it frees
+    slabs = Slabs([0, 120], [0, 10], [0, page], 4 * page, share=0.25)
+    for _ in range(4):
+        slabs.newslab(1)                    # 2.5, 2.5, 2.5, 2.5 chunks: pages of 2, 3, 2, 3
+    held = [slabs.alloc(1) for _ in range(10)]
+    gone = slabs.pages[1].pop(0)            # the mover takes the first page (2 chunks, their items rescued)
+    slabs.left(gone, 1)
+    assert slabs.carry[1] == pytest.approx(-0.5) and slabs.chunks(1) == 8
+    slabs.carry[1] -= 1                      # as if a page of 1.5 chunks too few had left
+    slabs.free[1].append(held[0])            # the class frees a chunk (of its newest page): the debt takes it
+    assert slabs.alloc(1) == -1 and slabs.chunks(1) == 7          # -m is reached: no new page either
+    assert slabs.carry[1] == pytest.approx(-0.5)
     first = Slabs([0, 120], [0, 8738], [0, page], 0 * page + 1, share=0.5)
     assert first.newslab(1) and not first.newslab(1)                   # the first page, past -m
 

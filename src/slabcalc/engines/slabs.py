@@ -93,7 +93,13 @@ class Slabs:
             self.next_slot[page] += 1
             self.page_chunks[page] += 1
             self.carry[cls] -= 1
-        while self.carry[cls] <= -1 + 1e-9 and free:       # holds one too many: a free chunk goes
+        self.pay(cls)
+
+    def pay(self, cls: int) -> None:
+        """A sampled replay's class holding more chunks than its pages' shares: free chunks go (now,
+        or as the class frees them: :meth:`alloc` pays before it hands one out)."""
+        free = self.free[cls]
+        while self.carry[cls] <= -1 + 1e-9 and free:
             addr = free.pop(0)
             self.page_chunks[addr >> PAGE_SHIFT] -= 1
             self.carry[cls] += 1
@@ -107,6 +113,8 @@ class Slabs:
     def alloc(self, cls: int) -> int:
         """``do_slabs_alloc``: a chunk of ``cls`` (a new page if needed), or -1."""
         free = self.free[cls]
+        if self.carry[cls] <= -1 + 1e-9:       # only in a sampled replay: chunks owed
+            self.pay(cls)
         while not free:             # a sampled replay's page may hold no chunk of a large class
             if not self.newslab(cls):
                 return -1
