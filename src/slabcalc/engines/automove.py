@@ -64,7 +64,7 @@ class WindowedAutomover:
         oldest, oldest_age = -1, 0
         youngest, youngest_age, youngest_evicting = -1, None, False
         cold = e.lrus.q[COLD]
-        free, perslab = e.slabs.free, e.slabs.per_page     # per_page: perslab (a sample's pages: its share)
+        free, perslab = e.slabs.free, e.slabs.page_worth     # perslab (a sampled replay: see Slabs)
         may_free = e.slabs.full or not self.needs_full     # 1.6.45: slab_automove.c 130
         for c in range(1, n):
             slot = self.window[c][slot_at]
