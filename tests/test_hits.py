@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from clirun import run
 
 from slabcalc.analysis.hits import hot_lines
@@ -27,6 +28,7 @@ def simulated_hits(*flags):
     return json.loads(result.stdout)["totals"]["hits"]
 
 
+@pytest.mark.slow
 def test_workload_hits_are_simulates_and_a_cut_is_said():
     result = run("optimize", ITEMS, "-m", "6", "--profile", "1.6.18", "--workload", OPS, "--format", "json")
     assert result.exit_code == 0, result.output

@@ -34,6 +34,7 @@ def _load(srv, start: int, stop: int) -> None:
         assert srv.set(f"k{i}", b"v") == "STORED"
 
 
+@pytest.mark.slow
 def test_hash_table_crosses_two_growth_points(memcached, profile):
     """-o hashpower=13 (8192 buckets): 12288 items stay at 13, the 12289th (> 1.5 x 8192) doubles it;
     24576 stay at 14, the 24577th doubles it again.  The report's process model says the same."""

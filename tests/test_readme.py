@@ -42,7 +42,10 @@ def test_readme_has_examples_for_every_command():
     assert {"classes", "place"} <= commands
 
 
-@pytest.mark.parametrize("command,expected", EXAMPLES, ids=[c for c, _ in EXAMPLES])
+# an optimize that replays a workload for every candidate takes seconds: the floors run skips it
+@pytest.mark.parametrize("command,expected", [
+    pytest.param(c, e, marks=[pytest.mark.slow] if "--workload" in c else []) for c, e in EXAMPLES],
+    ids=[c for c, _ in EXAMPLES])
 def test_readme_example(command, expected, monkeypatch):
     words = shlex.split(command)
     assert words[0] == "slabcalc"
