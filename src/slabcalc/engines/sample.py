@@ -72,18 +72,11 @@ class Sampled:
     def filter(self, operations: Iterable[tuple]) -> Iterator[tuple]:
         """The operations (``(time, op, key, ...)``) of the keys whose hash is under the rate."""
         threshold = int(self.rate * HASH_SPACE)
-        crc = zlib.crc32
         ops = kept = 0
         try:
             for op in operations:
                 ops += 1
-                key = op[2]
-                h = crc(key.encode() if isinstance(key, str) else str(key).encode())
-                h ^= h >> 16
-                h = (h * 0x85EBCA6B) & 0xFFFFFFFF       # key_hash, written out: this loop sees every op
-                h ^= h >> 13
-                h = (h * 0xC2B2AE35) & 0xFFFFFFFF
-                if h ^ (h >> 16) < threshold:
+                if key_hash(op[2]) < threshold:
                     kept += 1
                     yield op
         finally:
