@@ -32,6 +32,16 @@ def kind_of(path: str) -> str:
     return {"read_parquet": "parquet", "read_json_auto": "json lines"}.get(reader_for(path), "csv.gz")
 
 
+def _relation(path: str, csv_as_text: bool = False) -> str:
+    """DuckDB's table function reading ``path`` (:func:`reader_for`); a CSV's empty cell is an empty
+    value, not a missing one, and with ``csv_as_text`` its cells stay text (as a CSV reader reads them)."""
+    function = reader_for(path)
+    relation = f"{function}('{path.replace(chr(39), chr(39) * 2)}'"
+    if function != "read_csv_auto":
+        return relation + ")"
+    return relation + ", nullstr = '\x01'" + (", all_varchar = true)" if csv_as_text else ")")
+
+
 def _duckdb():
     try:
         import duckdb
@@ -45,10 +55,7 @@ def read_warehouse(path: str, settings, key_length: int | None = None) -> tuple[
     from slabcalc.inputs.sql import histogram_sql
 
     duckdb = _duckdb()
-    function = reader_for(path)
-    relation = f"{function}('{path.replace(chr(39), chr(39) * 2)}'"
-    # an empty CSV cell is an empty value, not a missing one
-    relation += ", nullstr = '\x01')" if function == "read_csv_auto" else ")"
+    relation = _relation(path)
     fmt = kind_of(path)
     con = duckdb.connect()
     try:
@@ -126,12 +133,9 @@ class TraceLines:
     def __init__(self, path: str):
         duckdb = _duckdb()
         self.path, self.error = path, duckdb.Error
-        function = reader_for(path)
-        relation = f"{function}('{path.replace(chr(39), chr(39) * 2)}'"
-        relation += ", nullstr = '\x01', all_varchar = true)" if function == "read_csv_auto" else ")"
         self.con = duckdb.connect()
         try:
-            self.cursor = self.con.execute(f"SELECT * FROM {relation}")
+            self.cursor = self.con.execute(f"SELECT * FROM {_relation(path, csv_as_text=True)}")
             self.names = [d[0] for d in self.cursor.description]
         except duckdb.Error as exc:
             self.con.close()

@@ -68,7 +68,6 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
     except SimulationError as exc:
         raise Refusal(str(exc)) from None
     from slabcalc.inputs.traces import is_oracle_general
-
     from slabcalc.inputs.warehouse import reader_for
 
     if input_format == "oracleGeneral" or (input_format == "auto" and is_oracle_general(file)):
