@@ -44,6 +44,8 @@ class Slabs:
         self.carry = [0.0] * n                            # chunks the pages' shares add up to, less those held
         self.page_chunks: dict[int, int] = {}             # page -> its chunks, when share < 1
         self.next_slot: dict[int, int] = {}               # page -> its first slot never given a chunk
+        if share != 1:
+            self.alloc = self._sampled_alloc
         self.limit = limit
         self.malloced = 0
         self.pages: list[list[int]] = [[] for _ in range(n)]     # slab_list per class
@@ -89,18 +91,18 @@ class Slabs:
         self.next_slot.pop(page, None)
         free, pages, perslab = self.free[cls], self.pages[cls], self.perslab[cls]
         while self.carry[cls] >= 1 - 1e-9:      # owed a chunk: a new one in its newest page with room
-            page = next((p for p in reversed(pages) if self.next_slot[p] < perslab), None)
-            if page is None:
+            roomy = next((p for p in reversed(pages) if self.next_slot[p] < perslab), None)
+            if roomy is None:
                 break
-            free.append(page << PAGE_SHIFT | self.next_slot[page])
-            self.next_slot[page] += 1
-            self.page_chunks[page] += 1
+            free.append(roomy << PAGE_SHIFT | self.next_slot[roomy])
+            self.next_slot[roomy] += 1
+            self.page_chunks[roomy] += 1
             self.carry[cls] -= 1
         self.pay(cls)
 
     def pay(self, cls: int) -> None:
         """A sampled replay's class holding more chunks than its pages' shares: free chunks go (now,
-        or as the class frees them: :meth:`alloc` pays before it hands one out)."""
+        or as the class frees them: its :meth:`alloc` pays before it hands one out)."""
         free = self.free[cls]
         while self.carry[cls] <= -1 + 1e-9 and free:
             addr = free.pop(0)
@@ -116,9 +118,17 @@ class Slabs:
     def alloc(self, cls: int) -> int:
         """``do_slabs_alloc``: a chunk of ``cls`` (a new page if needed), or -1."""
         free = self.free[cls]
-        if self.carry[cls] <= -1 + 1e-9:       # only in a sampled replay: chunks owed
+        if not free and not self.newslab(cls):
+            return -1
+        return free.pop()
+
+    def _sampled_alloc(self, cls: int) -> int:
+        """:meth:`alloc` of a sampled replay: chunks owed are paid first, and a page may hold no
+        chunk of a large class (more pages are taken until one does)."""
+        free = self.free[cls]
+        if self.carry[cls] <= -1 + 1e-9:
             self.pay(cls)
-        while not free:             # a sampled replay's page may hold no chunk of a large class
+        while not free:
             if not self.newslab(cls):
                 return -1
         return free.pop()

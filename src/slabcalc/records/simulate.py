@@ -118,6 +118,8 @@ def sample_record(s) -> dict:
 
 def sample_lines(s) -> list[tuple[str, str]]:
     """A sampled replay's summary lines: what was replayed, and the error of the scaled figures."""
+    from slabcalc.engines.sample import COARSE_ITEMS
+
     ratio = ("no gets" if s.hit_ratio is None else
              f"hit ratio {s.hit_ratio:.4f} +/- {s.hit_ratio_error:.4f}")
     coarse = ", ".join(map(str, s.coarse_classes))
@@ -126,8 +128,8 @@ def sample_lines(s) -> list[tuple[str, str]]:
                    f"page holding {s.rate:.4g} of its chunks: pages are the node's, every other count is the "
                    f"sample's times {s.scale:.4g}"),
         ("sampling error", f"chance (95%): {ratio}, evicted +/- {s.evicted_error}"
-                           + (f"; classes {coarse} hold fewer than 100 sampled items (their figures are mostly "
-                              f"chance)" if coarse else "")),
+                           + (f"; classes {coarse} hold fewer than {COARSE_ITEMS} sampled items (their figures "
+                              f"are mostly chance)" if coarse else "")),
     ]
 
 
