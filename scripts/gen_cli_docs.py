@@ -28,8 +28,8 @@ def commands(group: click.Command | None = None, path: tuple[str, ...] = ()
         from slabcalc.cli import cli as group
     yield path, group
     if isinstance(group, click.Group):
-        for name in sorted(group.commands):
-            command = group.commands[name]
+        for name in sorted(group.list_commands(None)):
+            command = group.get_command(None, name)
             if not command.hidden:
                 yield from commands(command, path + (name,))
 

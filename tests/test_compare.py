@@ -29,7 +29,7 @@ def stores(result) -> dict[str, dict]:
 # -- classes --allocator ---------------------------------------------------------------
 
 def test_allocator_choice_lists_every_model():
-    option = next(p for p in cli.commands["classes"].params if p.name == "allocator")
+    option = next(p for p in cli.get_command(None, "classes").params if p.name == "allocator")
     assert isinstance(option.type, click.Choice) and set(option.type.choices) == set(ALLOCATORS)
 
 

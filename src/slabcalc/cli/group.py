@@ -2,14 +2,36 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
 from slabcalc.cli.errors import OneLineErrors
 
+# Each command's module, imported only when that command runs (or help lists them all): a
+# `slabcalc report` pays for report's imports, not for the optimizer's or the engines'.
+COMMANDS = {name: f"slabcalc.cli.commands.{name}"
+            for name in ("classes", "compare", "optimize", "place", "profiles", "report", "simulate", "sql", "stats")}
 
-@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
+
+class Slabcalc(OneLineErrors):
+    """The ``slabcalc`` group: commands registered by their modules, each module loaded lazily."""
+
+    def list_commands(self, ctx):
+        return sorted(set(self.commands) | set(COMMANDS))
+
+    def get_command(self, ctx, name):
+        if name not in self.commands and name in COMMANDS:
+            importlib.import_module(COMMANDS[name])      # its @cli.command registers it
+        return self.commands.get(name)
+
+    def all_commands(self) -> dict[str, click.Command]:
+        """Every command by name, each module imported."""
+        return {name: self.get_command(None, name) for name in self.list_commands(None)}
+
+
+@click.group(cls=Slabcalc, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="slabcalc")
 def cli():
     """Where memcached's memory goes, byte for byte: slab classes, item placement and waste,
