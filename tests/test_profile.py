@@ -41,6 +41,19 @@ def test_bundled_lines_are_ordered():
     assert release_key("1.6.9") < release_key("1.6.10")
 
 
+def test_bundled_ranges_do_not_overlap_and_each_release_loads_from_its_own_file():
+    """load_profile reads the file named nearest below a release first: that is right only while no
+    two files claim one release, and every file's first and last release load from that file."""
+    lines = bundled_lines()
+    for (_, _, last), (_, first, _) in zip(lines, lines[1:]):
+        assert release_key(last) < release_key(first)
+    for line, first, last in lines:
+        for release in (first, last):
+            profile = load_profile(release)
+            assert (profile.line, profile.release, profile.source) == (line, release,
+                                                                      f"bundled:memcached-{line}.yaml")
+
+
 def test_user_profile_overrides_a_base(tmp_path):
     path = tmp_path / "mine.yaml"
     path.write_text('schema: 1\nbase: "1.4.24"\nitem:\n  cas: appended\n  header: {64: 56}\nclasses:\n  align: 16\n')
@@ -101,3 +114,58 @@ def test_cas_inside_the_header_cannot_offer_dash_c(tmp_path):
     with pytest.raises(Refused) as refused:
         configure(load_profile(str(path)), ["-C"])
     assert refused.value.message.endswith('Illegal argument "?"')
+
+
+# -- the parsed-profile cache -----------------------------------------------------------
+
+def _fresh(monkeypatch, folder):
+    from slabcalc.model import profile as module
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
+    module._bundled_file.cache_clear()
+    return module
+
+
+def test_cached_profiles_are_the_yaml_itself(tmp_path, monkeypatch):
+    """Every bundled file read back from the cache is what PyYAML parses from it, and a profile
+    loads the same from the cache as from the YAML."""
+    import os
+
+    import yaml
+
+    module = _fresh(monkeypatch, tmp_path)
+    first = {name: module._bundled_file(name) for name in module._bundled_names()}      # parsed, then kept
+    kept = sorted(os.listdir(tmp_path / "slabcalc"))
+    assert kept == sorted(f"{name}.{__import__('sys').implementation.cache_tag}.marshal"
+                          for name in module._bundled_names())
+    module._bundled_file.cache_clear()
+    for name in module._bundled_names():
+        with open(os.path.join(module._FOLDER, name), encoding="utf-8") as f:
+            assert module._bundled_file(name) == yaml.safe_load(f) == first[name]
+    assert load_profile("1.6.18") == _fresh(monkeypatch, tmp_path / "other").load_profile("1.6.18")
+
+
+def test_a_stale_or_broken_cache_is_parsed_again(tmp_path, monkeypatch):
+    import marshal
+
+    module = _fresh(monkeypatch, tmp_path)
+    name = "memcached-1.6.yaml"
+    module._bundled_file(name)
+    cached = next((tmp_path / "slabcalc").iterdir())
+    (stamp, data) = marshal.loads(cached.read_bytes())
+    data["line"] = "9.9"                                       # kept under another text's stamp: not used
+    cached.write_bytes(marshal.dumps(((stamp[0] + 1, stamp[1]), data)))
+    module._bundled_file.cache_clear()
+    assert module._bundled_file(name)["line"] == "1.6"
+    assert marshal.loads(cached.read_bytes())[0] == stamp      # and written again
+    cached.write_bytes(b"\x00garbage")
+    module._bundled_file.cache_clear()
+    assert module._bundled_file(name)["line"] == "1.6"
+
+
+def test_profiles_load_where_no_cache_can_be_written(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    module = _fresh(monkeypatch, blocker)                      # $XDG_CACHE_HOME/slabcalc cannot be made
+    assert module.load_profile("1.6.18").release == "1.6.18"
+    assert not (tmp_path / "slabcalc").exists()

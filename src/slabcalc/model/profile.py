@@ -256,19 +256,73 @@ def _yaml_loader(yaml):
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+_FOLDER = os.path.join(os.path.dirname(__file__), "profiles")   # os.path: pathlib costs start-up
+
+
 @functools.lru_cache(maxsize=None)
-def _bundled() -> tuple[tuple[str, dict], ...]:
-    """The bundled profile files, parsed once: ``(file name, raw mapping)``."""
+def _bundled_names() -> tuple[str, ...]:
+    return tuple(sorted(name for name in os.listdir(_FOLDER) if name.endswith(".yaml")))
+
+
+def _cache_folder() -> str:
+    """Where parsed bundled profiles are kept: ``$XDG_CACHE_HOME/slabcalc`` (``~/.cache/slabcalc``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "slabcalc")
+
+
+@functools.lru_cache(maxsize=None)
+def _bundled_file(name: str) -> dict:
+    """One bundled profile file, parsed once.
+
+    Importing PyYAML costs a ``slabcalc`` process a tenth of its start-up, so,
+    as Python keeps compiled modules, the parsed mapping is kept in a cache
+    folder (marshal, stamped with the YAML text's length and CRC-32) and read
+    from there while the text is unchanged.  Where the cache cannot be read or
+    written, the YAML is parsed as usual: the cache changes only the speed.
+    """
+    import marshal
+    import sys
+    import zlib
+
+    with open(os.path.join(_FOLDER, name), "rb") as f:
+        text = f.read()
+    stamp = (len(text), zlib.crc32(text))
+    cached = os.path.join(_cache_folder(), f"{name}.{sys.implementation.cache_tag}.marshal")
+    try:
+        with open(cached, "rb") as f:
+            kept, data = marshal.load(f)
+        if tuple(kept) == stamp and isinstance(data, dict):
+            return data
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
     import yaml  # imported lazily: keep start-up light
 
-    # os.path, not importlib.resources or pathlib: those are a fifth of start-up
-    folder = os.path.join(os.path.dirname(__file__), "profiles")
-    found = []
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".yaml"):
-            with open(os.path.join(folder, name), encoding="utf-8") as f:
-                found.append((name, yaml.load(f.read(), Loader=_yaml_loader(yaml))))
-    return tuple(found)
+    data = yaml.load(text.decode("utf-8"), Loader=_yaml_loader(yaml))
+    try:
+        os.makedirs(os.path.dirname(cached), exist_ok=True)
+        scratch = f"{cached}.{os.getpid()}"
+        with open(scratch, "wb") as f:
+            marshal.dump((stamp, data), f)
+        os.replace(scratch, cached)      # whole or not at all, for processes reading it meanwhile
+    except (OSError, ValueError):        # ValueError: a value marshal cannot keep (none in the bundle)
+        pass
+    return data
+
+
+def _bundled() -> tuple[tuple[str, dict], ...]:
+    """Every bundled profile file, parsed: ``(file name, raw mapping)``."""
+    return tuple((name, _bundled_file(name)) for name in _bundled_names())
+
+
+def _likeliest_first(wanted: tuple[int, ...]) -> list[str]:
+    """The bundled file names, the one named for the nearest release at or below ``wanted``
+    first (``memcached-1.6.yaml`` for 1.6.45), so a release's own file is usually the only one
+    parsed; the files' ranges do not overlap, so the order does not change which one covers it."""
+    def named(name: str) -> tuple[int, ...]:
+        digits = name.removeprefix("memcached-").removesuffix(".yaml")
+        return release_key(digits) if re.fullmatch(r"\d+(\.\d+){1,2}", digits) else ()
+    below = sorted((n for n in _bundled_names() if named(n) and named(n) <= wanted), key=named, reverse=True)
+    return below + [n for n in _bundled_names() if n not in below]
 
 
 def bundled_lines() -> list[tuple[str, str, str]]:
@@ -305,7 +359,8 @@ def _raw_for_release(release: str) -> tuple[str, dict]:
             if release_key(data["line"])[:2] == wanted or release_key(data["releases"]["first"])[:2] == wanted:
                 release = data["releases"]["last"]
         wanted = release_key(release)
-    for name, data in _bundled():
+    for name in _likeliest_first(wanted):
+        data = _bundled_file(name)
         first, last = release_key(data["releases"]["first"]), release_key(data["releases"]["last"])
         if first <= wanted <= last:
             merged = {k: v for k, v in data.items() if k != "changes"}
