@@ -141,12 +141,15 @@ def _report_of(text: str, settings, columns: bool, key_length=None):
     return elements, report
 
 
-def test_columns_are_placed_as_their_items():
+def test_columns_are_placed_as_their_items(monkeypatch):
     # read_items(columns=True) hands the column counter's rows out as numpy columns, sized and
     # summed in bulk by build_report; every figure must equal placing the same items one by one
     import random
 
+    from slabcalc.inputs import items as inputs
     from slabcalc.inputs.items import ItemColumns
+
+    monkeypatch.setattr(inputs, "BLOCK_SIZE", 4096)    # inputs of several blocks: the column counter reads them
 
     rng = random.Random(7)
     rows = [(rng.randint(1, 250), rng.choice([rng.randint(0, 2000), rng.randint(0, 3 << 20)]),

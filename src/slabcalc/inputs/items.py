@@ -41,8 +41,8 @@ is N items.  ``strict=True`` makes the first rejection an :class:`InputError`.
 
 Speed: the input is read in blocks of about :data:`BLOCK_SIZE` characters,
 cut at line ends.  Where every column is read (a CSV of just the key,
-value and flags columns, or of item sizes, or a column of values), a block
-whose every line is plain numbers is checked, parsed and counted in C by
+value and flags columns, or of item sizes, or a column of values) and the
+input is at least a block long, a block whose every line is plain numbers is checked, parsed and counted in C by
 :class:`slabcalc.inputs.columns.ColumnCounter` (numpy), at about the cost of
 splitting it with the ``csv`` module.  Other blocks, and the other forms,
 go line by line: lines are counted by their text, and each distinct line
@@ -258,14 +258,8 @@ class _ItemReader:
         self.first_is_data = fmt in ("stats_sizes", "metadump", "values")
         if self.first_is_data:
             self.base -= 1
-        self.columns = None               # the column counter of plain blocks
-        if self.layout is not None and FAST:
-            try:
-                from slabcalc.inputs.columns import ColumnCounter
-            except ImportError:           # without numpy every block is read line by line
-                pass
-            else:
-                self.columns = ColumnCounter(self.layout, self.delimiter, self.key, KEY_MAX, FLAGS_MAX)
+        self.columns = None               # the column counter of plain blocks, made by the first whole block
+        self.fast = self.layout is not None and FAST
         self.acct = Accounting(source, fmt, keys_named=fmt == "metadump")
 
     # -- the first line ----------------------------------------------------
@@ -477,7 +471,16 @@ class _ItemReader:
     def _take(self, block: str) -> int | None:
         """The rows of ``block`` if the column counter took it whole; None if it is read line by line."""
         if self.columns is None:
-            return None
+            # numpy costs a start-up of about a megabyte of rows read line by line: an input
+            # shorter than one block is read so, and a longer one is offered from its first block
+            if not self.fast or len(block) < BLOCK_SIZE:
+                return None
+            try:
+                from slabcalc.inputs.columns import ColumnCounter
+            except ImportError:           # without numpy every block is read line by line
+                self.fast = False
+                return None
+            self.columns = ColumnCounter(self.layout, self.delimiter, self.key, KEY_MAX, FLAGS_MAX)
         if "\r" in block:
             block = block.replace("\r\n", "\n")     # a lone \r is not plain: the counter refuses it
         return self.columns.take(block)
