@@ -166,3 +166,47 @@ def test_memcached_flags_are_spelled_in_one_place():
             if isinstance(node, ast.List) and any(isinstance(e, ast.Constant) and e.value in flags for e in node.elts):
                 found.append(f"{name}:{node.lineno} writes memcached flags")
     assert found == []
+
+
+def _modules_loaded_by(args: list[str], tmp_path) -> set[str]:
+    """The modules a ``slabcalc ARGS`` process has imported when it ends."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: sys.stderr.write('\\nLOADED ' + ' '.join(sorted(sys.modules))))\n"
+            "from slabcalc.cli import main\n"
+            "sys.argv = ['slabcalc'] + sys.argv[1:]\n"
+            "main()\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return set(proc.stderr.rsplit("LOADED ", 1)[1].split())
+
+
+HEAVY = ("numpy", "yaml", "tabulate", "slabcalc.analysis.optimize", "slabcalc.engines.engine",
+         "slabcalc.analysis.deploy", "slabcalc.analysis.extstore", "duckdb")
+
+
+def test_a_small_report_imports_only_what_it_needs(tmp_path):
+    """Start-up is what a command imports: a report of a small file loads no numpy (an input under
+    one block is read line by line), no other command's modules, and -- once the parsed profile is
+    cached -- no PyYAML; a plain JSON report loads no tabulate, no planner and no extstore model."""
+    items = tmp_path / "items.csv"
+    items.write_text("key,value\n10,100\n20,3000\n")
+    first = _modules_loaded_by(["report", str(items), "--format", "json"], tmp_path)
+    assert "slabcalc.analysis.report" in first and "yaml" in first        # it ran, and parsed the profile
+    again = _modules_loaded_by(["report", str(items), "--format", "json"], tmp_path)
+    assert "slabcalc.analysis.report" in again
+    assert sorted(again & set(HEAVY)) == []
+    assert not any(m.startswith("slabcalc.cli.commands.") and m != "slabcalc.cli.commands.report" for m in again)
+
+
+def test_an_input_of_a_block_or_more_is_counted_by_numpy(tmp_path):
+    from slabcalc.inputs.items import BLOCK_SIZE
+
+    items = tmp_path / "items.csv"
+    row = "10,100\n"
+    items.write_text("key,value\n" + row * (BLOCK_SIZE // len(row) + 1))
+    assert "numpy" in _modules_loaded_by(["report", str(items), "--format", "json"], tmp_path)

@@ -193,7 +193,7 @@ def container_plan(settings: Settings, distribution, limit: int, overhead: Overh
                    connections: int | None = None, size_key_length: int = 16) -> ContainerPlan:
     """The ``-m`` to set for a container of ``limit`` bytes: a full cache of this mix, its hash table
     and the runtime (analysis/process.py) within the limit; and the -m x 1.2 rule's -m, for comparison."""
-    from slabcalc.analysis.extstore import ram_report
+    from slabcalc.analysis.ram import ram_report
     from slabcalc.analysis.process import process_memory
 
     def process_at(megabytes: int) -> ProcessMemory:

@@ -200,16 +200,3 @@ def _with_capacity(report: ExtstoreReport, ram: dict[Item, int], runs, memory_li
     return replace(report, capacity=FlashCapacity(items, limited, ram_items,
                                                    flash_items if flash_items is not None else ram_items,
                                                    ram_capacity or Capacity(memory_limit, 0, None)))
-
-
-def ram_report(settings: Settings, distribution, memory_limit: int | None, size_key_length: int = 16):
-    """``(report, extstore report or None)``: the report of what RAM holds -- without extstore the
-    plain report; with it, what stays in RAM, its rows accounted as the whole input's and its
-    capacity RAM's side of the RAM+flash capacity (what the whole-process model reads)."""
-    if settings.extstore is None:
-        return build_report(settings, distribution, memory_limit, size_key_length=size_key_length), None
-    ext = extstore_report(settings, distribution, memory_limit, size_key_length=size_key_length)
-    capacity = None if ext.capacity is None else ext.capacity.ram
-    report = replace(ext.ram, too_large=ext.too_large, placed_rows=ext.placed_rows,
-                     too_large_rows=ext.too_large_rows, capacity=capacity)
-    return report, ext

@@ -23,7 +23,6 @@ def keep_text(stream):
 
 def deploy_plan(settings, base, triples, deploy, key_length, source, wbuf_buckets=None):
     """``report``'s whole-process memory, node plan and key groups (library calls only)."""
-    from slabcalc.analysis.deploy import aggregate, nodes_needed, plan_nodes, usable
     from slabcalc.analysis.process import parse_overhead, parse_pct, process_memory
 
     try:
@@ -50,6 +49,8 @@ def deploy_plan(settings, base, triples, deploy, key_length, source, wbuf_bucket
         plan["container"] = container_plan(settings, triples, deploy["container"], overhead, deploy["connections"],
                                            key_length)
     if deploy["nodes"] is not None or deploy["node_ram"] is not None:
+        from slabcalc.analysis.deploy import aggregate, nodes_needed, plan_nodes, usable   # only for plans
+
         if base.capacity is not None:
             raise Refusal("--nodes and --node-ram size nodes for the items: they find -m, so give no -m")
         distribution = aggregate(triples)

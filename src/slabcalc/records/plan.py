@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from slabcalc.analysis.deploy import NodePlan
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:      # the plan's type only: importing the planner costs a report its start-up
+    from slabcalc.analysis.deploy import NodePlan
 
 
 def plan_record(plan: NodePlan) -> dict:

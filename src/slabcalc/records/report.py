@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from slabcalc.analysis.keyspace import Group
 from slabcalc.analysis.process import ProcessMemory
 from slabcalc.analysis.report import ClassUsage, Report, _summary, _what_if_row
+
+if TYPE_CHECKING:      # a type only: key groups are read only under --group-by
+    from slabcalc.analysis.keyspace import Group
 
 
 def _class_record(c: ClassUsage, total_page_bytes: int, has_mem_requested: bool = True) -> dict:

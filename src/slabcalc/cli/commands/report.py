@@ -39,7 +39,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     \b
     Python: build_report(settings, read_items(...)[0], memory_limit)
     """
-    from slabcalc.analysis.extstore import ram_report
+    from slabcalc.analysis.ram import ram_report
     from slabcalc.inputs.items import InputError, read_items
 
     settings = settings_from(**model)
