@@ -25,6 +25,7 @@ stopped) that has more than one page.
 from __future__ import annotations
 
 import math
+from collections import deque
 
 from slabcalc.engines.lru import COLD
 
@@ -44,6 +45,25 @@ class WindowedAutomover:
         self.window = [[[0, 0, 0.0, 0] for _ in range(self.size)] for _ in range(n)]
         self.cur = 0
         self.before = self._counters()
+        # A sampled replay (engines.sample) sees a share R of the evictions: a class that evicts a few
+        # times a second in the node evicts once a minute in a 1 % sample, so its window would read
+        # clean and free to give pages to the pool. A sampled window is clean only when the sample
+        # saw no eviction or allocation failure in the last W/R seconds (W the window's runs, a
+        # second each): the chance that a sample of rate R sees none in W/R seconds is the node's
+        # chance of none in W. (The youngest class is still chosen by the sample's own slots: the
+        # eviction share is unbiased, and the slots that evicted count low by the rate, which
+        # offsets the noise of tail ages over R of the items -- with the slots estimated as the
+        # node's, a 10 % sample moved 3-6 times the node's pages and missed its evictions by more.)
+        #
+        # Its free chunks are as coarse: a page of a large class holds a fraction of a chunk, so
+        # 2.5 pages of free chunks in the node can be under one chunk in the sample, and a free
+        # list that is used as fast as it fills wanders as far in the sample as in the node -- one
+        # or two chunks, each standing for 1/R of the node's. The free-chunk rule needs the free
+        # chunks to be over 2.5 pages' share by two standard deviations of their count (Poisson):
+        # a page goes to the pool on evidence, not on the chance that a chunk stood free.
+        self.share = engine.slabs.share
+        if self.share != 1:
+            self.recent = [deque() for _ in range(n)]     # (second, evicted, outofmemory) of recent runs
 
     def _counters(self):
         e = self.e
@@ -57,19 +77,21 @@ class WindowedAutomover:
         evicted, oom, pages = after = self._counters()
         b_evicted, b_oom, b_pages = self.before
         n = len(pages)
-        total_evicted = sum(evicted[c] - b_evicted[c] for c in range(1, n))
+        d_evicted = [evicted[c] - b_evicted[c] for c in range(n)]
+        total_evicted = sum(d_evicted[1:])
+        sampled = self._sampled(now, d_evicted, [oom[c] - b_oom[c] for c in range(n)]) if self.share != 1 else None
         self.cur += 1
         slot_at = self.cur % self.size
         src = dst = -1
         oldest, oldest_age = -1, 0
         youngest, youngest_age, youngest_evicting = -1, None, False
         cold = e.lrus.q[COLD]
-        free, perslab = e.slabs.free, e.slabs.page_worth     # perslab (a sampled replay: see Slabs)
+        free, perslab, per_page = e.slabs.free, e.slabs.perslab, e.slabs.per_page
         may_free = e.slabs.full or not self.needs_full     # 1.6.45: slab_automove.c 130
         for c in range(1, n):
             slot = self.window[c][slot_at]
             slot[:] = [0, 0, 0.0, 0]
-            delta = evicted[c] - b_evicted[c]
+            delta = d_evicted[c]
             if delta > 0:
                 slot[2] = delta / total_evicted
                 slot[3] = 1
@@ -80,15 +102,23 @@ class WindowedAutomover:
             slot[0] = now - lru[next(iter(lru))].time if lru else 0
             window = self.window[c]
             age = sum(s[0] for s in window) // self.size
-            dirty = sum(s[1] for s in window)
-            if len(free[c]) * 10 > perslab[c] * self.reclaim_tenths and dirty == 0 and may_free:
+            seen = sum(s[3] for s in window)
+            ratio = sum(s[2] for s in window)
+            if sampled is None:
+                dirty = sum(s[1] for s in window)
+                free_enough = len(free[c]) * 10 > perslab[c] * self.reclaim_tenths
+            else:
+                if pages[c] - b_pages[c] > 0:
+                    slot[1] = 2                 # a page gained: what the sampled events do not count
+                dirty = sampled[c] + sum(s[1] == 2 for s in window)
+                chunks = len(free[c])
+                free_enough = (chunks - 2 * math.sqrt(chunks)) * 10 > per_page[c] * self.reclaim_tenths
+            if free_enough and dirty == 0 and may_free:
                 src, dst = c, 0
                 oldest = youngest = -1
                 break
             if age > oldest_age and pages[c] > self.source_pages:
                 oldest, oldest_age = c, age
-            seen = sum(s[3] for s in window)
-            ratio = sum(s[2] for s in window)
             if (youngest_age is None or age < youngest_age) and (seen > self.size // 2
                                                                   or ratio / self.size > 0.25):
                 youngest, youngest_age, youngest_evicting = c, age, bool(slot[3])
@@ -97,6 +127,18 @@ class WindowedAutomover:
             if youngest_age < oldest_age * self.ratio and youngest_evicting:
                 src, dst = oldest, youngest
         return src, dst
+
+    def _sampled(self, now: int, d_evicted: list[int], d_oom: list[int]) -> list[int]:
+        """A sampled replay's evictions and allocation failures per class in the last W/R seconds."""
+        since = now - self.size / self.share
+        counts = []
+        for c, recent in enumerate(self.recent):
+            if d_evicted[c] or d_oom[c]:
+                recent.append((now, d_evicted[c] + d_oom[c]))
+            while recent and recent[0][0] <= since:
+                recent.popleft()
+            counts.append(sum(events for _, events in recent))
+        return counts
 
 
 class MoverThread:

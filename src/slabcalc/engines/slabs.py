@@ -38,9 +38,6 @@ class Slabs:
         # counts in total_malloced as a whole page, so -m and the pages are the node's
         self.share = share
         self.per_page = [p * share for p in perslab]     # chunks a page holds, on average
-        # free chunks worth a page to the automover: a page's share, but at least a whole chunk -- a
-        # sample cannot tell a fraction of a chunk free from chance
-        self.page_worth = [p if share == 1 else max(p * share, 1.0) for p in perslab]
         self.carry = [0.0] * n                            # chunks the pages' shares add up to, less those held
         self.page_chunks: dict[int, int] = {}             # page -> its chunks, when share < 1
         self.next_slot: dict[int, int] = {}               # page -> its first slot never given a chunk
