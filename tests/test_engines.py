@@ -94,6 +94,30 @@ def test_1_6_45_gives_free_pages_to_the_pool_only_once_all_of_m_is_allocated():
     assert moved == {"1.6.18": 3, "1.6.45": 0}
 
 
+def test_1_6_38_has_1_6_45s_mover_thread_and_window_but_1_6_18s_free_page_rule():
+    # Debian 13's 1.6.38, read beside 1.6.45: the automover runs on slabs_mover.c's thread
+    # (slabs_mover.c 600-662, as 1.6.45's 649-712), memcached.c 262 sets slab_automove_window 10,
+    # slab_automove.c 131 sends free pages to the pool with no mem_limit_reached check (1.6.18's
+    # rule: 3 of the 5 expired pages), and the mover evicts the source's tail (slabs_mover.c 169-182)
+    ops = [s(0, f"f{i:05d}", ttl=2) for i in range(5 * PER_PAGE_4)] + [(45, GET, "x", 1, 0, 0, 0)]
+    sim = simulate(configure(load_profile("1.6.38"), ["-m", "8"]), ops)
+    assert sim.totals.pages_moved == 3
+    assert "slab automover 1 (window 10 s" in sim.model.text
+    config = configure(load_profile("1.6.38"), [])
+    assert [type(a).__name__ for a in Engine(config, background_for(config)).actors] == ["Maintainer", "MoverThread"]
+    ops = [s(0, f"f{i:05d}") for i in range(3 * PER_PAGE_4)]
+    ops += [s(5 + i / 100, f"b{i:05d}", 2000) for i in range(100 * 60)]
+    t = simulate(configure(load_profile("1.6.38"), ["-m", "4"]), ops).totals
+    assert (t.pages_moved, t.slab_reassign_evictions_nomem, t.slab_reassign_inline_reclaim) == (1, 0, PER_PAGE_4)
+    # memcached.c 5243: the window has no upper bound before 1.6.45
+    assert configure(load_profile("1.6.38"), ["-o", "slab_automove_window=2000"]).suboptions
+    import pytest
+
+    from slabcalc import Refused
+    with pytest.raises(Refused, match="slab_automove_window must be > 2 and < 1800"):
+        configure(load_profile("1.6.45"), ["-o", "slab_automove_window=2000"])
+
+
 def test_1_6_45_evicts_the_source_class_tail_to_rescue_its_page_instead_of_dropping_items():
     # -m 4: class 4 holds 3 full pages of items never read, class 15 evicts.  1.6.18 drops the moved
     # page's 5461 live items (slab_reassign_evictions_nomem).  1.6.45 (slabs_mover.c 178-230) keeps a
