@@ -58,6 +58,28 @@ def test_release_differences_are_profile_data():
         configure(P45, ["-o", "ext_path=/x:64"])
 
 
+def test_1_6_38_counts_pages_as_it_reads_but_refuses_as_1_6_45():
+    """Debian's 1.6.38 storage.c: pages counted as ext_path is read (1262-1269), so an ext_page_size
+    after it is refused (1383-1386) and a path of no whole page is refused there, exit 1 (1265-1268);
+    an unknown unit is refused naming M|G|T|P (1258); any bucket name (1277-1294); six buckets, page 0
+    used and compaction under 1% as 1.6.45 (storage.c 14-21, 1574-1579; extstore.c as 1.6.45's).
+    Each refusal was checked against a 1.6.38 built from that source (test_extstore_fidelity.py
+    with $SLABCALC_MEMCACHED naming it)."""
+    p38 = load_profile("1.6.38")
+    s38 = configure(p38, ["-o", "ext_path=/x:6400m"]).extstore
+    assert (s38.page_count, s38.usable_pages, s38.compact_under, s38.wbuf_bytes) == (100, 100, 1, 6 * 4 * 2**20)
+    with pytest.raises(Refused, match="before any ext_path"):
+        configure(p38, ["-o", "ext_path=/x:64m,ext_page_size=8"])
+    with pytest.raises(Refused, match="zero size") as zero:
+        configure(p38, ["-o", "ext_path=/x:0m"])
+    assert zero.value.exit_status == 1 and "failed to parse ext_path argument" in zero.value.message
+    with pytest.raises(Refused, match=r"\(M\|G\|T\|P supported\)"):
+        configure(p38, ["-o", "ext_path=/x:64"])
+    assert configure(p38, ["-o", "ext_path=/x:64m:lowttl"]).extstore is not None
+    with pytest.raises(Refused, match="only presently supports the default bucket"):
+        configure(P18, ["-o", "ext_path=/x:64m:lowttl"])
+
+
 def test_classes_below_ext_item_size_stay_and_so_does_a_file_of_no_usable_page():
     settings = configure(P18, ["-o", "ext_item_size=2000,ext_path=/x:1g"])
     ext = extstore_report(settings, {Item(8, 1000, 0, None): 5, Item(8, 3000, 0, None): 2})

@@ -159,7 +159,8 @@ class _Reader:
         size_text = tokens[1]
         multiplier = SIZE_UNITS.get(size_text[-1].lower(), 0)
         if not multiplier and self.rules.unknown_size_unit == "refuse":
-            raise Refused("must supply size to ext_path, ie: ext_path=/f/e:64m (m|g|t|p supported)\n" + failed, 1)
+            raise Refused(f"must supply size to ext_path, ie: ext_path=/f/e:64m ({self.rules.unit_hint} supported)\n"
+                          + failed, 1)
         size = multiplier * c_atoi(size_text[:-1]) % (1 << 64)
         bucket = tokens[2].split(",")[0] if len(tokens) > 2 else "default"
         if len(tokens) > 2:
@@ -172,6 +173,8 @@ class _Reader:
             if self.values["page_size"] == 0:
                 raise Refused("", -8, crash="SIGFPE: ext_path divides its size by an ext_page_size of 0")
             pages = size // self.values["page_size"]
+            if pages == 0 and self.rules.zero_size_refused:     # 1.6.38 storage.c 1262-1269
+                raise Refused("supplied ext_path has zero size, cannot use\n" + failed, 1)
         return tokens[0], size, pages, bucket
 
 

@@ -123,6 +123,7 @@ class ExtstoreRules:
     align: int                       # page and write-buffer sizes must be multiples of this
     page_size_before_path: bool      # ext_page_size after an ext_path is refused
     unknown_size_unit: str           # "zero" (size 0) or "refuse"
+    unit_hint: str                   # the units the refusal names: "M|G|T|P" (1.6.38), "m|g|t|p" (1.6.45)
     zero_size_refused: bool
     only_default_bucket: bool        # ext_path=FILE:SIZE:BUCKET takes only "default"
     compact_under_share: float       # ext_compact_under when not given: pages x share (C double) ...
@@ -631,6 +632,7 @@ def _extstore(r: _RuleReader) -> ExtstoreRules | None:
         align=r.get("extstore.align", int),
         page_size_before_path=r.get("extstore.page_size_before_path", bool),
         unknown_size_unit=r.get("extstore.unknown_size_unit", str, choices=("zero", "refuse")),
+        unit_hint=r.get("extstore.unit_hint", str),
         zero_size_refused=r.get("extstore.zero_size_refused", bool),
         only_default_bucket=r.get("extstore.only_default_bucket", bool),
         compact_under_share=r.get("extstore.compact_under.share", float),
