@@ -71,16 +71,20 @@ def test_rows_too_wide_to_pack_are_sorted_by_every_column():
 
 
 def test_blocks_are_merged_when_many_are_held(monkeypatch):
+    # rows are held as read until RAW_ROWS, then counted; the counted blocks are merged past COMPACT_ROWS
     monkeypatch.setattr(columns, "COMPACT_ROWS", 3)
+    monkeypatch.setattr(columns, "RAW_ROWS", 12)
     c = counter()
     expected = Counter()
     rng = random.Random(4)
+    counted_once = False
     for _ in range(30):
         rows = [(rng.randint(1, 4), rng.randint(0, 3)) for _ in range(rng.randint(1, 9))]
         assert c.take("".join(f"{k},{v}\n" for k, v in rows)) == len(rows)
         expected.update((k, v, 0) for k, v in rows)
-        assert len(c.held) <= 2
-    assert counted(c) == expected
+        assert len(c.held) <= 2 and c.raw_rows < 12
+        counted_once |= bool(c.held)
+    assert counted_once and counted(c) == expected
 
 
 @settings(max_examples=200, deadline=None)

@@ -64,7 +64,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import chain, compress, count, islice
 from typing import Callable, Iterator, TextIO
-from urllib.parse import unquote_to_bytes
 
 from slabcalc.errors import InputError  # noqa: F401 (raised here, caught by its callers)
 from slabcalc.inputs.aliases import ITEM_COLUMNS, by_alias
@@ -438,6 +437,8 @@ class _ItemReader:
 
     def named(self) -> Iterator[tuple[str, Item, int]]:
         """Every row with its key name, one at a time (see :func:`read_named_items`)."""
+        from urllib.parse import unquote_to_bytes   # only key names need it: keep start-up light
+
         fmt = self.acct.format
         name_at = getattr(self, "key_name_at", None)
         if fmt != "metadump" and name_at is None:
