@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
-from slabcalc import configure, load_profile
+import pytest
+
+from slabcalc import Refused, configure, load_profile
 from slabcalc.engines.background import background_for
 from slabcalc.engines.engine import Engine
 from slabcalc.engines.simulate import GET, SET, simulate
@@ -111,9 +113,6 @@ def test_1_6_38_has_1_6_45s_mover_thread_and_window_but_1_6_18s_free_page_rule()
     assert (t.pages_moved, t.slab_reassign_evictions_nomem, t.slab_reassign_inline_reclaim) == (1, 0, PER_PAGE_4)
     # memcached.c 5243: the window has no upper bound before 1.6.45
     assert configure(load_profile("1.6.38"), ["-o", "slab_automove_window=2000"]).suboptions
-    import pytest
-
-    from slabcalc import Refused
     with pytest.raises(Refused, match="slab_automove_window must be > 2 and < 1800"):
         configure(load_profile("1.6.45"), ["-o", "slab_automove_window=2000"])
 
