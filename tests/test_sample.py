@@ -46,6 +46,30 @@ def test_a_sample_keeps_every_operation_of_its_keys_and_none_of_the_others():
     assert 0.17 < len(kept_keys) / 5000 < 0.23
 
 
+def test_the_hit_ratio_error_is_that_of_sampled_keys():
+    """Keys are sampled, not gets: two keys of 10 gets, one always hit, one never, at a 50 % sample,
+    give a ratio of 0.5 with a 95 % half-width of 1.96 * sqrt(0.5 * (5^2 + 5^2)) / 20 = 0.49, where
+    20 independent gets would give 1.96 * sqrt(0.25 / 20) = 0.219."""
+    from types import SimpleNamespace
+
+    from slabcalc.engines.sample import errors
+
+    sim = SimpleNamespace(totals=SimpleNamespace(gets=20, hits=10, evicted=0), classes=())
+    assert errors(sim, 0.5, {"a": [10, 10], "b": [10, 0]})["hit_ratio_error"] == pytest.approx(0.49)
+    assert errors(sim, 0.5)["hit_ratio_error"] == pytest.approx(1.96 * math.sqrt(0.25 / 20))
+    assert errors(sim, 1.0, {"a": [10, 10], "b": [10, 0]})["hit_ratio_error"] == 0.0
+
+
+def test_a_sample_counts_each_keys_gets_and_hits(profile):
+    ops = [(0, SET, "a", 1, 10, 0, 0), (1, GET, "a", 1, 0, 0, 0), (2, GET, "a", 1, 0, 0, 0),
+           (3, GET, "b", 1, 0, 0, 0)]
+    sampled = Sampled(1.0)
+    engine = Engine(configure(profile, []), background_for(configure(profile, [])))
+    sampled.count_reads(engine)
+    engine.run(sampled.filter(iter(ops)))
+    assert sampled.reads == {"a": [2, 2], "b": [1, 0]}
+
+
 def test_rates_outside_zero_to_one_are_refused():
     assert check_rate(0.25) == 0.25 and check_rate(1) == 1.0
     for rate in (0, -0.5, 1.5, True):
@@ -154,6 +178,7 @@ def test_a_ten_percent_sample_is_within_five_percent_of_the_full_replay(profile,
     assert abs(sample.totals.evicted - full.totals.evicted) <= 0.05 * full.totals.evicted
     full_ratio, ratio = full.totals.hits / full.totals.gets, sample.totals.hits / sample.totals.gets
     assert abs(ratio - full_ratio) <= 0.05 * full_ratio
+    assert abs(ratio - full_ratio) <= sample.sample.hit_ratio_error      # the stated error covers it
     assert sample.totals.pages == full.totals.pages == 512            # pages are the node's
     pages = {r.slab_class.id: r.pages for r in full.classes}
     assert max(abs(r.pages - pages.get(r.slab_class.id, 0)) for r in sample.classes) <= 8

@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Iterable, Iterator
 
+from slabcalc.model.ops import GET
 from slabcalc.engines.results import Simulation
 from slabcalc.errors import SlabcalcError
 
@@ -63,11 +64,28 @@ def check_rate(rate: float) -> float:
 
 @dataclass
 class Sampled:
-    """The operations a sample kept, as they are read: ``ops`` counts all, ``kept`` the sampled."""
+    """The operations a sample kept, as they are read: ``ops`` counts all, ``kept`` the sampled;
+    ``reads`` each sampled key's gets and hits (:meth:`count_reads`), for the error of the hit ratio."""
 
     rate: float
     ops: int = 0
     kept: int = 0
+    reads: dict = field(default_factory=dict)
+
+    def count_reads(self, engine) -> None:
+        """Count each key's gets and hits as ``engine`` answers them (its ``fetch``, wrapped)."""
+        fetch, reads = engine.fetch, self.reads
+
+        def counted(key, op, ttl):
+            found = fetch(key, op, ttl)
+            if op == GET:
+                seen = reads.get(key)
+                if seen is None:
+                    reads[key] = seen = [0, 0]
+                seen[0] += 1
+                seen[1] += found
+            return found
+        engine.fetch = counted
 
     def filter(self, operations: Iterable[tuple]) -> Iterator[tuple]:
         """The operations (``(time, op, key, ...)``) of the keys whose hash is under the rate."""
@@ -100,15 +118,28 @@ class Sample:
         return 1 / self.rate
 
 
-def errors(sim: Simulation, rate: float) -> dict:
+def errors(sim: Simulation, rate: float, reads: dict | None = None) -> dict:
     """The chance error of a sampled replay's scaled figures, from the sample (``sim``, not yet
-    scaled): 95 % intervals of the hit ratio and the evictions, and the classes of few items."""
+    scaled): 95 % intervals of the hit ratio and the evictions, and the classes of few items.
+
+    The sample draws keys, not requests: a hot key is in it with all its gets or not at all, so
+    the hit ratio's variance is that of a ratio over sampled clusters (Cochran, *Sampling
+    Techniques*, 6.11, with Poisson sampling of keys at ``rate``): ``(1 - rate) * sum((h_k - r
+    g_k)^2) / G^2`` over each sampled key's gets ``g_k`` and hits ``h_k`` (``reads``), ``G``
+    their sum and ``r`` the sample's ratio. Without ``reads``, gets are taken as independent
+    (binomial), which understates it for skewed keys."""
     t = sim.totals
     ratio = t.hits / t.gets if t.gets else None
     if rate == 1:           # the whole workload: no chance
         return dict(hit_ratio=ratio, hit_ratio_error=0.0 if t.gets else None, evicted_error=0)
-    return dict(hit_ratio=ratio,
-                hit_ratio_error=1.96 * math.sqrt(ratio * (1 - ratio) / t.gets) if t.gets else None,
+    if not t.gets:
+        ratio_error = None
+    elif reads:
+        spread = sum((hits - ratio * gets) ** 2 for gets, hits in reads.values())
+        ratio_error = 1.96 * math.sqrt((1 - rate) * spread) / t.gets
+    else:
+        ratio_error = 1.96 * math.sqrt(ratio * (1 - ratio) / t.gets)
+    return dict(hit_ratio=ratio, hit_ratio_error=ratio_error,
                 evicted_error=round(1.96 * math.sqrt(t.evicted) / rate),
                 coarse_classes=tuple(r.slab_class.id for r in sim.classes if r.items < COARSE_ITEMS))
 
@@ -130,7 +161,7 @@ def _scaled_copy(record, rate: float):
 def scale_back(sim: Simulation, sampled: Sampled) -> Simulation:
     """The sampled replay's counts scaled by ``1 / rate`` into the node's figures, with its :class:`Sample`."""
     rate = sampled.rate
-    info = Sample(rate, sampled.ops, sampled.kept, **errors(sim, rate))
+    info = Sample(rate, sampled.ops, sampled.kept, **errors(sim, rate, sampled.reads))
     if rate == 1:
         return replace(sim, sample=info)
     finding = sim.finding

@@ -89,6 +89,7 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
 
         sampled = Sampled(check_rate(sample))
         engine = Engine(settings, background, boot=boot, share=sample)
+        sampled.count_reads(engine)
         timeline = engine.run(sampled.filter(ops), every=every, at=())
         model = replace(model, text=f"{model.text}; replayed on a {sample:.4g} sample of the keys (their hash "
                                     f"under the rate), each page holding {sample:.4g} of its chunks, counts "
