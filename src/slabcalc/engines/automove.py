@@ -53,7 +53,7 @@ class WindowedAutomover:
         # chance of none in W. (The youngest class is still chosen by the sample's own slots: the
         # eviction share is unbiased, and the slots that evicted count low by the rate, which
         # offsets the noise of tail ages over R of the items -- with the slots estimated as the
-        # node's, a 10 % sample moved 3-6 times the node's pages and missed its evictions by more.)
+        # node's, a 10 % sample moved 3-7 times the node's pages and missed its evictions by more.)
         #
         # Its free chunks are as coarse: a page of a large class holds a fraction of a chunk, so
         # 2.5 pages of free chunks in the node can be under one chunk in the sample, and a free

@@ -15,6 +15,7 @@ This module is long because it validates every field of the release rules with a
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import os
@@ -299,14 +300,15 @@ def _bundled_file(name: str) -> dict:
     import yaml  # imported lazily: keep start-up light
 
     data = yaml.load(text.decode("utf-8"), Loader=_yaml_loader(yaml))
+    scratch = f"{cached}.{os.getpid()}"
     try:
         os.makedirs(os.path.dirname(cached), exist_ok=True)
-        scratch = f"{cached}.{os.getpid()}"
         with open(scratch, "wb") as f:
             marshal.dump((stamp, data), f)
         os.replace(scratch, cached)      # whole or not at all, for processes reading it meanwhile
     except (OSError, ValueError):        # ValueError: a value marshal cannot keep (none in the bundle)
-        pass
+        with contextlib.suppress(OSError):
+            os.remove(scratch)
     return data
 
 
