@@ -157,3 +157,11 @@ def test_1_6_45_mover_thread_runs_every_100_ms_then_every_second():
     gaps = [b - a for a, b in zip(wakes, wakes[1:])]
     assert gaps == [100_000] * 11 + [1_000_000] * 3
     assert thread.automover.cur == 15                  # every run fills a slot of the window
+
+
+def test_the_model_line_says_which_releases_background_rules_were_read():
+    # read: 1.6.18 (Debian 12), 1.6.38 (Debian 13), 1.6.45; every other release says it was not checked
+    for release, read in (("1.6.9", False), ("1.6.17", False), ("1.6.18", True), ("1.6.30", False),
+                          ("1.6.38", True), ("1.6.42", False), ("1.6.45", True), ("1.5.22", False)):
+        text = simulate(configure(load_profile(release), []), [s(0, "a00000")]).model.text
+        assert ("were not checked" in text) is not read, release
