@@ -344,4 +344,3 @@ def _summary(report: Report, accounting, record: dict) -> dict:
     for r in accounting.first_rejections:
         lines[f"rejected line {r.line}"] = f"{r.reason}: {r.text}"
     return lines
-

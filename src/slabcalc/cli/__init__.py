@@ -4,7 +4,7 @@
 option (defined once), ``common`` the settings and input handling the commands
 share, ``tables`` every table's columns, ``output`` the rendering and ``plot`` the
 plots; the ``*_output`` modules print what a command found.  Commands are imported when
-they run (``group.COMMANDS``); ``cli.all_commands()`` imports every one.
+they run, or when help lists them (``group.COMMANDS``).
 """
 
 from slabcalc.cli.group import cli, main

@@ -26,10 +26,6 @@ class Slabcalc(OneLineErrors):
             importlib.import_module(COMMANDS[name])      # its @cli.command registers it
         return self.commands.get(name)
 
-    def all_commands(self) -> dict[str, click.Command]:
-        """Every command by name, each module imported."""
-        return {name: self.get_command(None, name) for name in self.list_commands(None)}
-
 
 @click.group(cls=Slabcalc, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="slabcalc")

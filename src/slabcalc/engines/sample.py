@@ -32,9 +32,9 @@ import zlib
 from dataclasses import dataclass, field, fields, replace
 from typing import Iterable, Iterator
 
-from slabcalc.model.ops import GET
 from slabcalc.engines.results import Simulation
 from slabcalc.errors import SlabcalcError
+from slabcalc.model.ops import GET
 
 HASH_SPACE = 1 << 32
 COARSE_ITEMS = 100      # a class with fewer sampled items than this is named as coarse

@@ -42,9 +42,9 @@ is N items.  ``strict=True`` makes the first rejection an :class:`InputError`.
 Speed: the input is read in blocks of about :data:`BLOCK_SIZE` characters,
 cut at line ends.  Where every column is read (a CSV of just the key,
 value and flags columns, or of item sizes, or a column of values) and the
-input is at least a block long, a block whose every line is plain numbers is checked, parsed and counted in C by
-:class:`slabcalc.inputs.columns.ColumnCounter` (numpy), at about the cost of
-splitting it with the ``csv`` module.  Other blocks, and the other forms,
+input is at least a block long, a block whose every line is plain numbers is
+checked, parsed and counted in C by :class:`slabcalc.inputs.columns.ColumnCounter`
+(numpy), at about the cost of splitting it with the ``csv`` module.  Other blocks, and the other forms,
 go line by line: lines are counted by their text, and each distinct line
 is parsed once and remembered.  Memory is bounded by a block, the distinct
 items and :data:`CACHE_MAX` distinct lines, whatever the number of rows.

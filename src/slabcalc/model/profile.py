@@ -246,9 +246,12 @@ class Profile:
         return f"memcached {self.release}" + ("" if self.bits == 64 else f" ({self.bits}-bit)")
 
 
+_RELEASE = re.compile(r"\d+(\.\d+){1,2}")
+
+
 def release_key(release: str) -> tuple[int, ...]:
     """``"1.6.18"`` -> ``(1, 6, 18)``; raises ProfileError for anything else."""
-    if not re.fullmatch(r"\d+(\.\d+){1,2}", str(release)):
+    if not _RELEASE.fullmatch(str(release)):
         raise ProfileError(f"not a release number: {release!r} (expected e.g. 1.6.18)")
     return tuple(int(part) for part in str(release).split("."))
 
@@ -321,11 +324,11 @@ def _likeliest_first(wanted: tuple[int, ...]) -> list[str]:
     """The bundled file names, the one named for the nearest release at or below ``wanted``
     first (``memcached-1.6.yaml`` for 1.6.45), so a release's own file is usually the only one
     parsed; the files' ranges do not overlap, so the order does not change which one covers it."""
-    def named(name: str) -> tuple[int, ...]:
-        digits = name.removeprefix("memcached-").removesuffix(".yaml")
-        return release_key(digits) if re.fullmatch(r"\d+(\.\d+){1,2}", digits) else ()
-    below = sorted((n for n in _bundled_names() if named(n) and named(n) <= wanted), key=named, reverse=True)
-    return below + [n for n in _bundled_names() if n not in below]
+    names = _bundled_names()
+    digits = {n: n.removeprefix("memcached-").removesuffix(".yaml") for n in names}
+    named = {n: release_key(d) for n, d in digits.items() if _RELEASE.fullmatch(d)}
+    below = sorted((n for n in named if named[n] <= wanted), key=named.get, reverse=True)
+    return below + [n for n in names if n not in below]
 
 
 def bundled_lines() -> list[tuple[str, str, str]]:
