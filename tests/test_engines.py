@@ -112,7 +112,8 @@ def test_1_6_38_has_1_6_45s_mover_thread_and_window_but_1_6_18s_free_page_rule()
     t = simulate(configure(load_profile("1.6.38"), ["-m", "4"]), ops).totals
     assert (t.pages_moved, t.slab_reassign_evictions_nomem, t.slab_reassign_inline_reclaim) == (1, 0, PER_PAGE_4)
     # memcached.c 5243: the window has no upper bound before 1.6.45
-    assert configure(load_profile("1.6.38"), ["-o", "slab_automove_window=2000"]).suboptions
+    wide = configure(load_profile("1.6.38"), ["-o", "slab_automove_window=2000"])
+    assert background_for(wide).slab_automove_window == 2000
     with pytest.raises(Refused, match="slab_automove_window must be > 2 and < 1800"):
         configure(load_profile("1.6.45"), ["-o", "slab_automove_window=2000"])
 
