@@ -343,13 +343,18 @@ def supported_text() -> str:
 
 
 def _deep_merge(base: dict, over: Mapping) -> dict:
-    merged = copy.deepcopy(base)
+    """``base`` with ``over``'s fields laid on it at every depth, sharing nothing with either."""
+    return _merge_into(copy.deepcopy(base), over)
+
+
+def _merge_into(target: dict, over: Mapping) -> dict:
+    """Lay ``over``'s fields on ``target`` (changed in place) at every depth; ``over`` is copied."""
     for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
+        if isinstance(value, Mapping) and isinstance(target.get(key), dict):
+            _merge_into(target[key], value)
         else:
-            merged[key] = copy.deepcopy(value)
-    return merged
+            target[key] = copy.deepcopy(value)
+    return target
 
 
 def _changes(data: Mapping) -> list[dict]:
@@ -369,10 +374,10 @@ def _raw_for_release(release: str) -> tuple[str, dict]:
         data = _bundled_file(name)
         first, last = release_key(data["releases"]["first"]), release_key(data["releases"]["last"])
         if first <= wanted <= last:
-            merged = {k: v for k, v in data.items() if k != "changes"}
-            for change in _changes(data):
+            merged = copy.deepcopy({k: v for k, v in data.items() if k != "changes"})
+            for change in _changes(data):    # copied once above, then each change laid on in place
                 if release_key(change["from"]) <= wanted:
-                    merged = _deep_merge(merged, {k: v for k, v in change.items() if k != "from"})
+                    _merge_into(merged, {k: v for k, v in change.items() if k != "from"})
             return f"bundled:{name}", {**merged, "release": release}
     raise ProfileError(f"unsupported memcached release {release}; supported: {supported_text()}")
 
@@ -493,8 +498,13 @@ class _RuleReader:
 
     def unknown_fields(self) -> list[str]:
         """Fields of the raw mapping no rule reads (a misspelt field must not pass silently)."""
-        return [path for path in _leaf_paths(self.raw)
-                if not any(tuple(path.split("."))[:len(read)] == read for read in self.read)]
+        read = self.read
+        unknown = []
+        for path in _leaf_paths(self.raw):
+            parts = tuple(path.split("."))
+            if not any(parts[:depth] in read for depth in range(1, len(parts) + 1)):
+                unknown.append(path)
+        return unknown
 
     def fail(self, path: str, why: str) -> ProfileError:
         return ProfileError(f"profile {self.source}: field {path}: {why}")
