@@ -18,3 +18,28 @@ def memcached():
 def profile(memcached):
     """The slabcalc profile of that server's own version."""
     return load_profile(server_version(memcached))
+
+
+# -- long computations begun ahead (tests/ahead.py) ----------------------------------------
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``ahead`` run last: their job has had the whole run to finish."""
+    items.sort(key=lambda item: item.get_closest_marker("ahead") is not None)
+
+
+def pytest_collection_finish(session):
+    """Begin the jobs of the selected tests marked ``ahead`` (the deselected ones' are not begun)."""
+    import ahead
+
+    if session.config.option.collectonly:
+        return
+    for item in session.items:
+        mark = item.get_closest_marker("ahead")
+        if mark is not None:
+            ahead.start(mark.args[0])
+
+
+def pytest_sessionfinish(session):
+    import ahead
+
+    ahead.stop_all()
