@@ -41,7 +41,6 @@ class ColumnCounter:
         self.names = ("item_size",) if "item_size" in layout else ("key", "value", "flags")
         sep = delimiter.encode("ascii")
         self.expected = np.frombuffer(sep * (self.width - 1) + b"\n", dtype=np.uint8)
-        self.to_commas = bytes.maketrans(sep + b"\n", b",,")
         self.held: list[tuple[list[np.ndarray], np.ndarray]] = []   # distinct rows and counts
         self.held_rows = 0
         # rows of the latest blocks, counted together once they add up to RAW_ROWS: counting a
@@ -65,10 +64,7 @@ class ColumnCounter:
         lengths = np.diff(ends, prepend=-1) - 1                   # digits of each cell
         if lengths.min() < 1 or lengths.max() > CELL_DIGITS_MAX:
             return None
-        numbers = np.fromstring(data.translate(self.to_commas), dtype=np.int64, sep=",")
-        if len(numbers) != len(ends):
-            return None
-        cells = numbers.reshape(-1, self.width)
+        cells = _numbers(chars, ends, lengths).reshape(-1, self.width)
         given = {name: cells[:, i] for i, name in enumerate(self.layout)}
         rows = len(cells)
         if "key" in given and ((given["key"] < 1).any() or (given["key"] > self.key_max).any()):
@@ -120,6 +116,26 @@ class ColumnCounter:
         (columns, counts), = self.held
         self.held, self.held_rows = [], 0
         return dict(zip(self.names, columns)), counts
+
+
+def _numbers(chars: np.ndarray, ends: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The value of each cell, given the bytes, each cell's end (the byte after its last digit)
+    and its digits (1 to CELL_DIGITS_MAX, all checked to be digits): the cells of each length
+    are read digit by digit together, which takes half the time numpy's own text parser does."""
+    digits = chars - np.uint8(48)
+    starts = ends - lengths
+    numbers = np.empty(len(ends), dtype=np.int64)
+    for length in range(1, int(lengths.max()) + 1):
+        which = np.flatnonzero(lengths == length)
+        if not len(which):
+            continue
+        at = starts[which]
+        value = digits[at].astype(np.int64)
+        for offset in range(1, length):
+            value *= 10
+            value += digits[at + offset]
+        numbers[which] = value
+    return numbers
 
 
 def _distinct(columns: list[np.ndarray], counts: np.ndarray | None) -> tuple[list[np.ndarray], np.ndarray]:
