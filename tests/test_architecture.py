@@ -203,6 +203,19 @@ def test_a_small_report_imports_only_what_it_needs(tmp_path):
     assert not any(m.startswith("slabcalc.cli.commands.") and m != "slabcalc.cli.commands.report" for m in again)
 
 
+def test_tables_are_laid_out_without_importing_tabulate(tmp_path):
+    """tabulate imports importlib.metadata (a third of a command's start-up): the default table of
+    a report, bars and human units included, is laid out by slabcalc (tests/test_output.py holds it
+    equal to tabulate's); another layout loads tabulate."""
+    items = tmp_path / "items.csv"
+    items.write_text("key,value\n10,100\n20,3000\n")
+    _modules_loaded_by(["report", str(items), "--format", "json"], tmp_path)      # the profile cached
+    table = _modules_loaded_by(["report", str(items)], tmp_path)
+    assert "slabcalc.analysis.report" in table and "tabulate" not in table
+    assert "tabulate" not in _modules_loaded_by(["classes"], tmp_path)
+    assert "tabulate" in _modules_loaded_by(["classes", "--format", "github"], tmp_path)
+
+
 def test_an_input_of_a_block_or_more_is_counted_by_numpy(tmp_path):
     from slabcalc.inputs.items import BLOCK_SIZE
 
