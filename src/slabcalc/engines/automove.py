@@ -99,7 +99,7 @@ class WindowedAutomover:
             if oom[c] - b_oom[c] > 0 or pages[c] - b_pages[c] > 0:
                 slot[1] = 1
             lru = cold[c]
-            slot[0] = now - lru[next(iter(lru))].time if lru else 0
+            slot[0] = now - lru.next.time if lru.n else 0
             window = self.window[c]
             age = sum(s[0] for s in window) // self.size
             seen = sum(s[3] for s in window)

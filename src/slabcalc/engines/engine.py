@@ -234,9 +234,9 @@ class Engine:
         live COLD tail written out (it runs for every set of a full cache), else the long way."""
         lrus = self.lrus
         lru = lrus.q[COLD][cls]
-        if not lru:
+        if not lru.n:
             return lrus.alloc_pull(cls)
-        victim = lru[next(iter(lru))]
+        victim = lru.next
         exptime = victim.exptime
         if (exptime and exptime < self.now) or victim.chunks is not None:
             return lrus.alloc_pull(cls)
@@ -248,9 +248,9 @@ class Engine:
     def _tail_live(self, cls: int) -> bool:
         """The compat LRU's pre-allocation pull would reclaim nothing: the COLD tail is live."""
         lru = self.lrus.q[COLD][cls]
-        if not lru:
+        if not lru.n:
             return True
-        exptime = lru[next(iter(lru))].exptime
+        exptime = lru.next.exptime
         return not exptime or exptime >= self.now
 
     def set_large(self, key, key_size: int, value_size: int, flags: int, ttl: int, size: int) -> None:
@@ -347,7 +347,9 @@ class Engine:
         item.fetched = True
         if item.time < self.now - self.update_interval:     # do_item_update, compat
             item.time = self.now
-            self.lrus.q[item.seg][item.cls].move_to_end(item.key)
+            lru = self.lrus.q[item.seg][item.cls]
+            lru.remove(item)
+            lru.append(item)
             self.lrus.version[item.cls] += 1
 
     def update(self, item: Item) -> None:
@@ -410,7 +412,7 @@ class Engine:
         counts = self.counts
         set_, fetch, clock = self.set, self.fetch, self.clock
         collecting = gc.isenabled()
-        gc.disable()            # item records are many and acyclic: the collector would rescan them
+        gc.disable()            # item records are many and hold no garbage: the collector would only rescan them
         try:
             for t, op, key, key_size, value_size, ttl, flags in ops:
                 counts["ops"] += 1

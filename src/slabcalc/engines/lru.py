@@ -4,12 +4,15 @@ Each class has three LRUs, HOT, WARM and COLD.  The compat LRU (1.4, or 1.5+
 with ``-o no_modern``) links every item in COLD and never moves it between
 them (``do_item_alloc``: "There is only COLD in compat-mode"), so one walk,
 :meth:`Lrus.pull_tail`, serves both, as ``lru_pull_tail`` does in memcached.
-An LRU is an ``OrderedDict`` whose first entry is the tail (oldest).
+An LRU is a ring of its items, doubly linked through them as memcached links
+``it->prev``/``it->next`` (items.c ``do_item_link_q``): :attr:`Lru.next` is
+the tail (oldest), :attr:`Lru.prev` the head (newest).  Linked through the
+items, an LRU costs 16 bytes an item and a look at its tail is one attribute
+(an ``OrderedDict`` cost about 120 bytes an item, and its tail was found
+through an iterator).
 """
 
 from __future__ import annotations
-
-from collections import OrderedDict
 
 HOT, WARM, COLD = 0, 1, 2
 SEGMENTS = ("hot", "warm", "cold")
@@ -23,7 +26,8 @@ class Item:
     (its header lives in a small class, its LRU is the largest class's).
     """
 
-    __slots__ = ("key", "cls", "seg", "exptime", "time", "fetched", "active", "ntotal", "addr", "chunks")
+    __slots__ = ("key", "cls", "seg", "exptime", "time", "fetched", "active", "ntotal", "addr", "chunks",
+                 "prev", "next")
 
     def __init__(self, key, cls, seg, exptime, time, ntotal, addr, chunks):
         self.key, self.cls, self.seg, self.exptime, self.time = key, cls, seg, exptime, time
@@ -31,12 +35,50 @@ class Item:
         self.ntotal, self.addr, self.chunks = ntotal, addr, chunks
 
 
+class Lru:
+    """One LRU: the ring's anchor.  ``next`` is its tail (oldest item), ``prev`` its head (newest),
+    the anchor itself when it is empty; ``n`` counts its items."""
+
+    __slots__ = ("prev", "next", "n")
+
+    def __init__(self):
+        self.prev = self.next = self
+        self.n = 0
+
+    def append(self, item: Item) -> None:
+        """Link ``item`` at the head."""
+        head = self.prev
+        item.prev, item.next = head, self
+        head.next = self.prev = item
+        self.n += 1
+
+    def remove(self, item: Item) -> None:
+        before, after = item.prev, item.next
+        before.next, after.prev = after, before
+        self.n -= 1
+
+    def values(self) -> list[Item]:
+        """The items, tail (oldest) first."""
+        items, item = [], self.next
+        while item is not self:
+            items.append(item)
+            item = item.next
+        return items
+
+    def __iter__(self):
+        """The items' keys, tail first (as the ``OrderedDict`` it replaced)."""
+        return (item.key for item in self.values())
+
+    def __len__(self) -> int:
+        return self.n
+
+
 class Lrus:
     """Every class's HOT/WARM/COLD LRUs, their item bytes, and the counters ``stats items`` shows."""
 
     def __init__(self, engine, n: int):
         self.e = engine
-        self.q = [[OrderedDict() for _ in range(n)] for _ in SEGMENTS]
+        self.q = [[Lru() for _ in range(n)] for _ in SEGMENTS]
         self.bytes = [[0] * n for _ in SEGMENTS]
         self.evicted = [0] * n
         self.evicted_nonzero = [0] * n
@@ -53,27 +95,27 @@ class Lrus:
 
     def count(self, cls: int) -> int:
         q = self.q
-        return len(q[HOT][cls]) + len(q[WARM][cls]) + len(q[COLD][cls])
+        return q[HOT][cls].n + q[WARM][cls].n + q[COLD][cls].n
 
     def link(self, item: Item) -> None:
         cls = item.cls
-        self.q[item.seg][cls][item.key] = item
+        self.q[item.seg][cls].append(item)
         self.bytes[item.seg][cls] += item.ntotal
         self.version[cls] += 1
 
     def unlink(self, item: Item) -> None:
         cls = item.cls
-        del self.q[item.seg][cls][item.key]
+        self.q[item.seg][cls].remove(item)
         self.bytes[item.seg][cls] -= item.ntotal
         self.version[cls] += 1
 
     def relink(self, item: Item, seg: int) -> None:
         """``item_unlink_q`` + ``item_link_q``: to the head of ``seg`` (its own, or another)."""
         cls = item.cls
-        del self.q[item.seg][cls][item.key]
+        self.q[item.seg][cls].remove(item)
         self.bytes[item.seg][cls] -= item.ntotal
         item.seg = seg
-        self.q[seg][cls][item.key] = item
+        self.q[seg][cls].append(item)
         self.bytes[seg][cls] += item.ntotal
         self.version[cls] += 1
 
@@ -102,9 +144,9 @@ class Lrus:
         now = e.now
         removed = 0
         for _ in range(e.tail_tries):
-            if not lru:
+            if not lru.n:
                 break
-            item = lru[next(iter(lru))]
+            item = lru.next
             exptime = item.exptime
             if exptime and exptime < now:
                 self.reclaimed[cls] += 1
@@ -133,7 +175,8 @@ class Lrus:
                 item.active = False
                 removed += 1
                 if seg == WARM:
-                    lru.move_to_end(item.key)
+                    lru.remove(item)
+                    lru.append(item)
                     self.version[cls] += 1
                 else:
                     self.relink(item, WARM)

@@ -126,9 +126,9 @@ class Maintainer:
             return 0
         q = lrus.q
         hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
-        if not (hot or warm or cold):
+        if not (hot.n or warm.n or cold.n):
             return 0
-        cold_age = now - cold[next(iter(cold))].time if cold else 0
+        cold_age = now - cold.next.time if cold.n else 0
         bg = e.bg
         hot_age, warm_age = int(cold_age * bg.hot_max_factor), int(cold_age * bg.warm_max_factor)
         nbytes = lrus.bytes
@@ -154,16 +154,16 @@ class Maintainer:
         bg = self.e.bg
         for lru, seg, limit, age in ((hot, HOT, total * bg.hot_lru_pct // 100, hot_age),
                                      (warm, WARM, 0, warm_age)):
-            if not lru:
+            if not lru.n:
                 continue
             if limit == 0:
                 limit = total * bg.warm_lru_pct // 100
-            item = lru[next(iter(lru))]
+            item = lru.next
             if ((item.exptime and item.exptime < now) or item.active or nbytes[seg][cls] > limit
                     or now - item.time > age):
                 return False
-        if cold and self.e.segmented:
-            item = cold[next(iter(cold))]
+        if cold.n and self.e.segmented:
+            item = cold.next
             if (item.exptime and item.exptime < now) or item.active:
                 return False
         return True
