@@ -166,3 +166,50 @@ def test_the_model_line_says_which_releases_background_rules_were_read():
                           ("1.6.38", True), ("1.6.42", False), ("1.6.45", True), ("1.5.22", False)):
         text = simulate(configure(load_profile(release), []), [s(0, "a00000")]).model.text
         assert ("were not checked" in text) is not read, release
+
+
+# -- an LRU: a ring linked through its items ----------------------------------------------------
+
+def _lru_steps():
+    from hypothesis import strategies as st
+
+    return st.lists(st.tuples(st.sampled_from(["link", "unlink", "bump", "evict"]), st.integers(0, 9)),
+                    max_size=80)
+
+
+def test_an_lru_keeps_the_order_an_ordered_dict_keeps():
+    """Links at the head, unlinks anywhere, moves to the head, evictions at the tail: the ring holds
+    the items in the order an OrderedDict of them does (the structure it replaced), tail first."""
+    from collections import OrderedDict
+
+    from hypothesis import given, settings
+
+    from slabcalc.engines.lru import Item, Lru
+
+    @settings(max_examples=300, deadline=None)
+    @given(_lru_steps())
+    def check(steps):
+        lru, model = Lru(), OrderedDict()
+        items = {k: Item(f"k{k}", 1, 2, 0, 0, 100, k, None) for k in range(10)}
+        for step, k in steps:
+            item = items[k]
+            if step == "link" and k not in model:
+                lru.append(item)
+                model[k] = item
+            elif step == "unlink" and k in model:
+                lru.remove(item)
+                del model[k]
+            elif step == "bump" and k in model:
+                lru.remove(item)
+                lru.append(item)
+                model.move_to_end(k)
+            elif step == "evict" and model:
+                tail = lru.next
+                assert tail is model[next(iter(model))]
+                lru.remove(tail)
+                model.popitem(last=False)
+            assert lru.values() == list(model.values()) and len(lru) == lru.n == len(model)
+            assert (lru.next is lru) == (lru.prev is lru) == (not model)
+            assert list(lru) == [item.key for item in model.values()]
+
+    check()
