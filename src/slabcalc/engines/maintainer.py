@@ -30,6 +30,7 @@ from slabcalc.engines.lru import COLD, HOT, WARM
 
 US = 1_000_000
 PHANTOM = 64        # the classes past the largest (MAX_NUMBER_OF_SLAB_CLASSES is 64)
+CLS_BITS, CLS_MASK = 7, 127    # a heap entry is due << 7 | class (classes 1..64)
 
 
 class Maintainer:
@@ -44,13 +45,17 @@ class Maintainer:
         # thread's last sleep at each wake-up (a zero sleep counts as 1 ms).  Held as the point of
         # that countdown clock (``self.clock``) at which each class is due, in a heap, so a wake-up
         # touches only the classes due; the classes past this table's largest never hold items and
-        # share one entry (PHANTOM).
+        # share one entry (PHANTOM), whose wait is backoff[PHANTOM].
         self.clock = 0
-        self.backoff = [0] * (len(engine.size) + 1)
-        self.idle_at = [None] * len(engine.size)    # (second, version) a class was last seen idle at
-        self.due = [(0, cls) for cls in range(1, len(engine.size))]
+        self.backoff = [0] * (PHANTOM + 1)
+        # the (second, version) a class was last seen idle at: nothing changed since, so a juggle
+        # would find nothing to do again (one list each, not a tuple a class)
+        self.idle_second = [None] * (PHANTOM + 1)
+        self.idle_version = [None] * (PHANTOM + 1)
+        # the heap holds ``due << 7 | class`` (one int an entry, ordered as (due, class) tuples are)
+        self.due = [cls for cls in range(1, len(engine.size))]
         if len(engine.size) <= 63:
-            self.due.append((0, PHANTOM))
+            self.due.append(PHANTOM)
         self.last_crawler_check = None
         self.last_automove_check = None
         self.crawler = self.automover = None
@@ -72,30 +77,45 @@ class Maintainer:
     def wake(self) -> int:
         """``lru_maintainer_thread``'s loop body; the microseconds it then sleeps."""
         e = self.e
-        self.clock = clock = self.clock + (self.to_sleep if self.to_sleep > 1000 else 1000)
-        min_sleep, max_sleep = self.min_sleep, self.max_sleep
-        due, backoff = self.due, self.backoff
-        juggled = []
-        while due and due[0][0] <= clock:
-            juggled.append(heappop(due)[1])
-        to_sleep = due[0][0] - clock if due and due[0][0] - clock < max_sleep else max_sleep
-        juggle = self.juggle if self.juggling else None
-        for cls in juggled:
-            did = juggle(cls) if juggle is not None and cls != PHANTOM else 0
-            b = backoff[cls if cls != PHANTOM else 0]
-            if did == 0:
-                b = b + b // 8 if b else min_sleep
-                if b > max_sleep:
-                    b = max_sleep
-            elif b > 0:
-                b //= 2
-                if b < min_sleep:
-                    b = 0
-            backoff[cls if cls != PHANTOM else 0] = b
-            heappush(due, (clock + b, cls))
-            if b < to_sleep:
-                to_sleep = b
-        if e.segmented and e.bumps:             # lru_maintainer_bumps(): queued COLD hits to WARM
+        to_sleep = self.to_sleep
+        self.clock = clock = self.clock + (to_sleep if to_sleep > 1000 else 1000)
+        due = self.due
+        last = clock << CLS_BITS | CLS_MASK          # the largest entry due now
+        max_sleep = self.max_sleep
+        if due[0] <= last:
+            juggled = []
+            while due and due[0] <= last:
+                juggled.append(heappop(due) & CLS_MASK)
+            to_sleep = (due[0] >> CLS_BITS) - clock if due else max_sleep
+            if to_sleep > max_sleep:
+                to_sleep = max_sleep
+            min_sleep, backoff = self.min_sleep, self.backoff
+            now, version = e.now, e.lrus.version
+            idle_second, idle_version = self.idle_second, self.idle_version
+            juggling = self.juggling
+            for cls in juggled:
+                b = backoff[cls]
+                if (not juggling or cls == PHANTOM or (idle_second[cls] == now and idle_version[cls] == version[cls])
+                        or not self.juggle(cls)):
+                    if b:
+                        b += b >> 3
+                        if b > max_sleep:
+                            b = max_sleep
+                    else:
+                        b = min_sleep
+                elif b > 0:
+                    b >>= 1
+                    if b < min_sleep:
+                        b = 0
+                backoff[cls] = b
+                heappush(due, (clock + b) << CLS_BITS | cls)
+                if b < to_sleep:
+                    to_sleep = b
+        else:
+            to_sleep = (due[0] >> CLS_BITS) - clock
+            if to_sleep > max_sleep:
+                to_sleep = max_sleep
+        if e.bumps:                             # lru_maintainer_bumps(): queued COLD hits to WARM
             bumps, e.bumps = e.bumps, []
             for item in bumps:
                 e.update(item)
@@ -121,12 +141,10 @@ class Maintainer:
         e = self.e
         lrus = e.lrus
         now = e.now
-        seen = (now, lrus.version[cls])
-        if self.idle_at[cls] == seen:       # nothing changed since a juggle found nothing to do
-            return 0
         q = lrus.q
         hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
         if not (hot.n or warm.n or cold.n):
+            self.idle_second[cls], self.idle_version[cls] = now, lrus.version[cls]
             return 0
         cold_age = now - cold.next.time if cold.n else 0
         bg = e.bg
@@ -134,7 +152,8 @@ class Maintainer:
         nbytes = lrus.bytes
         total = nbytes[COLD][cls] + nbytes[HOT][cls] + nbytes[WARM][cls]
         if self._idle(hot, warm, cold, nbytes, cls, now, total, hot_age, warm_age):
-            self.idle_at[cls] = seen
+            # nothing changes the answer until the class's LRUs or the second do (wake() checks)
+            self.idle_second[cls], self.idle_version[cls] = now, lrus.version[cls]
             return 0
         pull_tail = lrus.pull_tail
         did = 0
