@@ -53,19 +53,19 @@ def _same_or_declined(headers, table, align, wrap=None):
     return mine
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(_tables(COMMON))
 def test_tables_of_the_cells_commands_make_are_tabulates(case):
     _same_or_declined(*case)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(_tables(st.one_of(COMMON, TRICKY)))
 def test_tricky_cells_are_laid_out_as_tabulate_does_or_left_to_it(case):
     _same_or_declined(*case)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(_tables(st.one_of(COMMON, TEXT)))
 def test_wrapped_text_is_wrapped_as_tabulate_wraps_it(case):
     """render_pairs wraps its value column to the terminal (tabulate's maxcolwidths)."""
