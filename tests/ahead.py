@@ -8,6 +8,11 @@ of that module, in ``tests/``, returning what JSON can hold) run in a child
 process as soon as collection ends (``conftest.py``); the test itself runs
 last and reads the outcome with :func:`result`.  A job nobody asked for is
 never started; one still running when the session ends is killed.
+
+A job can also be begun before pytest: ``.ci/run`` starts ``python tests/ahead.py
+module:function DIR`` while the floors' tests run (their pytest leaves the other core idle) and
+sets ``SLABCALC_AHEAD_DIR=DIR`` for the suite, which then waits for ``DIR/module:function.json``
+(or its ``.err``) instead of beginning the job again.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
@@ -23,9 +29,30 @@ _jobs: dict[str, subprocess.Popen] = {}
 _results: dict[str, object] = {}
 
 
+def _begun_before(target: str) -> str | None:
+    """The file stem of ``target``'s job begun before pytest (``SLABCALC_AHEAD_DIR``), if one was."""
+    folder = os.environ.get("SLABCALC_AHEAD_DIR")
+    if not folder:
+        return None
+    stem = os.path.join(folder, target)
+    return stem if any(os.path.exists(stem + end) for end in (".running", ".json", ".err")) else None
+
+
+def _wait_before(target: str, stem: str, limit: float = 1800.0):
+    """The outcome of a job begun before pytest, once it has written it."""
+    deadline = time.monotonic() + limit
+    while os.path.exists(stem + ".running") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    if os.path.exists(stem + ".json"):
+        with open(stem + ".json") as f:
+            return json.load(f)
+    error = open(stem + ".err").read() if os.path.exists(stem + ".err") else "it wrote nothing"
+    raise AssertionError(f"{target}, begun before pytest, failed:\n{error[-3000:]}")
+
+
 def start(target: str) -> None:
     """Begin ``module:function`` in a child process (once)."""
-    if target in _jobs:
+    if target in _jobs or _begun_before(target):
         return
     module, function = target.split(":")
     code = (f"import json, sys; sys.path.insert(0, {TESTS!r}); from {module} import {function}; "
@@ -36,6 +63,8 @@ def start(target: str) -> None:
 
 def result(target: str):
     """What ``module:function`` returned (waiting for it; begun now if collection did not)."""
+    if target not in _results and _begun_before(target):
+        _results[target] = _wait_before(target, _begun_before(target))
     if target not in _results:
         start(target)
         job = _jobs[target]
@@ -52,3 +81,28 @@ def stop_all() -> None:
         if job.poll() is None:
             job.kill()
             job.communicate()
+
+
+def main(target: str, folder: str) -> None:
+    """Run ``target`` now and leave its outcome in ``folder`` for a later pytest (see above)."""
+    stem = os.path.join(folder, target)
+    open(stem + ".running", "w").close()
+    try:
+        module, function = target.split(":")
+        sys.path.insert(0, TESTS)
+        outcome = getattr(__import__(module), function)()
+        with open(stem + ".tmp", "w") as f:
+            json.dump(outcome, f)
+        os.replace(stem + ".tmp", stem + ".json")
+    except BaseException:
+        import traceback
+
+        with open(stem + ".err", "w") as f:
+            f.write(traceback.format_exc())
+        raise
+    finally:
+        os.remove(stem + ".running")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])
