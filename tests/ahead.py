@@ -46,7 +46,10 @@ def _wait_before(target: str, stem: str, limit: float = 1800.0):
     if os.path.exists(stem + ".json"):
         with open(stem + ".json") as f:
             return json.load(f)
-    error = open(stem + ".err").read() if os.path.exists(stem + ".err") else "it wrote nothing"
+    error = "it wrote nothing"
+    if os.path.exists(stem + ".err"):
+        with open(stem + ".err") as f:
+            error = f.read()
     raise AssertionError(f"{target}, begun before pytest, failed:\n{error[-3000:]}")
 
 
