@@ -23,6 +23,7 @@ from slabcalc import configure, load_profile, slab_classes
 from slabcalc.analysis.optimize import (
     best_slab_sizes,
     chunk_requests,
+    items_that_fit,
     listed_sizes,
     optimize,
     page_bytes,
@@ -364,3 +365,16 @@ def test_the_vectorized_grid_is_slab_classes_and_page_bytes(release, args):
             sizes = [c.chunk_size for c in classes]
             assert row[:len(sizes)].tolist() == sizes and np.all(row[len(sizes):] == sizes[-1])
             assert cost == page_bytes(one, requests, classes)
+
+
+def test_each_n_f_candidate_is_measured_with_its_own_classes_when_items_are_chunked():
+    """With items above slab_chunk_max, -m's capacity is counted item by item over the classes: each
+    -n/-f pair's must be counted with its own classes (it was counted with the grid's last pair's)."""
+    dist = {Item(10, v, 0, None): n for v, n in [(70, 4000), (300, 3000), (2000, 800), (700_000, 6)]}
+    requests = chunk_requests(MODERN, dist)
+    assert requests.chunked
+    limit = 24 << 20
+    found = search_n_f(MODERN, requests, memory_limit=limit, keep=3)
+    assert len(found) == 3
+    for candidate in found:
+        assert candidate.items_that_fit == items_that_fit(candidate.settings, requests, limit), candidate.flags

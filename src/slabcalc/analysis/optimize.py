@@ -598,13 +598,19 @@ def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, or
         per_item = sum(r.chunks * r.page_length / r.slab_class.perslab for r in rows) / max(items, 1)
         bound = int(memory_limit / per_item) + 2 if per_item else 1 << 62
         one_page = min((r.slab_class.perslab * items // r.chunks for r in rows), default=0)
-        bounded.append((max(bound, one_page), scored, rows))
+        bounded.append((max(bound, one_page), scored, classes, rows))
     bounded.sort(key=lambda b: -b[0])
     done: list[Scored] = []
-    for bound, scored, rows in bounded:
-        if len(done) >= keep and bound < sorted(c.items_that_fit for c in done)[-keep]:
+    best: list[int] = []        # the ``keep`` largest capacities so far, a min-heap: best[0] is the keep-th
+    for bound, scored, classes, rows in bounded:
+        if len(best) >= keep and bound < best[0]:
             break
-        done.append(replace(scored, items_that_fit=_capacity(scored.settings, requests, classes, rows, memory_limit)))
+        fit = _capacity(scored.settings, requests, classes, rows, memory_limit)   # its own classes
+        done.append(replace(scored, items_that_fit=fit))
+        if len(best) < keep:
+            heapq.heappush(best, fit)
+        elif fit > best[0]:
+            heapq.heapreplace(best, fit)
     return done
 
 
