@@ -95,15 +95,20 @@ def test_capacity_matches_first_eviction(memcached, profile, key, value, extra):
                                        str(value), "-m", "8m", "--format", "json", *extra])
     assert json.loads(cli_run.output)["capacity"] == expected
 
-    stored = 0
+    # the first eviction is the (expected + 1)-th set: the first `expected` sets (pipelined, noreply;
+    # one connection's commands run in order, so the stats after them see them all) store every item
+    # and evict none, and the next one evicts
+    names = [f"{n:07d}" + "k" * (key - 7) if key >= 7 else f"{n}"[:key] for n in range(expected + 1)]
+    payload = b"v" * value
+    batch = max(1, (1 << 20) // value)
     with MemcachedServer(args, memcached=memcached) as server:
-        for n in range(expected * 2 + 10):
-            name = f"{n:07d}" + "k" * (key - 7) if key >= 7 else f"{n}"[:key]
-            assert server.set(name, b"v" * value) == "STORED"
-            if int(server.stats()["evictions"]):
-                break
-            stored += 1
-    assert stored == expected
+        for start in range(0, expected, batch):
+            server._send(b"".join(b"set %s 0 0 %d noreply\r\n%s\r\n" % (name.encode(), value, payload)
+                                  for name in names[start:min(start + batch, expected)]))
+        stats = server.stats()
+        assert (int(stats["evictions"]), int(stats["curr_items"])) == (0, expected)
+        assert server.set(names[expected], payload) == "STORED"
+        assert int(server.stats()["evictions"]) >= 1
 
 
 # Issue 16 item 6: chunked items, where the tail may land in a chunk of the largest class
