@@ -92,7 +92,7 @@ class Crawler:
             cls, seg = lru
             s = self.stats[lru]
             walked = 0
-            for item in list(q[seg][cls].values()):
+            for item in q[seg][cls].values():      # a list: the crawl may unlink as it goes
                 if limit and walked >= limit - 1:
                     break
                 walked += 1

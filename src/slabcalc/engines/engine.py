@@ -347,9 +347,7 @@ class Engine:
         item.fetched = True
         if item.time < self.now - self.update_interval:     # do_item_update, compat
             item.time = self.now
-            lru = self.lrus.q[item.seg][item.cls]
-            lru.remove(item)
-            lru.append(item)
+            self.lrus.q[item.seg][item.cls].to_head(item)
             self.lrus.version[item.cls] += 1
 
     def update(self, item: Item) -> None:

@@ -57,6 +57,11 @@ class Lru:
         before.next, after.prev = after, before
         self.n -= 1
 
+    def to_head(self, item: Item) -> None:
+        """Move ``item`` (linked here) to the head: memcached's unlink and relink in the same LRU."""
+        self.remove(item)
+        self.append(item)
+
     def values(self) -> list[Item]:
         """The items, tail (oldest) first."""
         items, item = [], self.next
@@ -175,8 +180,7 @@ class Lrus:
                 item.active = False
                 removed += 1
                 if seg == WARM:
-                    lru.remove(item)
-                    lru.append(item)
+                    lru.to_head(item)
                     self.version[cls] += 1
                 else:
                     self.relink(item, WARM)

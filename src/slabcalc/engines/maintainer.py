@@ -82,13 +82,13 @@ class Maintainer:
         due = self.due
         last = clock << CLS_BITS | CLS_MASK          # the largest entry due now
         max_sleep = self.max_sleep
-        if due[0] <= last:
-            juggled = []
-            while due and due[0] <= last:
-                juggled.append(heappop(due) & CLS_MASK)
-            to_sleep = (due[0] >> CLS_BITS) - clock if due else max_sleep
-            if to_sleep > max_sleep:
-                to_sleep = max_sleep
+        juggled = []
+        while due and due[0] <= last:
+            juggled.append(heappop(due) & CLS_MASK)
+        to_sleep = (due[0] >> CLS_BITS) - clock if due else max_sleep
+        if to_sleep > max_sleep:
+            to_sleep = max_sleep
+        if juggled:
             min_sleep, backoff = self.min_sleep, self.backoff
             now, version = e.now, e.lrus.version
             idle_second, idle_version = self.idle_second, self.idle_version
@@ -111,10 +111,6 @@ class Maintainer:
                 heappush(due, (clock + b) << CLS_BITS | cls)
                 if b < to_sleep:
                     to_sleep = b
-        else:
-            to_sleep = (due[0] >> CLS_BITS) - clock
-            if to_sleep > max_sleep:
-                to_sleep = max_sleep
         if e.bumps:                             # lru_maintainer_bumps(): queued COLD hits to WARM
             bumps, e.bumps = e.bumps, []
             for item in bumps:
@@ -143,9 +139,6 @@ class Maintainer:
         now = e.now
         q = lrus.q
         hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
-        if not (hot.n or warm.n or cold.n):
-            self.idle_second[cls], self.idle_version[cls] = now, lrus.version[cls]
-            return 0
         cold_age = now - cold.next.time if cold.n else 0
         bg = e.bg
         hot_age, warm_age = int(cold_age * bg.hot_max_factor), int(cold_age * bg.warm_max_factor)
