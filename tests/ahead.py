@@ -66,8 +66,9 @@ def start(target: str) -> None:
 
 def result(target: str):
     """What ``module:function`` returned (waiting for it; begun now if collection did not)."""
-    if target not in _results and _begun_before(target):
-        _results[target] = _wait_before(target, _begun_before(target))
+    stem = _begun_before(target) if target not in _results else None
+    if stem is not None:
+        _results[target] = _wait_before(target, stem)
     if target not in _results:
         start(target)
         job = _jobs[target]
