@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, NamedTuple
+from typing import IO, Iterable, NamedTuple
 from urllib.parse import unquote
 
 __all__ = [
@@ -471,6 +471,22 @@ class MemcachedServer:
         )
         self._send(header + value + b"\r\n")
         return self._readline()
+
+    def set_many(self, keys: Iterable[str], value: bytes) -> None:
+        """Store ``value`` under each key, pipelined with ``noreply``, about a megabyte sent at a
+        time; nothing is read back.  This connection's commands run in order, so a ``stats`` after
+        it sees them all (``total_items`` counts those stored: ``noreply`` hides a refusal)."""
+        header = b" 0 0 %d noreply\r\n" % len(value)
+        body = value + b"\r\n"
+        batch = max(1, (1 << 20) // len(body))
+        pending = []
+        for key in keys:
+            pending.append(b"set " + self._check_key(key) + header + body)
+            if len(pending) == batch:
+                self._send(b"".join(pending))
+                pending = []
+        if pending:
+            self._send(b"".join(pending))
 
     def delete(self, key: str) -> str:
         """Delete ``key``; return the reply line (``DELETED``/``NOT_FOUND``)."""

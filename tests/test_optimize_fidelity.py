@@ -27,12 +27,7 @@ def served_pages(memcached, args) -> dict[int, int]:
     connection's commands run in order, so the stats after them see them all), every set stored."""
     with MemcachedServer(args, memcached=memcached) as server:
         for n, (key, value, count) in enumerate(ITEMS):
-            body = b"v" * value
-            batch = max(1, (1 << 20) // value)
-            for start in range(0, count, batch):
-                server._send(b"".join(b"set %s 0 0 %d noreply\r\n%s\r\n" % (
-                    (f"{n}{i:09d}" + "k" * (key - 10)).encode(), value, body)
-                    for i in range(start, min(start + batch, count))))
+            server.set_many((f"{n}{i:09d}" + "k" * (key - 10) for i in range(count)), b"v" * value)
         assert int(server.stats()["total_items"]) == sum(count for _, _, count in ITEMS)
         per_class, _ = server.slab_stats()
     return {cls: s["total_pages"] for cls, s in per_class.items() if s.get("total_pages")}

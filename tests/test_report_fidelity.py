@@ -100,11 +100,8 @@ def test_capacity_matches_first_eviction(memcached, profile, key, value, extra):
     # and evict none, and the next one evicts
     names = [f"{n:07d}" + "k" * (key - 7) if key >= 7 else f"{n}"[:key] for n in range(expected + 1)]
     payload = b"v" * value
-    batch = max(1, (1 << 20) // value)
     with MemcachedServer(args, memcached=memcached) as server:
-        for start in range(0, expected, batch):
-            server._send(b"".join(b"set %s 0 0 %d noreply\r\n%s\r\n" % (name.encode(), value, payload)
-                                  for name in names[start:min(start + batch, expected)]))
+        server.set_many(names[:expected], payload)
         stats = server.stats()
         assert (int(stats["evictions"]), int(stats["curr_items"])) == (0, expected)
         assert server.set(names[expected], payload) == "STORED"
