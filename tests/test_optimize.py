@@ -378,3 +378,26 @@ def test_each_n_f_candidate_is_measured_with_its_own_classes_when_items_are_chun
     assert len(found) == 3
     for candidate in found:
         assert candidate.items_that_fit == items_that_fit(candidate.settings, requests, limit), candidate.flags
+
+
+def test_chunk_requests_of_sized_chunked_items_equal_placing_each(monkeypatch):
+    # chunk_requests places chunked items known by size in bulk (place_sized); the requests, the
+    # chunk shapes capacity counts and the items placed must equal placing each item by itself
+    import slabcalc.analysis.optimize as opt
+
+    rng = random.Random(21)
+    too_large = 0
+    for release, args in (("1.4.36", ["-o", "slab_chunk_max=65536", "-I", "2m"]), ("1.5.22", []),
+                          ("1.6.18", ["-o", "slab_chunk_max=16384"]), ("1.6.45", ["-I", "4m", "-C"])):
+        s = configure(load_profile(release), args)
+        rows = [(Item(None, None, 0, rng.choice([rng.randint(80, 20000), rng.randint(16000, 4 << 20)])),
+                 rng.choice([0, 1, rng.randint(1, 10 ** 4)])) for _ in range(600)]
+        bulk = chunk_requests(s, rows)
+        with monkeypatch.context() as m:
+            m.setattr(opt, "sized_chunks_apply", lambda *a: False)
+            each = chunk_requests(s, rows)
+        assert bulk.chunked
+        too_large += bulk.too_large
+        assert replace(bulk, chunked=()) == replace(each, chunked=())
+        assert dict(bulk.chunked) == dict(each.chunked)
+    assert too_large      # items over -I were met (and left to place())

@@ -197,3 +197,87 @@ def test_bar_is_the_share_in_eighths_of_ten_characters():
 
     assert bar(100) == "\u2588" * 10 and bar(0) == "" and bar(50) == "\u2588" * 5
     assert bar(1.25) == "\u258f" and bar(13.75) == "\u2588\u258d"
+
+
+SIZED_CONFIGS = (("1.4.36", ["-o", "slab_chunk_max=65536", "-I", "2m"]),   # a text flags suffix
+                 ("1.4.39", ["-o", "modern", "-I", "2m"]), ("1.5.22", []), ("1.6.18", ["-C"]),
+                 ("1.6.18", ["-o", "slab_chunk_max=16384"]),
+                 ("1.6.18", ["-o", "slab_sizes=100-300-900-16384", "-o", "slab_chunk_max=16384"]),
+                 ("1.6.45", ["-I", "4m", "-f", "1.08"]))
+
+
+def _sized_chunk_sizes(s, rng):
+    """Sizes of chunked items: random ones, those where the value's length gains a digit, and
+    those whose value leaves the last chunk nearly empty or nearly full."""
+    largest = slab_classes(s)[-1].chunk_size
+    empty = place(s, 16, 0).item_size
+    edges = [empty + 10 ** k + d for k in range(4, 8) for d in range(-8, 9)]
+    room = largest - s.profile.chunk_header    # value bytes (CRLF included) a full chunk holds
+    edges += [empty - 2 + k * room + d for k in range(1, 5) for d in range(-3, 4)]   # a tail of 0, 1, 2 ... bytes
+    sizes = [rng.randint(largest + 1, s.item_size_max) for _ in range(400)] + [largest + 1, s.item_size_max]
+    return sorted({x for x in sizes + edges if largest < x <= s.item_size_max})
+
+
+def test_sized_chunked_items_are_placed_in_bulk_as_place_places_each():
+    # place_sized_chunks is place() over columns, for items known by size alone: every row it
+    # places must be place()'s placement of item_for_size's item, and it must leave exactly the
+    # sizes no item has (a text suffix grows by whole digits) to place(), which refuses them
+    import random
+
+    import numpy as np
+
+    from slabcalc.analysis.report import item_for_size
+    from slabcalc.model.placement import place_sized_chunks, sized_chunks_apply
+
+    rng = random.Random(11)
+    left_some = False
+    for release, args in SIZED_CONFIGS:
+        s = configure(load_profile(release), args)
+        classes = slab_classes(s)
+        assert sized_chunks_apply(s, classes, 16)
+        sizes = _sized_chunk_sizes(s, rng)
+        at = place_sized_chunks(s, classes, np.asarray(sizes), 16)
+        for i, size in enumerate(sizes):
+            one = place(s, *item_for_size(s, size, 16), 0, classes)
+            assert bool(at.exact[i]) == (one.item_size == size), (release, size)
+            left_some |= not at.exact[i]
+            if not at.exact[i]:
+                continue
+            head, *body, tail = one.chunks if one.chunks[-1].role == "tail" else (*one.chunks, None)
+            assert (int(at.header[i]), classes[int(at.header_class[i])].id) == (head.requested, head.class_id)
+            assert int(at.full[i]) == len(body)
+            assert all((c.requested, c.class_id) == (at.body, classes[at.body_class].id) for c in body)
+            if tail is None:
+                assert at.tail[i] == 0
+            else:
+                assert (int(at.tail[i]), classes[int(at.tail_class[i])].id) == (tail.requested, tail.class_id)
+    assert left_some     # the text suffix's missing sizes were met
+    for release, args in (("1.4.29", ["-o", "slab_chunk_max=65536", "-I", "2m"]), ("1.4.24", [])):
+        s = configure(load_profile(release), args)   # eager chunks, and none at all: place() each
+        assert not sized_chunks_apply(s, slab_classes(s), 16)
+
+
+def test_reports_of_sized_chunked_items_equal_placing_each(monkeypatch):
+    # build_report places chunked items known by size in bulk; the report, capacity under -m
+    # included, must equal the one placing each item by itself (place(), proven on real servers)
+    import random
+
+    from slabcalc.analysis import report
+
+    rng = random.Random(12)
+    for release, args in SIZED_CONFIGS:
+        s = configure(load_profile(release), args)
+        sizes = _sized_chunk_sizes(s, rng)
+        sizes = [x for x in sizes if report.item_for_size(s, x, 16) and
+                 place(s, *report.item_for_size(s, x, 16)).item_size == x]
+        one_chunk = [rng.randint(80, 16384) for _ in range(50)]
+        rows = [(Item(None, None, 0, x), rng.choice([0, 1, rng.randint(1, 10 ** 5)]), rng.randint(1, 3))
+                for x in sizes + one_chunk]
+        rng.shuffle(rows)
+        for limit in (None, 256 << 20):
+            bulk = build_report(s, rows, limit)
+            with monkeypatch.context() as m:
+                m.setattr(report, "sized_chunks_apply", lambda *a: False)
+                each = build_report(s, rows, limit)
+            assert bulk == each, (release, args, limit)
+            assert bulk.approximated == sum(n for item, n, _ in rows if item.item_size > s.largest_chunk)

@@ -64,7 +64,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, replace
 from functools import cached_property
-from itertools import groupby
+from itertools import chain, groupby
 from typing import Iterable, Sequence
 
 from slabcalc.analysis.advice import class_cap_trap
@@ -72,7 +72,7 @@ from slabcalc.analysis.report import ClassUsage, Report, build_report, capacity,
 from slabcalc.errors import ValueRefused
 from slabcalc.model.capacity import ChunkShape, mix_capacity
 from slabcalc.model.classes import SlabClass, slab_classes
-from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable
+from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable, sized_chunks_apply
 from slabcalc.model.settings import Refused, Settings, argv_words, chunk_max_value, configure
 
 SPACES = ("n_f", "slab_sizes", "slab_chunk_max")
@@ -121,7 +121,7 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
     chunk and requests each chunk's size.  The class list only decides where
     requests go, never what they are.
     """
-    from slabcalc.analysis.report import _place  # the report's own placement of one item
+    from slabcalc.analysis.report import _place, place_sized  # the report's own placement
 
     classes = slab_classes(settings)
     check_placeable(settings, classes)
@@ -131,13 +131,29 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
     chunked: dict[ChunkShape, int] = {}
     placed = too_large = 0
     size_of = item_sizer(settings)
+    in_bulk = sized_chunks_apply(settings, classes, size_key_length)
+    sized, each = [], []     # chunked items known by size (placed at once), and the rest
     for item, count, *_ in _pairs(distribution):
         size = size_of(item)
         if size <= largest:
             requests[size] = requests.get(size, 0) + count
             one_chunk[size] = one_chunk.get(size, 0) + count
             placed += count
-            continue
+        elif in_bulk and item.key is None and size <= settings.item_size_max:
+            sized.append((item, count))
+        else:
+            each.append((item, count))
+    if sized:
+        at, _, counts, done = place_sized(settings, classes, sized, size_key_length, chunked)
+        each += [t for t, placed_here in zip(sized, done) if not placed_here]
+        if at is not None:
+            placed += int(counts.sum())
+            tails = at.tail > 0
+            for asked, many in chain(zip(at.header.tolist(), counts.tolist()),
+                                     zip(at.tail[tails].tolist(), counts[tails].tolist()),
+                                     ((at.body, int((counts * at.full).sum())),)):
+                requests[asked] = requests.get(asked, 0) + many
+    for item, count in each:
         placement = _place(settings, classes, item, size_key_length)
         if placement.status == TOO_LARGE:
             too_large += count

@@ -26,7 +26,15 @@ from slabcalc.model.capacity import capacity as _capacity
 from slabcalc.model.classes import SlabClass, class_for, slab_classes
 from slabcalc.model.distribution import Item, ItemColumns
 from slabcalc.model.item import VALUE_MAX, item_size, ntotal_array, ntotal_function
-from slabcalc.model.placement import CHUNKED, TOO_LARGE, Placement, check_placeable, place
+from slabcalc.model.placement import (
+    CHUNKED,
+    TOO_LARGE,
+    Placement,
+    check_placeable,
+    place,
+    place_sized_chunks,
+    sized_chunks_apply,
+)
 from slabcalc.model.settings import Settings
 
 MIB = 1 << 20
@@ -208,7 +216,23 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
 
     pairs = chain.from_iterable(in_one_chunk(p) if isinstance(p, ItemColumns) else (p,) for p in pairs)
     size_of = item_sizer(settings)
-    for item, count, *rows in pairs:
+    in_bulk = sized_chunks_apply(settings, classes, size_key_length)
+    sized: list[tuple[Item, int, int]] = []   # chunked items known by size: placed at once below
+    def sized_leftovers() -> Iterator[tuple[Item, int, int]]:
+        """Once the input is read: the chunked items known by size, placed at once into ``usage``.
+        The rows the column rule leaves (see place_sized_chunks) come back to the loop below."""
+        nonlocal in_bulk, placed, placed_rows, approximated
+        in_bulk = False
+        if not sized:
+            return
+        left, counted = _add_sized(usage, settings, classes, sized, size_key_length,
+                                   chunked if memory_limit is not None else None)
+        placed += counted[0]
+        placed_rows += counted[1]
+        approximated += counted[0]
+        yield from left
+
+    for item, count, *rows in chain(pairs, sized_leftovers()):
         rows = rows[0] if rows else count
         size = size_of(item)
         if size <= largest:
@@ -218,6 +242,9 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
             else:
                 entry[0] += count
                 entry[1] += rows
+            continue
+        if in_bulk and item.key is None and size <= settings.item_size_max:
+            sized.append((item, count, rows))
             continue
         placement = placements.get(item)
         if placement is None:
@@ -290,6 +317,75 @@ def _add(usage: dict[int, list[int]], settings: Settings, placement: Placement, 
         home[3] += count * placement.item_size
 
 
+def place_sized(settings: Settings, classes: Sequence[SlabClass], sized: Sequence[tuple], key_length: int,
+                chunked: dict[ChunkShape, int] | None = None):
+    """:func:`_place` for many chunked items known by size (``(item, count, ...)``), at once.
+
+    Returns ``(at, sizes, counts, placed)``: the :class:`SizedChunks` of the items
+    :func:`place_sized_chunks` places with their sizes and counts (int64 arrays), and whether
+    each tuple of ``sized`` was placed (a list of bools; the others are left to place one by
+    one).  When given, ``chunked`` counts each placed
+    item's chunk shape (:func:`chunk_shape`).  Callers sum int64 products of these: where the
+    sums could overflow, every item is left.
+    """
+    import numpy as np
+
+    sizes = np.fromiter((t[0].item_size for t in sized), dtype=np.int64, count=len(sized))
+    counts = [t[1] for t in sized]
+    if sum(counts) * (2 * int(sizes.max(initial=0)) + 3 * classes[-1].chunk_size) >= 1 << 62:
+        return None, sizes[:0], sizes[:0], [False] * len(sized)
+    counts = np.asarray(counts, dtype=np.int64)
+    at = place_sized_chunks(settings, classes, sizes, key_length)
+    exact = at.exact
+    at, sizes, counts = at.select(exact), sizes[exact], counts[exact]
+    if chunked is not None:
+        body = ((at.body, "body"),)
+        for n, h, f, t in zip(counts.tolist(), at.header.tolist(), at.full.tolist(), at.tail.tolist()):
+            if n:
+                shape = ((h, "header"),) + body * f + (((t, "tail"),) if t else ())
+                chunked[shape] = chunked.get(shape, 0) + n
+    return at, sizes, counts, exact.tolist()
+
+
+def _add_sized(usage: dict[int, list[int]], settings: Settings, classes: Sequence[SlabClass],
+               sized: Sequence[tuple[Item, int, int]], key_length: int,
+               chunked: dict[ChunkShape, int] | None) -> tuple[list[tuple[Item, int, int]], tuple[int, int]]:
+    """:func:`_add` for many chunked items known by size (:func:`place_sized`), at once.
+
+    Returns the triples left to place one by one, and ``(items, rows)`` added.
+    """
+    import numpy as np
+
+    at, sizes, counts, placed = place_sized(settings, classes, sized, key_length, chunked)
+    left = [t for t, done in zip(sized, placed) if not done]
+    if at is None:
+        return left, (0, 0)
+    p = settings.profile
+    room = p.chunk_header
+    n = len(classes)
+    chunks, requested, mem = (np.zeros(n, dtype=np.int64) for _ in range(3))
+    has_tail = at.tail > 0
+    for where, many, asked in ((at.header_class, counts, at.header),
+                               (at.tail_class[has_tail], counts[has_tail], at.tail[has_tail]),
+                               (np.full(len(counts), at.body_class), counts * at.full, at.body)):
+        np.add.at(chunks, where, many)
+        np.add.at(requested, where, many * (asked - room))
+        np.add.at(mem, where, many * asked)
+    in_slabs = p.mem_requested_stat == "slabs"
+    for i in np.flatnonzero(chunks).tolist():
+        row = usage[classes[i].id]
+        row[1] += int(chunks[i])
+        row[2] += int(requested[i])
+        if in_slabs:
+            row[3] += int(mem[i])
+    home = usage[classes[-1].id]     # a chunked item lives in the largest class's LRU
+    home[0] += int(counts.sum())
+    if p.mem_requested_stat == "items":
+        home[3] += int((counts * sizes).sum())
+    rows = sum(t[2] for t, done in zip(sized, placed) if done)
+    return left, (int(counts.sum()), rows)
+
+
 def capacity(rows: Sequence[ClassUsage], items: int, memory_limit: int) -> Capacity:
     """Items of a mix of one-chunk items that ``-m`` holds (:func:`slabcalc.model.capacity.capacity`)."""
     return _capacity([ClassPages(r.slab_class.id, r.slab_class.perslab, r.page_length, r.chunks) for r in rows],
@@ -299,48 +395,3 @@ def capacity(rows: Sequence[ClassUsage], items: int, memory_limit: int) -> Capac
 def chunk_shape(placement: Placement) -> ChunkShape:
     """A chunked item's chunk requests in memcached's order: what its capacity depends on."""
     return tuple([(c.requested, c.role) for c in placement.chunks])
-
-
-def _what_if_row(text: str, other: Report, base: Report) -> dict:
-    change = other.total("page_bytes") - base.total("page_bytes")
-    base_bytes = base.total("page_bytes")
-    return {
-        "options": text,
-        "page_bytes": other.total("page_bytes"),
-        "waste_pct": round(other.waste_pct, 2),
-        "capacity": other.capacity.items if other.capacity else None,
-        "items": other.items,
-        "too_large": other.too_large,
-        "page_bytes_change": change,
-        "page_bytes_change_pct": round(100.0 * change / base_bytes, 2) if base_bytes else 0.0,
-    }
-
-
-def _summary(report: Report, accounting, record: dict) -> dict:
-    """Human lines of the summary (field -> text)."""
-    t = record["totals"]
-    lines = {
-        "input": f"{accounting.source} ({accounting.format})",
-        "rows": f"{t['rows']} read = {t['placed_rows']} placed + {t['too_large_rows']} too large "
-                f"+ {t['rejected']} rejected",
-        "items": f"{t['items']} placed, {t['too_large']} too large (over -I {report.settings.item_size_max})",
-        "memory": f"{t['page_bytes']} bytes in {t['pages']} pages ({t['page_bytes'] / MIB:.2f} MiB)",
-        "waste": f"{t['waste_pct']:.2f}% of page bytes hold no item data "
-                 f"({t['chunk_waste']} chunk waste + {t['free_bytes']} free)",
-    }
-    worst = report.worst_class
-    if worst:
-        lines["worst class"] = (f"class {worst.slab_class.id} (chunk {worst.slab_class.chunk_size}): "
-                                f"{worst.page_bytes - worst.requested_bytes} bytes not holding item data")
-    if report.capacity:
-        cap = report.capacity
-        lines["capacity"] = (f"-m {cap.memory_limit // MIB} holds {cap.items} items of this mix"
-                             + (f"; class {cap.limiting_class} runs out first" if cap.limiting_class else ""))
-    elif report.classes:
-        lines["-m needed"] = f"-m {report.memory_limit_needed} holds them all"
-    if report.approximated:
-        lines["note"] = (f"{report.approximated} chunked items were given only by total size; "
-                         f"their chunks assume a key of the --key length (default 16)")
-    for r in accounting.first_rejections:
-        lines[f"rejected line {r.line}"] = f"{r.reason}: {r.text}"
-    return lines

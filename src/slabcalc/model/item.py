@@ -130,10 +130,10 @@ def ntotal_array(settings: Settings, key, value, flags):
     shown = flags
     if rule == "text_signed":
         shown = np.where(flags > 0x7FFFFFFF, flags - (1 << 32), flags)
-    return total + 4 + _digits(np.abs(shown)) + (shown < 0) + _digits(value)
+    return total + 4 + digits(np.abs(shown)) + (shown < 0) + digits(value)
 
 
-def _digits(numbers):
+def digits(numbers):
     """Decimal digits of each non-negative int64 (0 has one)."""
     import numpy as np
 

@@ -11,7 +11,7 @@ Beyond ``-I`` memcached answers ``SERVER_ERROR object too large for cache``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from slabcalc.errors import Unplaceable  # noqa: F401 (raised here, caught by its callers)
 from slabcalc.model.classes import SlabClass, class_for, slab_classes
@@ -125,3 +125,88 @@ def _chunks(settings: Settings, classes: Sequence[SlabClass], item: ItemSize) ->
         home = class_for(classes, size) or largest
         chunks.append(Chunk("tail", home.id, home.chunk_size, size))
     return tuple(chunks)
+
+
+@dataclass(frozen=True)
+class SizedChunks:
+    """Chunked items known only by their ``ntotal``, placed all at once: numpy columns, a row a size.
+
+    Row ``i`` is the placement :func:`place` gives the item that
+    :func:`slabcalc.analysis.report.item_for_size` makes of ``sizes[i]`` (the key
+    length given, the value the rest): a header chunk asking ``header[i]`` bytes
+    of class ``header_class[i]``, ``full[i]`` body chunks asking ``body`` bytes of
+    class ``body_class``, and a tail asking ``tail[i]`` bytes of ``tail_class[i]``
+    (``tail[i]`` 0: none).  Classes are indices into the class table.  Only the rows
+    where ``exact`` is true are placed; the others (a text flags suffix that makes no
+    item of that size, say) are left to :func:`place`, one by one.
+    """
+
+    exact: Any
+    header: Any
+    header_class: Any
+    full: Any
+    tail: Any
+    tail_class: Any
+    body: int
+    body_class: int
+
+    def select(self, mask) -> SizedChunks:
+        """The rows where ``mask`` (a boolean array) is true."""
+        return SizedChunks(self.exact[mask], self.header[mask], self.header_class[mask], self.full[mask],
+                           self.tail[mask], self.tail_class[mask], self.body, self.body_class)
+
+
+def sized_chunks_apply(settings: Settings, classes: Sequence[SlabClass], key_length: int) -> bool:
+    """Whether :func:`place_sized_chunks` can place this configuration's chunked items at all:
+    chunks of the 1.4.36+ shape with room for data, and a key length memcached takes."""
+    p = settings.profile
+    return (settings.chunked_items and p.chunked not in ("none", "eager")
+            and classes[-1].chunk_size > p.chunk_header and 1 <= key_length <= p.key_max)
+
+
+def place_sized_chunks(settings: Settings, classes: Sequence[SlabClass], sizes, key_length: int) -> SizedChunks:
+    """:func:`place` for many items larger than the largest chunk and within ``-I``, known by size.
+
+    ``sizes`` is an int64 array of ``ntotal`` values; the caller has checked
+    :func:`sized_chunks_apply`.  The arithmetic is :func:`_chunks`' own, over columns
+    (``items.c do_item_alloc()``: the header chunk holds the item header and one
+    empty ``item_chunk``; the value and its CRLF fill ``slab_chunk_max`` chunks
+    asking the chunk max each, then a tail asks for what is left plus its header).
+    """
+    import numpy as np
+
+    from slabcalc.model.item import VALUE_MAX, digits, ntotal_array
+
+    p = settings.profile
+    chunk_sizes = np.fromiter((c.chunk_size for c in classes), dtype=np.int64, count=len(classes))
+    last = len(classes) - 1
+
+    def home(requested):   # slabs_clsid(), or the largest class when none holds it (as _chunks)
+        return np.minimum(np.searchsorted(chunk_sizes, requested, side="left"), last)
+
+    sizes = np.asarray(sizes, dtype=np.int64)
+    key = np.full(len(sizes), key_length, dtype=np.int64)
+    empty = int(ntotal_array(settings, key[:1], np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))[0]
+                ) if len(sizes) else 0
+    # item_for_size takes the largest value whose item is no larger than the size, and wants it
+    # exactly the size.  An item grows with its value, so at most one value makes the size: the
+    # value of an empty item's size difference, less the digits a text suffix adds to show it
+    # (`` 0 <length>\r\n``: the digits of the length, one counted in the empty item already).
+    most = sizes - empty
+    value = np.zeros_like(sizes)
+    exact = np.zeros(len(sizes), dtype=bool)
+    zeros = np.zeros_like(sizes)
+    for guess in (most, most + 1 - digits(most), most + 2 - digits(most)):
+        fine = (guess >= 0) & (guess <= VALUE_MAX) & ~exact
+        fine &= ntotal_array(settings, key, np.where(fine, guess, 0), zeros) == sizes
+        value = np.where(fine, guess, value)
+        exact |= fine
+    header_room = p.chunk_header
+    full_size = int(chunk_sizes[-1])
+    room = full_size - header_room        # value bytes a full chunk holds
+    remaining = value + 2                 # the value with its CRLF
+    header = sizes - remaining + header_room
+    full = np.where(remaining + header_room >= full_size, (remaining + header_room - full_size) // room + 1, 0)
+    remaining = remaining - full * room
+    tail = np.where(remaining > 0, remaining + header_room, 0)
+    return SizedChunks(exact, header, home(header), full, tail, home(tail), full_size, int(home(full_size)))

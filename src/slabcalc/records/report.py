@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from slabcalc.analysis.process import ProcessMemory
-from slabcalc.analysis.report import ClassUsage, Report, _summary, _what_if_row
+from slabcalc.analysis.report import MIB, ClassUsage, Report
 
 if TYPE_CHECKING:      # a type only: key groups are read only under --group-by
     from slabcalc.analysis.keyspace import Group
@@ -264,3 +264,48 @@ def place_extstore_record(ext, item_size: int) -> dict:
         record["capacity"] = {"items": c.items, "limited_by": c.limited_by, "ram_items": c.ram_items,
                               "flash_items": c.flash_items}
     return record
+
+
+def _what_if_row(text: str, other: Report, base: Report) -> dict:
+    change = other.total("page_bytes") - base.total("page_bytes")
+    base_bytes = base.total("page_bytes")
+    return {
+        "options": text,
+        "page_bytes": other.total("page_bytes"),
+        "waste_pct": round(other.waste_pct, 2),
+        "capacity": other.capacity.items if other.capacity else None,
+        "items": other.items,
+        "too_large": other.too_large,
+        "page_bytes_change": change,
+        "page_bytes_change_pct": round(100.0 * change / base_bytes, 2) if base_bytes else 0.0,
+    }
+
+
+def _summary(report: Report, accounting, record: dict) -> dict:
+    """Human lines of the summary (field -> text)."""
+    t = record["totals"]
+    lines = {
+        "input": f"{accounting.source} ({accounting.format})",
+        "rows": f"{t['rows']} read = {t['placed_rows']} placed + {t['too_large_rows']} too large "
+                f"+ {t['rejected']} rejected",
+        "items": f"{t['items']} placed, {t['too_large']} too large (over -I {report.settings.item_size_max})",
+        "memory": f"{t['page_bytes']} bytes in {t['pages']} pages ({t['page_bytes'] / MIB:.2f} MiB)",
+        "waste": f"{t['waste_pct']:.2f}% of page bytes hold no item data "
+                 f"({t['chunk_waste']} chunk waste + {t['free_bytes']} free)",
+    }
+    worst = report.worst_class
+    if worst:
+        lines["worst class"] = (f"class {worst.slab_class.id} (chunk {worst.slab_class.chunk_size}): "
+                                f"{worst.page_bytes - worst.requested_bytes} bytes not holding item data")
+    if report.capacity:
+        cap = report.capacity
+        lines["capacity"] = (f"-m {cap.memory_limit // MIB} holds {cap.items} items of this mix"
+                             + (f"; class {cap.limiting_class} runs out first" if cap.limiting_class else ""))
+    elif report.classes:
+        lines["-m needed"] = f"-m {report.memory_limit_needed} holds them all"
+    if report.approximated:
+        lines["note"] = (f"{report.approximated} chunked items were given only by total size; "
+                         f"their chunks assume a key of the --key length (default 16)")
+    for r in accounting.first_rejections:
+        lines[f"rejected line {r.line}"] = f"{r.reason}: {r.text}"
+    return lines
