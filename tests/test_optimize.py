@@ -356,9 +356,11 @@ def test_the_vectorized_grid_is_slab_classes_and_page_bytes(release, args):
     requests = chunk_requests(settings, [(Item(None, None, 0, rng.randint(60, 200_000)), rng.randint(1, 50))
                                          for _ in range(300)])
     ns = list(range(1, 400, 9))
-    for factor in list(FACTORS[::9]) + [2.0, 1.013]:
-        table = class_tables(settings, ns, factor)
-        costs = grid_page_bytes(settings, ns, factor, requests).tolist()
+    factors = list(FACTORS[::9]) + [2.0, 1.013]
+    tables = class_tables(settings, ns, factors)
+    grid = grid_page_bytes(settings, ns, factors, requests).tolist()
+    assert tables.shape[:2] == (len(factors), len(ns)) and len(grid) == len(factors)
+    for factor, table, costs in zip(factors, tables, grid):
         for row, n, cost in zip(table, ns, costs):
             one = replace(settings, chunk_size=n, factor=factor)
             classes = slab_classes(one)

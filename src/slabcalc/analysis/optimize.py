@@ -569,32 +569,36 @@ def search_n_f(settings: Settings, requests: Requests, memory_limit: int | None 
     return scored[:keep]
 
 
-def grid_page_bytes(settings: Settings, ns, factor: float, requests: Requests):
-    """Page bytes of ``requests`` under -n ``n`` -f ``factor`` for every ``n`` of ``ns`` at once (what
-    :func:`page_bytes` gives for each, held equal by tests/test_optimize.py)."""
+def grid_page_bytes(settings: Settings, ns, factors, requests: Requests):
+    """Page bytes of ``requests`` under -n ``n`` -f ``f`` for every ``f`` of ``factors`` and ``n`` of
+    ``ns`` at once, indexed ``[f, n]`` (what :func:`page_bytes` gives for each, held equal by
+    tests/test_optimize.py)."""
     import numpy as np
 
     from slabcalc.model.classes import class_tables
 
-    table = class_tables(settings, ns, factor)
     sizes, prefix = requests.arrays()
-    reached = prefix[np.searchsorted(sizes, table.ravel(), side="right")].reshape(table.shape)
-    held = np.diff(reached, axis=1, prepend=0)
     page = settings.slab_page_size
-    perslab = page // table
-    lengths = settings.page_length(table, perslab)      # the release's rule, on whole arrays
-    return (-(-held // perslab) * lengths).sum(axis=1)
+    out = []
+    for at in range(0, len(factors), 16):      # some factors at a time: tables of a few MB
+        table = class_tables(settings, ns, factors[at:at + 16])
+        reached = prefix[np.searchsorted(sizes, table, side="right")]
+        held = np.diff(reached, axis=-1, prepend=0)
+        perslab = page // table
+        lengths = settings.page_length(table, perslab)      # the release's rule, on whole arrays
+        out.append((-(-held // perslab) * lengths).sum(axis=-1))
+    return np.concatenate(out) if out else np.zeros((0, len(ns)), dtype=np.int64)
 
 
 def _fast_grid(plain: Settings, ns, factors, requests: Requests, keep: int) -> list[Scored]:
-    """The -n/-f grid scored by page bytes alone: every table at once per factor; Scored values made
-    only for the configurations that can be among the ``keep`` best."""
+    """The -n/-f grid scored by page bytes alone: every table at once; Scored values made only for
+    the configurations that can be among the ``keep`` best."""
     found = []
-    for f in factors:
-        for n, cost in zip(ns, grid_page_bytes(plain, ns, f, requests).tolist()):
+    p = plain.profile
+    for f, costs in zip(factors, grid_page_bytes(plain, ns, list(factors), requests).tolist()):
+        for n, cost in zip(ns, costs):
             # search_n_f's order; equal ones in the grid's order (factor, then -n)
-            found.append((cost, abs(f - plain.profile.default_factor), abs(n - plain.profile.default_chunk_size),
-                          f, n))
+            found.append((cost, abs(f - p.default_factor), abs(n - p.default_chunk_size), f, n))
     best = heapq.nsmallest(max(keep, 1), found)
     return [Scored(" ".join(argv_words(chunk_size=n, factor=f"{f:g}")), replace(plain, chunk_size=n, factor=f), cost)
             for cost, _, _, f, n in best]

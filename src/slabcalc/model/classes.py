@@ -151,30 +151,34 @@ def describe_classes(settings: Settings, classes: Sequence[SlabClass] | None = N
     return tuple(rows)
 
 
-def class_tables(settings: Settings, starts, factor: float):
+def class_tables(settings: Settings, starts, factors):
     """Many class tables at once, for the optimizer's -n/-f grid: the chunk sizes of
-    ``slab_classes(replace(settings, chunk_size=n, factor=factor))`` for every ``n`` of ``starts``,
-    as a numpy matrix (a row per ``n``; each row's classes, then the largest class repeated to the
-    end).  The numpy twin of :func:`slab_classes`'s loop for generated tables -- the same double
-    multiply, truncation, alignment, bound and cap -- held equal to it by tests/test_optimize.py."""
+    ``slab_classes(replace(settings, chunk_size=n, factor=f))`` for every ``f`` of ``factors`` and
+    ``n`` of ``starts``, as a numpy array indexed ``[f, n, class]`` (each table's classes, then
+    its largest class repeated to the end).  The numpy twin of :func:`slab_classes`'s loop for
+    generated tables -- the same double multiply, truncation, alignment, bound and cap -- held
+    equal to it by tests/test_optimize.py."""
     import numpy as np
     from dataclasses import replace
 
     p = settings.profile
-    probe = replace(settings, factor=factor, slab_sizes=None)
-    bound, inclusive = loop_bound(p.loop, probe)
-    size = (p.header + np.asarray(starts, dtype=np.int64)) & UINT_MAX
-    if p.factor2_min_start is not None and factor == 2.0:
-        size = np.where(size < p.factor2_min_start, p.factor2_min_start, size)
+    probe = replace(settings, slab_sizes=None)
+    factor = np.asarray(factors, dtype=np.float64)[:, None]            # a row per factor
+    bounds = [loop_bound(p.loop, replace(probe, factor=float(f))) for f in factors]
+    bound = np.array([b for b, _ in bounds], dtype=np.float64)[:, None]
+    inclusive = bounds[0][1] if bounds else True
+    size = np.repeat(((p.header + np.asarray(starts, dtype=np.int64)) & UINT_MAX)[None, :], len(factor), axis=0)
+    if p.factor2_min_start is not None:
+        size = np.where((factor == 2.0) & (size < p.factor2_min_start), p.factor2_min_start, size)
     largest = probe.largest_chunk & UINT_MAX
-    table = np.full((len(starts), p.max_regular + 1), largest, dtype=np.int64)
-    alive = np.ones(len(starts), dtype=bool)
+    table = np.full((len(factor), size.shape[1], p.max_regular + 1), largest, dtype=np.int64)
+    alive = np.ones(size.shape, dtype=bool)
     align = p.align
     for k in range(p.max_regular):
         alive &= (size <= bound) if inclusive else (size < bound)
         if not alive.any():
             break
         aligned = size + (-size) % align
-        table[alive, k] = aligned[alive]
+        table[:, :, k][alive] = aligned[alive]
         size = np.where(alive, (aligned * factor).astype(np.int64) & UINT_MAX, size)
     return table

@@ -450,13 +450,28 @@ def load_profile(spec: str | None = None, bits: int = 64) -> Profile:
     spec = spec or DEFAULT_RELEASE
     if bits not in (32, 64):
         raise ProfileError(f"--bits must be 32 or 64, not {bits}")
+    if _is_file(spec):
+        source, raw = _raw_from_file(spec)
+        return _validate(raw, bits, source)
+    return _bundled_profile(spec, bits)
+
+
+@functools.lru_cache(maxsize=None)
+def _bundled_profile(spec: str, bits: int) -> Profile:
+    """A bundled release's Profile, made once: its files do not change while we run, and a
+    Profile is a frozen value (optimize's advice loads every other segment of the line for
+    each candidate)."""
     source, raw = _raw(spec)
     return _validate(raw, bits, source)
 
 
+def _is_file(spec: str) -> bool:
+    return spec.endswith((".yaml", ".yml")) or "/" in spec or os.path.isfile(spec)
+
+
 def _raw(spec: str) -> tuple[str, dict]:
     """``(source, raw rules)`` of a YAML file path or a bundled release."""
-    if spec.endswith((".yaml", ".yml")) or "/" in spec or os.path.isfile(spec):
+    if _is_file(spec):
         return _raw_from_file(spec)
     # "memcached-1.6.18" as a tarball names it, "memcached-1.6" as `slabcalc profiles` lists it
     return _raw_for_release(spec.removeprefix("memcached-"))
