@@ -7,7 +7,10 @@ integers against a percentage held as a :class:`~fractions.Fraction`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:      # a type only: a gate on waste parses its percentage into a Fraction
+    from fractions import Fraction
 
 MIB = 1 << 20
 EXIT_STATUS = 3   # distinct from 1 (data errors) and 2 (usage errors)
@@ -39,6 +42,8 @@ def _pct(share: Fraction) -> str:
 
 def crossed(gate: Gate, measure: Measure) -> str | None:
     """The one-line reason ``measure`` crosses ``gate``, or None."""
+    from fractions import Fraction
+
     reasons = []
     if gate.max_waste is not None:
         if measure.waste is None:

@@ -158,13 +158,16 @@ def gate_options(func: Callable) -> Callable:
     """
     @functools.wraps(func)
     def wrapper(*args, fail_over_waste=None, fail_over_memory=None, **kwargs):
-        from slabcalc.analysis.process import parse_pct
         from slabcalc.cli.gate import EXIT_STATUS, Gate, crossed
 
-        try:
-            share = parse_pct(fail_over_waste, "--fail-over-waste") if fail_over_waste is not None else None
-        except ValueRefused as exc:
-            raise click.BadParameter(str(exc), param_hint="'--fail-over-waste'") from None
+        share = None
+        if fail_over_waste is not None:
+            from slabcalc.analysis.process import parse_pct   # only then: fractions and decimal load
+
+            try:
+                share = parse_pct(fail_over_waste, "--fail-over-waste")
+            except ValueRefused as exc:
+                raise click.BadParameter(str(exc), param_hint="'--fail-over-waste'") from None
         ctx = click.get_current_context()
         ctx.meta["slabcalc.cli.gate"] = gate = Gate(share, fail_over_memory)
         result = func(*args, **kwargs)

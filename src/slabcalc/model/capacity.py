@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Iterable, Mapping, Sequence
 
 # a chunked item's chunks as memcached asks for them: (requested bytes, role) each
@@ -130,6 +129,8 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
     ``i / m_j`` of the way through the mix (ties by kind order), so every kind
     starts at once and then arrives in proportion.
     """
+    from fractions import Fraction   # here only: most reports have no chunked items
+
     kinds = [k for k in kinds if k.count]
     if not kinds:
         return Capacity(memory_limit, 0, None)

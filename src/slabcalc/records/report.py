@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from slabcalc.analysis.process import ProcessMemory
 from slabcalc.analysis.report import MIB, ClassUsage, Report
 
-if TYPE_CHECKING:      # a type only: key groups are read only under --group-by
+if TYPE_CHECKING:      # types only: key groups are read only under --group-by, process memory under --process
     from slabcalc.analysis.keyspace import Group
+    from slabcalc.analysis.process import ProcessMemory
 
 
 def _class_record(c: ClassUsage, total_page_bytes: int, has_mem_requested: bool = True) -> dict:
