@@ -72,6 +72,7 @@ from slabcalc.analysis.report import ClassUsage, Report, build_report, capacity,
 from slabcalc.errors import ValueRefused
 from slabcalc.model.capacity import ChunkShape, mix_capacity
 from slabcalc.model.classes import SlabClass, slab_classes
+from slabcalc.model.distribution import ItemColumns
 from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable, sized_chunks_apply
 from slabcalc.model.settings import Refused, Settings, argv_words, chunk_max_value, configure
 
@@ -99,6 +100,7 @@ class Requests:
     # a mix with chunked items has its capacity counted item by item (slabcalc.model.capacity)
     chunked: tuple[tuple[ChunkShape, int], ...] = ()
     one_chunk: tuple[tuple[int, int], ...] = ()
+    shapes: bool = True     # False: chunk shapes were not counted (chunk_requests(shapes=False)): no capacity
 
     def arrays(self):
         """``(sizes, prefix)``: sizes as an array and ``prefix[i]`` the requests of the first i sizes."""
@@ -113,15 +115,17 @@ class Requests:
         return sizes, prefix
 
 
-def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_length: int = 16) -> Requests:
+def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_length: int = 16,
+                   shapes: bool = True) -> Requests:
     """Every chunk request of ``distribution`` under ``settings``' largest chunk and ``-I``.
 
     The same placement as :func:`slabcalc.analysis.report.build_report`: an item within
     the largest chunk requests its ``ntotal``; a larger one is placed chunk by
     chunk and requests each chunk's size.  The class list only decides where
-    requests go, never what they are.
+    requests go, never what they are.  ``shapes``: also count the chunked items by
+    chunk shape, which only capacity (``-m``) needs.
     """
-    from slabcalc.analysis.report import _place, place_sized  # the report's own placement
+    from slabcalc.analysis.report import _place, one_chunk_sums, place_sized  # the report's own placement
 
     classes = slab_classes(settings)
     check_placeable(settings, classes)
@@ -133,7 +137,17 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
     size_of = item_sizer(settings)
     in_bulk = sized_chunks_apply(settings, classes, size_key_length)
     sized, each = [], []     # chunked items known by size (placed at once), and the rest
-    for item, count, *_ in _pairs(distribution):
+    def in_one_chunk(columns: ItemColumns):
+        nonlocal placed
+        sizes, counts, rest = one_chunk_sums(settings, columns, largest)
+        for size, count in zip(sizes, counts):
+            requests[size] = requests.get(size, 0) + count
+            one_chunk[size] = one_chunk.get(size, 0) + count
+            placed += count
+        return rest
+
+    pairs = chain.from_iterable(in_one_chunk(p) if isinstance(p, ItemColumns) else (p,) for p in _pairs(distribution))
+    for item, count, *_ in pairs:
         size = size_of(item)
         if size <= largest:
             requests[size] = requests.get(size, 0) + count
@@ -144,7 +158,7 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
         else:
             each.append((item, count))
     if sized:
-        at, _, counts, done = place_sized(settings, classes, sized, size_key_length, chunked)
+        at, _, counts, done = place_sized(settings, classes, sized, size_key_length, chunked if shapes else None)
         each += [t for t, placed_here in zip(sized, done) if not placed_here]
         if at is not None:
             placed += int(counts.sum())
@@ -161,12 +175,12 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
         placed += count
         for chunk, run in groupby(placement.chunks):   # a chunked item's body chunks are one run
             requests[chunk.requested] = requests.get(chunk.requested, 0) + count * sum(1 for _ in run)
-        if placement.status == CHUNKED and count:
+        if placement.status == CHUNKED and count and shapes:
             shape = chunk_shape(placement)
             chunked[shape] = chunked.get(shape, 0) + count
     sizes = tuple(sorted(s for s, n in requests.items() if n))
     return Requests(sizes, tuple(requests[s] for s in sizes), placed, too_large, tuple(chunked.items()),
-                    tuple(one_chunk.items()) if chunked else ())
+                    tuple(one_chunk.items()) if chunked else (), shapes)
 
 
 def _pairs(distribution):
@@ -213,6 +227,8 @@ def items_that_fit(settings: Settings, requests: Requests, memory_limit: int,
 
 def _capacity(settings: Settings, requests: Requests, classes: Sequence[SlabClass], rows, memory_limit: int) -> int:
     """The report's capacity from the requests: by chunk counts, or item by item with chunked items."""
+    if not requests.shapes:
+        raise ValueError("capacity needs the chunk shapes chunk_requests(shapes=False) left out")
     if requests.chunked:
         return mix_capacity(settings, classes, dict(requests.one_chunk), dict(requests.chunked), memory_limit).items
     return capacity(rows, requests.items, memory_limit).items
@@ -659,7 +675,7 @@ def search_chunk_max(settings: Settings, distribution, memory_limit: int | None 
                 candidate = None
             if candidate is not None:
                 candidate = replace(candidate, suffix=settings.suffix, slab_reassign=settings.slab_reassign)
-                requests = chunk_requests(candidate, distribution, size_key_length)
+                requests = chunk_requests(candidate, distribution, size_key_length, memory_limit is not None)
                 fit = (items_that_fit(candidate, requests, memory_limit)
                        if memory_limit is not None else None)
                 out.append(Scored(flags, candidate, page_bytes(candidate, requests), fit))
@@ -770,6 +786,8 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit:
     held_out = None
     if validate is not None:
         distribution, held_out = split(distribution, validate, seed)
+        held_out = _as_columns(held_out)
+    distribution = _as_columns(distribution)
 
     def candidate(space: str, flags: str, s: Settings, expected: int | None) -> Candidate:
         rep = build_report(s, distribution, memory_limit, size_key_length)
@@ -780,7 +798,7 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit:
         return Candidate(space, flags, rep, other)
 
     baseline = candidate("baseline", "", settings, None)
-    requests = chunk_requests(settings, distribution, size_key_length)
+    requests = chunk_requests(settings, distribution, size_key_length, memory_limit is not None)
     if page_bytes(settings, requests) != baseline.page_bytes:
         raise AssertionError("chunk requests disagree with the report")
     found: list[Candidate] = []
@@ -797,6 +815,21 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit:
         for scored in search_chunk_max(settings, distribution, memory_limit, size_key_length)[:keep]:
             found.append(candidate("slab_chunk_max", scored.flags, scored.settings, scored.page_bytes))
     return Optimum(baseline, tuple(found), memory_limit, validate, seed if validate is not None else None)
+
+
+def _as_columns(distribution: list[tuple]) -> list:
+    """The pairs whose items are known by size as one :class:`ItemColumns` (what the report and
+    :func:`chunk_requests` sum in bulk: optimize scores the same items a dozen times), then the
+    other pairs.  A short list, or counts whose int64 sums could overflow, stay pairs."""
+    import numpy as np
+
+    sized = [(item.item_size, n) for item, n in distribution if item.item_size is not None]
+    if len(sized) < 64 or sum(n for _, n in sized) >= 1 << 62:
+        return distribution
+    sizes = np.fromiter((s for s, _ in sized), dtype=np.int64, count=len(sized))
+    counts = np.fromiter((n for _, n in sized), dtype=np.int64, count=len(sized))
+    return [ItemColumns(None, None, None, sizes, counts),
+            *((item, n) for item, n in distribution if item.item_size is None)]
 
 
 def _slab_sizes_word(listed: Sequence[int]) -> str:

@@ -16,14 +16,16 @@ headers, so that the total equals ``stats`` ``bytes``.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, replace
 from itertools import chain, groupby
+from operator import mul
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from slabcalc.errors import InputError
 from slabcalc.model.capacity import Capacity, ChunkShape, ClassPages, mix_capacity, needed_bytes
 from slabcalc.model.capacity import capacity as _capacity
-from slabcalc.model.classes import SlabClass, class_for, slab_classes
+from slabcalc.model.classes import SlabClass, slab_classes
 from slabcalc.model.distribution import Item, ItemColumns
 from slabcalc.model.item import VALUE_MAX, item_size, ntotal_array, ntotal_function
 from slabcalc.model.placement import (
@@ -169,6 +171,25 @@ def _check_item_size(size: int, smallest_item: int) -> None:
                          f"({smallest_item} bytes)")
 
 
+def one_chunk_sums(settings: Settings, columns: ItemColumns, largest: int):
+    """``(sizes, counts, rest)``: the rows of ``columns`` whose item is at most ``largest`` bytes
+    summed by ``ntotal`` (ascending lists of ints), and the other rows as triples."""
+    import numpy as np  # ItemColumns hold numpy arrays: numpy is loaded
+
+    sizes = columns.item_size
+    if sizes is None:
+        sizes = ntotal_array(settings, columns.key, columns.value, columns.flags)
+    elif len(sizes):
+        _check_item_size(int(sizes.min()), item_size(settings, 1, 0).total)
+    fits = sizes <= largest
+    fitting = sizes[fits]
+    order = np.argsort(fitting, kind="stable")
+    ordered, counts = fitting[order], columns.counts[fits][order]
+    starts = np.flatnonzero(np.diff(ordered, prepend=-1))
+    summed = np.add.reduceat(counts, starts).tolist() if len(starts) else []
+    return ordered[starts].tolist(), summed, columns.select(~fits).triples()
+
+
 def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable[tuple],
                  memory_limit: int | None = None, size_key_length: int = 16) -> Report:
     """The report of ``distribution`` under ``settings``.
@@ -185,34 +206,25 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
     usage = {c.id: [0, 0, 0, 0] for c in classes}  # items, chunks, requested, mem_requested
     check_placeable(settings, classes)
     largest = min(classes[-1].chunk_size, settings.item_size_max)
-    smallest_item = item_size(settings, 1, 0).total
     # An item that fits one chunk is placed by its ntotal alone: sum those by ntotal
     # first (many lengths share one), and place each ntotal once.
-    by_size: dict[int, list[int]] = {}
+    count_of: dict[int, int] = {}           # items by ntotal
+    rows_of: dict[int, int] = {}            # input rows by ntotal
     placements: dict[Item, Placement] = {}  # the rest: chunked or too large
     chunked: dict[ChunkShape, int] = {}     # chunked items by the chunks they ask for
     placed = too_large = approximated = placed_rows = too_large_rows = 0
 
     def in_one_chunk(columns: ItemColumns) -> Iterator[tuple[Item, int, int]]:
         """Sum the rows of ``columns`` that fit one chunk into ``by_size``; the rest as triples."""
-        import numpy as np  # ItemColumns hold numpy arrays: numpy is loaded
-
-        sizes = columns.item_size
-        if sizes is None:
-            sizes = ntotal_array(settings, columns.key, columns.value, columns.flags)
-        elif len(sizes):
-            _check_item_size(int(sizes.min()), smallest_item)
-        fits = sizes <= largest
-        fitting = sizes[fits]
-        order = np.argsort(fitting, kind="stable")
-        ordered, counts = fitting[order], columns.counts[fits][order]
-        starts = np.flatnonzero(np.diff(ordered, prepend=-1))
-        for size, count in zip(ordered[starts].tolist(), np.add.reduceat(counts, starts).tolist()
-                               if len(starts) else ()):
-            entry = by_size.setdefault(size, [0, 0])
-            entry[0] += count
-            entry[1] += count
-        return columns.select(~fits).triples()
+        sizes, counts, rest = one_chunk_sums(settings, columns, largest)
+        if not count_of:           # the usual first block: its distinct sizes, at C speed
+            count_of.update(zip(sizes, counts))
+            rows_of.update(zip(sizes, counts))
+            return rest
+        for size, count in zip(sizes, counts):
+            count_of[size] = count_of.get(size, 0) + count
+            rows_of[size] = rows_of.get(size, 0) + count
+        return rest
 
     pairs = chain.from_iterable(in_one_chunk(p) if isinstance(p, ItemColumns) else (p,) for p in pairs)
     size_of = item_sizer(settings)
@@ -236,12 +248,8 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
         rows = rows[0] if rows else count
         size = size_of(item)
         if size <= largest:
-            entry = by_size.get(size)
-            if entry is None:
-                by_size[size] = [count, rows]
-            else:
-                entry[0] += count
-                entry[1] += rows
+            count_of[size] = count_of.get(size, 0) + count
+            rows_of[size] = rows_of.get(size, 0) + rows
             continue
         if in_bulk and item.key is None and size <= settings.item_size_max:
             sized.append((item, count, rows))
@@ -262,14 +270,9 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
             approximated += count
         if count:
             _add(usage, settings, placement, count)
-    for size, (count, rows) in by_size.items():
-        row = usage[class_for(classes, size).id]
-        row[0] += count
-        row[1] += count
-        row[2] += count * size
-        row[3] += count * size
-        placed += count
-        placed_rows += rows
+    _add_one_chunk(usage, classes, count_of)
+    placed += sum(count_of.values())
+    placed_rows += sum(rows_of.values())
     used = tuple(
         ClassUsage(c, settings.page_length(c.chunk_size, c.perslab), *usage[c.id])
         for c in classes if usage[c.id][1])
@@ -281,9 +284,30 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
     if memory_limit is not None:
         budget = memory_limit - preallocated
         limit = (capacity(used, placed, budget) if not chunked else
-                 mix_capacity(settings, classes, {size: n for size, (n, _) in by_size.items()}, chunked, budget))
+                 mix_capacity(settings, classes, count_of, chunked, budget))
         limit = replace(limit, memory_limit=memory_limit)
     return Report(settings, used, placed, too_large, approximated, limit, placed_rows, too_large_rows, preallocated)
+
+
+def _add_one_chunk(usage: dict[int, list[int]], classes: Sequence[SlabClass], count_of: dict[int, int]) -> None:
+    """Items that fit one chunk, by ntotal, into ``usage``: each size goes to the first class whose
+    chunk holds it (``slabs_clsid()``, as :func:`class_for`), found for a whole class at once."""
+    sizes = sorted(count_of)
+    counts = [count_of[size] for size in sizes]
+    start = 0
+    for c in classes:      # chunk sizes never decrease: a class holds the sizes above the last one's
+        end = bisect_right(sizes, c.chunk_size, start)
+        if end > start:
+            n = sum(counts[start:end])
+            held = sum(map(mul, counts[start:end], sizes[start:end]))
+            row = usage[c.id]
+            row[0] += n
+            row[1] += n
+            row[2] += held
+            row[3] += held
+            start = end
+    if start != len(sizes):
+        raise AssertionError("an item of one chunk is larger than the largest class")   # cannot happen
 
 
 def _place(settings: Settings, classes: Sequence[SlabClass], item: Item, key_length: int) -> Placement:
