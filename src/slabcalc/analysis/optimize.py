@@ -125,7 +125,8 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
     requests go, never what they are.  ``shapes``: also count the chunked items by
     chunk shape, which only capacity (``-m``) needs.
     """
-    from slabcalc.analysis.report import _place, one_chunk_sums, place_sized  # the report's own placement
+    from slabcalc.analysis.bulk import one_chunk_sums, place_sized
+    from slabcalc.analysis.report import _place  # the report's own placement
 
     classes = slab_classes(settings)
     check_placeable(settings, classes)
