@@ -2,7 +2,9 @@
 
 The input is a distribution, ``{Item: count}``.  Each distinct item is placed
 once (:func:`slabcalc.model.placement.place`) and multiplied by its count, so the
-cost of a report grows with the number of distinct items, not of rows.
+cost of a report grows with the number of distinct items, not of rows.  Where
+many items share a rule (one-chunk items by ntotal, chunked items known only by
+size), they are summed over numpy columns instead (:mod:`slabcalc.analysis.bulk`).
 
 Per class the report keeps what ``stats slabs`` / ``stats items`` would show
 after storing every item once on a fresh server with room for all of them:
@@ -180,7 +182,8 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
     placed = too_large = approximated = placed_rows = too_large_rows = 0
 
     def in_one_chunk(columns: ItemColumns) -> Iterator[tuple[Item, int, int]]:
-        """Sum the rows of ``columns`` that fit one chunk into ``by_size``; the rest as triples."""
+        """Sum the rows of ``columns`` that fit one chunk into ``count_of``/``rows_of``; the rest as
+        triples."""
         sizes, counts, rest = one_chunk_sums(settings, columns, largest)
         if not count_of:           # the usual first block: its distinct sizes, at C speed
             count_of.update(zip(sizes, counts))
@@ -195,6 +198,7 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
     size_of = item_sizer(settings)
     in_bulk = sized_chunks_apply(settings, classes, size_key_length)
     sized: list[tuple[Item, int, int]] = []   # chunked items known by size: placed at once below
+
     def sized_leftovers() -> Iterator[tuple[Item, int, int]]:
         """Once the input is read: the chunked items known by size, placed at once into ``usage``.
         The rows the column rule leaves (see place_sized_chunks) come back to the loop below."""
