@@ -103,3 +103,65 @@ def test_the_issue_cases():
     for args, item, items, cls in cases:
         capacity = check("1.6.18", args, [(item, 100)])
         assert (capacity.items, capacity.limiting_class) == (items, cls)
+
+
+@pytest.mark.parametrize("release", ["1.6.18", "1.6.45"])
+def test_mixes_of_many_kinds_agree_with_the_engine(release):
+    # from 32 kinds on, the search for the last item whose pages fit runs over numpy columns
+    rng = random.Random(release + "many")
+    for args in FLAG_SETS[:3]:
+        kinds = {}
+        while len(kinds) < 40:
+            value = rng.choice([rng.randint(100, 20_000), rng.randint(530_000, 900_000)])
+            kinds[(rng.randint(7, 60), value, 0)] = rng.randint(3, 12) if value > 520_000 else rng.randint(20, 80)
+        check(release, ["-m", str(rng.randint(6, 12)), *args], list(kinds.items()))
+
+
+def test_the_column_search_answers_as_the_python_one():
+    # _column_fit is chunked_capacity's fit test over numpy columns: the same answer for every n,
+    # past its int64 guard included (where it hands n to the Python test)
+    import slabcalc.model.capacity as cap
+
+    rng = random.Random(5)
+    classes = {c: (rng.randint(1, 40), rng.choice([1 << 20, rng.randint(1 << 19, 1 << 20)])) for c in range(1, 12)}
+    for trial in range(20):
+        kinds = [cap.Kind(rng.choice([1, 7, rng.randint(1, 10 ** 6), 1 << 40]),
+                          tuple((rng.randint(1, 11), "body") for _ in range(rng.randint(1, 5))), 11)
+                 for _ in range(rng.randint(1, 40))]
+        per_class = []
+        for k in kinds:
+            counted = {}
+            for c, _ in k.chunks:
+                counted[c] = counted.get(c, 0) + 1
+            per_class.append(tuple(counted.items()))
+        limit = rng.choice([1, rng.randint(2, 64)]) << 20     # 1 MiB: one page each may not fit
+        calls = []
+
+        def exact(n, kinds=kinds, per_class=per_class, limit=limit):
+            calls.append(n)
+            total = sum(k.count for k in kinds)
+            chunks = {}
+            for k, shape in zip(kinds, per_class):
+                for c, many in shape:
+                    chunks[c] = chunks.get(c, 0) + -(-n * k.count // total) * many
+            return cap.fits([(-(-n // classes[c][0]), classes[c][1]) for c, n in chunks.items()], limit)
+
+        fit = cap._column_fit(kinds, per_class, classes, limit, exact)
+        for n in [0, 1, 2, 3, 10, 999, 10 ** 5, 10 ** 9, 1 << 40, (1 << 61) - 1] + [rng.randint(0, 1 << 30)
+                                                                                   for _ in range(30)]:
+            assert fit(n) == exact(n), (trial, n)
+    assert calls
+
+
+def test_the_arrival_order_is_exact_where_floats_tie():
+    # chunked_capacity orders arrivals by _arrival: c / m as a float, then exactly where floats tie:
+    # ratios a float cannot tell apart must still come in their exact order
+    from fractions import Fraction
+
+    from slabcalc.model.capacity import _arrival
+
+    big = (1 << 53) + 1
+    pairs = [(big, big + 2), (big + 1, big + 3), (1, 1), (big - 1, big + 1), (3, 4), (big, big + 1)]
+    keyed = sorted((*_arrival(c, m), j) for j, (c, m) in enumerate(pairs))
+    assert [j for *_, j in keyed] == [j for _, j in sorted((Fraction(c, m), j) for j, (c, m) in enumerate(pairs))]
+    assert len({c / m for c, m in pairs[:2] + pairs[3:4]}) == 1     # the floats do tie

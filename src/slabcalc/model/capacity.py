@@ -129,21 +129,26 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
     ``i / m_j`` of the way through the mix (ties by kind order), so every kind
     starts at once and then arrives in proportion.
     """
-    from fractions import Fraction   # here only: most reports have no chunked items
-
     kinds = [k for k in kinds if k.count]
     if not kinds:
         return Capacity(memory_limit, 0, None)
     total = sum(k.count for k in kinds)
+    per_class = []      # each kind's chunks counted by class: a chunked item's body is one class, many times
+    for k in kinds:
+        chunks: dict[int, int] = {}
+        for cls, _ in k.chunks:
+            chunks[cls] = chunks.get(cls, 0) + 1
+        per_class.append(tuple(chunks.items()))
 
     def arrived(n: int) -> list[int]:  # items of each kind at n/total of the mix: ceil(n * m_j / total)
         return [-(-n * k.count // total) for k in kinds]
 
     def held(counts: Sequence[int]) -> dict[int, int]:
         chunks: dict[int, int] = {}
-        for k, c in zip(kinds, counts):
-            for cls, _ in k.chunks:
-                chunks[cls] = chunks.get(cls, 0) + c
+        for shape, c in zip(per_class, counts):
+            if c:
+                for cls, many in shape:
+                    chunks[cls] = chunks.get(cls, 0) + c * many
         return chunks
 
     def pages(chunks: dict[int, int]) -> dict[int, int]:
@@ -151,8 +156,16 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
 
     # Up to n0 every page was granted with total_malloced at most what all pages
     # take then: no allocation can have failed.  From there, item by item.
-    n0 = _largest_fitting(lambda n: fits(((p, classes[c][1]) for c, p in pages(held(arrived(n))).items()),
-                                         memory_limit))
+    # The search starts where the pages, not rounded up, fill -m: near n0, so it halves the steps.
+    whole = held([k.count for k in kinds])
+    per_item = sum(n * classes[c][1] / classes[c][0] for c, n in whole.items()) / total
+    guess = max(1, min(int(memory_limit / per_item), 1 << 61)) if per_item else 1
+    def fit(n: int) -> bool:
+        return fits(((p, classes[c][1]) for c, p in pages(held(arrived(n))).items()), memory_limit)
+
+    if len(kinds) >= 32:     # many kinds: the same sums over numpy columns
+        fit = _column_fit(kinds, per_class, classes, memory_limit, fit)
+    n0 = _largest_fitting(fit, guess)
     if n0 is None:
         return Capacity(memory_limit, 1 << 62, None)
     counts = arrived(n0)
@@ -177,10 +190,11 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
         return True
 
     stored = sum(counts)
-    queue = [(Fraction(c, k.count), j) for j, (k, c) in enumerate(zip(kinds, counts))]
+    # the next item of kind j arrives at counts[j] / m_j of the way (_arrival), then by kind
+    queue = [(*_arrival(c, k.count), j) for j, (k, c) in enumerate(zip(kinds, counts))]
     heapq.heapify(queue)
     while True:
-        _, j = heapq.heappop(queue)
+        *_, j = heapq.heappop(queue)
         kind = kinds[j]
         for cls, role in kind.chunks:
             if take(cls):
@@ -195,7 +209,63 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
         stored += 1
         evictable.add(kind.lru_class)
         counts[j] += 1
-        heapq.heappush(queue, (Fraction(counts[j], kind.count), j))
+        heapq.heappush(queue, (*_arrival(counts[j], kind.count), j))
+
+
+def _column_fit(kinds: Sequence[Kind], per_class: Sequence[tuple[tuple[int, int], ...]],
+                classes: dict[int, tuple[int, int]], memory_limit: int, exact):
+    """chunked_capacity's test "the pages of the first ``n`` items of the mix fit", over numpy
+    columns: a kind's items ``ceil(n * m_j / total)``, times its chunks per class, pages rounded
+    up, then :func:`fits`' rule.  Where int64 could overflow, ``exact`` (the same test in Python
+    ints) answers instead."""
+    import numpy as np
+
+    ids = sorted({cls for shape in per_class for cls, _ in shape})
+    column = {cls: i for i, cls in enumerate(ids)}
+    many = np.zeros((len(kinds), len(ids)), dtype=np.int64)
+    for j, shape in enumerate(per_class):
+        for cls, n in shape:
+            many[j, column[cls]] = n
+    total = sum(k.count for k in kinds)
+    most = max(k.count for k in kinds)
+    if total >= 1 << 62:
+        return exact
+    counts = np.fromiter((k.count for k in kinds), dtype=np.int64, count=len(kinds))
+    perslab = np.fromiter((classes[c][0] for c in ids), dtype=np.int64, count=len(ids))
+    length = np.fromiter((classes[c][1] for c in ids), dtype=np.int64, count=len(ids))
+    widest, longest = int(many.sum(axis=1).max()), int(length.max())
+
+    def fit(n: int) -> bool:
+        if n * most >= 1 << 62 or (n + len(kinds)) * widest * longest >= 1 << 62:
+            return exact(n)
+        pages = -(-((-(-n * counts // total)) @ many) // perslab)
+        needed = 0 if pages.max() <= 1 else int((pages * length).sum())   # needed_bytes' rule
+        return needed <= memory_limit
+    return fit
+
+
+def _arrival(num: int, den: int) -> tuple[float, _Ratio]:
+    """A sort key of ``num / den``, exact: the float first (correctly rounded, so it never orders
+    two ratios wrongly, only ties them), then :class:`_Ratio` to settle a tie."""
+    return num / den, _Ratio(num, den)
+
+
+class _Ratio:
+    """``num / den`` (positive ``den``), compared exactly by cross-multiplying: the tie-break of
+    chunked_capacity's queue, which a Fraction would do at many times the cost."""
+
+    __slots__ = ("num", "den")
+
+    def __init__(self, num: int, den: int):
+        self.num, self.den = num, den
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Ratio) and self.num * other.den == other.num * self.den
+
+    def __lt__(self, other: _Ratio) -> bool:
+        return self.num * other.den < other.num * self.den
+
+    __hash__ = None   # compared only, never a key
 
 
 def mix_capacity(settings, classes: Sequence, one_chunk: Mapping[int, int], chunked: Mapping[ChunkShape, int],
