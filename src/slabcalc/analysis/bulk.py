@@ -73,14 +73,14 @@ def add_one_chunk(usage: dict[int, list[int]], classes: Sequence[SlabClass], cou
 
 def place_sized(settings: Settings, classes: Sequence[SlabClass], sized: Sequence[tuple], key_length: int,
                 chunked: dict[ChunkShape, int] | None = None):
-    """:func:`slabcalc.analysis.report._place` for many chunked items known by size (``(item, count, ...)``), at once.
+    """``report._place`` for many chunked items known by size (``(item, count, ...)``), at once.
 
     Returns ``(at, sizes, counts, placed)``: the :class:`SizedChunks` of the items
-    :func:`place_sized_chunks` places with their sizes and counts (int64 arrays), and whether
-    each tuple of ``sized`` was placed (a list of bools; the others are left to place one by
-    one).  When given, ``chunked`` counts each placed
-    item's chunk shape (:func:`chunk_shape`).  Callers sum int64 products of these: where the
-    sums could overflow, every item is left.
+    :func:`place_sized_chunks` places, with their sizes and counts (int64 arrays), and
+    whether each tuple of ``sized`` was placed (a list of bools; the others are left to
+    place one by one).  When given, ``chunked`` counts each placed item's chunk shape (as
+    ``report.chunk_shape``).  Callers sum int64 products of these: where the sums could
+    overflow, every item is left.
     """
     import numpy as np
 
@@ -102,9 +102,9 @@ def place_sized(settings: Settings, classes: Sequence[SlabClass], sized: Sequenc
 
 
 def add_sized(usage: dict[int, list[int]], settings: Settings, classes: Sequence[SlabClass],
-               sized: Sequence[tuple[Item, int, int]], key_length: int,
-               chunked: dict[ChunkShape, int] | None) -> tuple[list[tuple[Item, int, int]], tuple[int, int]]:
-    """:func:`slabcalc.analysis.report._add` for many chunked items known by size (:func:`place_sized`), at once.
+              sized: Sequence[tuple[Item, int, int]], key_length: int,
+              chunked: dict[ChunkShape, int] | None) -> tuple[list[tuple[Item, int, int]], tuple[int, int]]:
+    """``report._add`` for many chunked items known by size (:func:`place_sized`), at once.
 
     Returns the triples left to place one by one, and ``(items, rows)`` added.
     """
