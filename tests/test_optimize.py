@@ -403,3 +403,33 @@ def test_chunk_requests_of_sized_chunked_items_equal_placing_each(monkeypatch):
         assert replace(bulk, chunked=()) == replace(each, chunked=())
         assert dict(bulk.chunked) == dict(each.chunked)
     assert too_large      # items over -I were met (and left to place())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_capacity_bound_never_cuts_a_configuration_that_fits_more(seed):
+    # search_n_f with -m skips every configuration whose capacity_bound is under the keep-th best
+    # capacity found: the bound must hold for every configuration, or a better one is lost.  A
+    # mix of few items per kind under a small -m stores more than its pages say (first pages are
+    # granted past -m, and kinds arrive smallest first), which the earlier bound missed.
+    import slabcalc.analysis.optimize as opt
+    from slabcalc.analysis.optimize import FACTORS
+
+    rng = random.Random(seed)
+    rows = [(Item(rng.randint(5, 60), rng.choice([rng.randint(10, 3000), rng.randint(10, 200_000),
+                                                  rng.randint(520_000, 900_000)]), 0, None),
+             rng.choice([1, 1, rng.randint(1, 50), rng.randint(1, 5000)])) for _ in range(rng.randint(20, 80))]
+    # and many items of few small kinds: under -m 2 they fill the first pages, granted past -m
+    crowd = [(Item(20, rng.randint(100, 3000), 0, None), 2000) for _ in range(30)] + [(Item(20, 700_000, 0, None), 10)]
+    for release, mix in (("1.6.18", rows), ("1.5.22", rows), ("1.6.18", crowd)):
+        for megabytes in (2, 4, 16, 64):
+            s = configure(load_profile(release), ["-m", str(megabytes)])
+            requests = chunk_requests(s, mix)
+            parts = opt._BoundParts.of(requests)
+            for factor in rng.sample(FACTORS, 3):
+                for n in rng.sample(range(1, 1025), 6):
+                    c = replace(s, chunk_size=n, factor=factor, slab_sizes=None)
+                    classes = slab_classes(c)
+                    usage = opt.usage(c, requests, classes)
+                    fit = items_that_fit(c, requests, megabytes << 20, classes)
+                    assert fit <= opt.capacity_bound(requests, classes, usage, megabytes << 20, parts), \
+                        (release, megabytes, n, factor)

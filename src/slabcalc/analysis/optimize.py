@@ -625,17 +625,14 @@ def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, or
     """The configurations that can be among the ``keep`` best, with their capacity.
 
     Capacity (:func:`slabcalc.analysis.report.capacity`) is a bisection per configuration;
-    a cheap upper bound (pages without rounding up, or one page per class)
-    skips the configurations that cannot beat the ``keep``-th best found.
+    an upper bound (:func:`capacity_bound`) skips the configurations that cannot beat the
+    ``keep``-th best found.
     """
     bounded = []
-    items = requests.items
+    parts = _BoundParts.of(requests)
     for scored, classes in configs:
         rows = usage(scored.settings, requests, classes)
-        per_item = sum(r.chunks * r.page_length / r.slab_class.perslab for r in rows) / max(items, 1)
-        bound = int(memory_limit / per_item) + 2 if per_item else 1 << 62
-        one_page = min((r.slab_class.perslab * items // r.chunks for r in rows), default=0)
-        bounded.append((max(bound, one_page), scored, classes, rows))
+        bounded.append((capacity_bound(requests, classes, rows, memory_limit, parts), scored, classes, rows))
     bounded.sort(key=lambda b: -b[0])
     done: list[Scored] = []
     best: list[int] = []        # the ``keep`` largest capacities so far, a min-heap: best[0] is the keep-th
@@ -649,6 +646,122 @@ def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, or
         elif fit > best[0]:
             heapq.heapreplace(best, fit)
     return done
+
+
+@dataclass(frozen=True)
+class _BoundParts:
+    """What :func:`capacity_bound` needs of a mix with chunked items, made once per search: the
+    chunk requests of the items' chunks other than tails, those of one item of each kind (the
+    first round of the mix), and the number of kinds."""
+
+    not_tails: Requests
+    first_round: Requests
+    kinds: int
+    first_tails: int      # tails in the first round: each may fall back to the largest class
+    counts: tuple[int, ...]   # each kind's count
+
+    @classmethod
+    def of(cls, requests: Requests) -> _BoundParts | None:
+        if not requests.chunked:
+            return None
+        not_tails: dict[int, int] = {}
+        first: dict[int, int] = {}
+        for size, n in requests.one_chunk:
+            not_tails[size] = not_tails.get(size, 0) + n
+            first[size] = first.get(size, 0) + 1
+        tails = 0
+        for shape, n in requests.chunked:
+            for size, role in shape:
+                first[size] = first.get(size, 0) + 1
+                if role != "tail":
+                    not_tails[size] = not_tails.get(size, 0) + n
+                else:
+                    tails += 1
+
+        def as_requests(counted: dict[int, int]) -> Requests:
+            sizes = tuple(sorted(counted))
+            return Requests(sizes, tuple(counted[s] for s in sizes), requests.items, 0)
+        counts = tuple(n for _, n in requests.one_chunk) + tuple(n for _, n in requests.chunked)
+        return cls(as_requests(not_tails), as_requests(first), len(counts), tails, counts)
+
+
+def capacity_bound(requests: Requests, classes: Sequence[SlabClass], rows, memory_limit: int,
+                   parts: _BoundParts | None) -> int:
+    """An upper bound of :func:`items_that_fit` for ``classes`` (``rows`` their :func:`usage`),
+    cheap enough to skip the configurations that cannot win.
+
+    One-chunk mixes (:func:`slabcalc.model.capacity.capacity`): ``n`` items hold at least
+    ``n / items`` of each class's chunks, so either every class holds one page (``n`` at
+    most ``one_page``) or the unrounded pages fit ``-m``.
+
+    With chunked items (:func:`slabcalc.model.capacity.chunked_capacity`: the mix in the
+    order of each item's ``i / count``, ties by kind; first pages granted past ``-m``),
+    ``parts`` gives the rest.  At the first refusal, ``N`` items are stored, every one with a
+    ratio up to the refused item's ``r``: ``floor(r * m_j) + 1`` at most of kind ``j``.  The first round
+    (one item of each kind) gives every class it uses its first page.  If a page was granted
+    after that round, the last one found ``-m`` room, and no first page came later, so the
+    pages fit ``-m``: ``r`` times the unrounded page bytes of the whole mix (a tail that falls
+    back to the largest class only costs more) is at most ``-m``, and so are the pages, rounded
+    up, of ``r`` times each class's chunks other than tails (:func:`_rounded_ratio`).  If none was, the first page
+    asked for after the round was refused -- impossible when the round's pages leave room for
+    any page -- and every class holds what its first-round pages hold, which bounds ``r``
+    class by class (tails left out: they may fall back, so the largest class's first round
+    counts them too).
+    """
+    import numpy as np
+
+    items = requests.items
+    unrounded = sum(r.chunks * r.page_length / r.slab_class.perslab for r in rows)
+    if parts is None:
+        per_item = unrounded / max(items, 1)
+        bound = int(memory_limit / per_item) + 2 if per_item else 1 << 62
+        one_page = min((r.slab_class.perslab * items // r.chunks for r in rows), default=0)
+        return max(bound, one_page)
+    perslab = np.fromiter((c.perslab for c in classes), dtype=np.int64, count=len(classes))
+    held = np.asarray(class_chunks(parts.not_tails, classes), dtype=np.int64)
+    first = np.asarray(class_chunks(parts.first_round, classes), dtype=np.int64)
+    first[-1] += parts.first_tails
+    length = {r.slab_class.id: r.page_length for r in rows}
+    lengths = np.fromiter((length.get(c.id, 0) for c in classes), dtype=np.int64, count=len(classes))
+    ratio = min(max(memory_limit, 0) / unrounded if unrounded else float("inf"),
+                _rounded_ratio(held, perslab, lengths, memory_limit))
+    pages = -(-first // perslab)
+    round_bytes = sum(int(n) * length.get(c.id, 0) for c, n in zip(classes, pages.tolist()) if n)
+    if round_bytes + max(length.values(), default=0) > memory_limit:   # the first page after the round may be refused
+        used = held > 0
+        if used.any():
+            ratio = max(ratio, float(np.min(pages[used] * perslab[used] / held[used])))
+    if ratio == float("inf"):
+        return 1 << 62
+    # kind j has stored its items of ratio i / m_j up to r: at most floor(r * m_j) + 1 of them
+    return int(np.floor(ratio * np.asarray(parts.counts, dtype=np.float64)).sum()) + parts.kinds + 2
+
+
+def _rounded_ratio(held, perslab, lengths, memory_limit: int) -> float:
+    """A ratio ``r`` past which ``ceil(r * held / perslab)`` pages of every class (numpy arrays,
+    one entry a class) pass ``-m``: found by bisection, then raised by a part in 10^9 so that
+    float rounding cannot have lowered it."""
+    import numpy as np
+
+    used = held > 0
+    if not used.any():
+        return float("inf")
+    share = held[used] / perslab[used]
+    pages_of = lengths[used].astype(np.float64)
+
+    def passes(r: float) -> bool:
+        return float((np.ceil(r * share) * pages_of).sum()) > memory_limit
+
+    low, high = 0.0, 1.0
+    while not passes(high):
+        low, high = high, high * 2
+    for _ in range(60):
+        mid = (low + high) / 2
+        if passes(mid):
+            high = mid
+        else:
+            low = mid
+    return high * (1 + 1e-9)
 
 
 def search_chunk_max(settings: Settings, distribution, memory_limit: int | None = None,
