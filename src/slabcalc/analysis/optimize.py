@@ -752,10 +752,16 @@ def _rounded_ratio(held, perslab, lengths, memory_limit: int) -> float:
     def passes(r: float) -> bool:
         return float((np.ceil(r * share) * pages_of).sum()) > memory_limit
 
-    low, high = 0.0, 1.0
+    # ceil(x) lies in [x, x + 1): the answer lies between where the pages, unrounded, fill -m
+    # less a page a class, and where they fill -m
+    unrounded = float((share * pages_of).sum())
+    low = max(0.0, (memory_limit - float(pages_of.sum())) / unrounded)
+    high = max(memory_limit, 0) / unrounded * (1 + 1e-9) + 1e-12
     while not passes(high):
         low, high = high, high * 2
-    for _ in range(60):
+    if passes(low):
+        low = 0.0
+    for _ in range(40):
         mid = (low + high) / 2
         if passes(mid):
             high = mid

@@ -283,7 +283,12 @@ def mix_capacity(settings, classes: Sequence, one_chunk: Mapping[int, int], chun
         return (class_for(classes, size) or classes[-1]).id
 
     largest = classes[-1].id
-    kinds = [Kind(n, ((home(size), "item"),), home(size)) for size, n in sorted(one_chunk.items())]
+    kinds = []
+    at = 0
+    for size, n in sorted(one_chunk.items()):     # sizes ascending: each one's class, walking the classes
+        while at < len(classes) - 1 and classes[at].chunk_size < size:
+            at += 1
+        kinds.append(Kind(n, ((classes[at].id, "item"),), classes[at].id))
     kinds += [Kind(n, tuple((home(size), role) for size, role in shape), largest)
               for shape, n in sorted(chunked.items(), key=lambda kv: (sum(size for size, _ in kv[0]), kv[0]))]
     pages = {c.id: (c.perslab, settings.page_length(c.chunk_size, c.perslab)) for c in classes}
