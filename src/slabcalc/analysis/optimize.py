@@ -62,6 +62,7 @@ This module is long because it holds three searches and the exact dynamic progra
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass, replace
 from functools import cached_property
 from itertools import chain, groupby
@@ -738,36 +739,28 @@ def capacity_bound(requests: Requests, classes: Sequence[SlabClass], rows, memor
 
 
 def _rounded_ratio(held, perslab, lengths, memory_limit: int) -> float:
-    """A ratio ``r`` past which ``ceil(r * held / perslab)`` pages of every class (numpy arrays,
-    one entry a class) pass ``-m``: found by bisection, then raised by a part in 10^9 so that
-    float rounding cannot have lowered it."""
-    import numpy as np
+    """A ratio ``r`` past which ``ceil(r * held / perslab)`` pages of every class (one entry a
+    class) pass ``-m``, raised by a part in 10^9 so that float rounding cannot have lowered it.
 
-    used = held > 0
-    if not used.any():
+    From where the pages, unrounded, fill ``-m`` less a page a class (rounded up, they cannot
+    pass it yet), the classes' next pages are taken in the order their ratios come, until the
+    pages pass ``-m``: a few steps a class.
+    """
+    shares = [(h / p, length) for h, p, length in zip(held.tolist(), perslab.tolist(), lengths.tolist()) if h]
+    if not shares:
         return float("inf")
-    share = held[used] / perslab[used]
-    pages_of = lengths[used].astype(np.float64)
-
-    def passes(r: float) -> bool:
-        return float((np.ceil(r * share) * pages_of).sum()) > memory_limit
-
-    # ceil(x) lies in [x, x + 1): the answer lies between where the pages, unrounded, fill -m
-    # less a page a class, and where they fill -m
-    unrounded = float((share * pages_of).sum())
-    low = max(0.0, (memory_limit - float(pages_of.sum())) / unrounded)
-    high = max(memory_limit, 0) / unrounded * (1 + 1e-9) + 1e-12
-    while not passes(high):
-        low, high = high, high * 2
-    if passes(low):
-        low = 0.0
-    for _ in range(40):
-        mid = (low + high) / 2
-        if passes(mid):
-            high = mid
-        else:
-            low = mid
-    return high * (1 + 1e-9)
+    unrounded = sum(share * length for share, length in shares)
+    r = max(0.0, (memory_limit - sum(length for _, length in shares)) / unrounded)
+    pages = [math.ceil(r * share) for share, _ in shares]
+    cost = sum(n * length for n, (_, length) in zip(pages, shares))
+    upcoming = [(n / share, i) for i, (n, (share, _)) in enumerate(zip(pages, shares))]   # ceil steps up past these
+    heapq.heapify(upcoming)
+    while cost <= memory_limit:
+        r, i = heapq.heappop(upcoming)
+        pages[i] += 1
+        cost += shares[i][1]
+        heapq.heappush(upcoming, (pages[i] / shares[i][0], i))
+    return r * (1 + 1e-9) + 1e-12
 
 
 def search_chunk_max(settings: Settings, distribution, memory_limit: int | None = None,
