@@ -162,7 +162,7 @@ def gate_options(func: Callable) -> Callable:
 
         share = None
         if fail_over_waste is not None:
-            from slabcalc.analysis.process import parse_pct   # only then: fractions and decimal load
+            from slabcalc.analysis.process import parse_pct  # only then: fractions and decimal load
 
             try:
                 share = parse_pct(fail_over_waste, "--fail-over-waste")
