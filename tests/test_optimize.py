@@ -385,7 +385,7 @@ def test_each_n_f_candidate_is_measured_with_its_own_classes_when_items_are_chun
 def test_chunk_requests_of_sized_chunked_items_equal_placing_each(monkeypatch):
     # chunk_requests places chunked items known by size in bulk (place_sized); the requests, the
     # chunk shapes capacity counts and the items placed must equal placing each item by itself
-    import slabcalc.analysis.optimize as opt
+    from slabcalc.analysis import bulk as bulk_sums
 
     rng = random.Random(21)
     too_large = 0
@@ -396,7 +396,7 @@ def test_chunk_requests_of_sized_chunked_items_equal_placing_each(monkeypatch):
                  rng.choice([0, 1, rng.randint(1, 10 ** 4)])) for _ in range(600)]
         bulk = chunk_requests(s, rows)
         with monkeypatch.context() as m:
-            m.setattr(opt, "sized_chunks_apply", lambda *a: False)
+            m.setattr(bulk_sums, "sized_chunks_apply", lambda *a: False)
             each = chunk_requests(s, rows)
         assert bulk.chunked
         too_large += bulk.too_large

@@ -262,6 +262,7 @@ def test_reports_of_sized_chunked_items_equal_placing_each(monkeypatch):
     # included, must equal the one placing each item by itself (place(), proven on real servers)
     import random
 
+    from slabcalc.analysis import bulk as bulk_sums
     from slabcalc.analysis import report
 
     rng = random.Random(12)
@@ -277,7 +278,7 @@ def test_reports_of_sized_chunked_items_equal_placing_each(monkeypatch):
         for limit in (None, 256 << 20):
             bulk = build_report(s, rows, limit)
             with monkeypatch.context() as m:
-                m.setattr(report, "sized_chunks_apply", lambda *a: False)
+                m.setattr(bulk_sums, "sized_chunks_apply", lambda *a: False)
                 each = build_report(s, rows, limit)
             assert bulk == each, (release, args, limit)
             assert bulk.approximated == sum(n for item, n, _ in rows if item.item_size > s.largest_chunk)

@@ -20,7 +20,7 @@ from slabcalc.model.capacity import ChunkShape
 from slabcalc.model.classes import SlabClass
 from slabcalc.model.distribution import Item, ItemColumns
 from slabcalc.model.item import item_size, ntotal_array
-from slabcalc.model.placement import place_sized_chunks
+from slabcalc.model.placement import place_sized_chunks, sized_chunks_apply
 from slabcalc.model.settings import Settings
 
 
@@ -29,6 +29,16 @@ def check_item_size(size: int, smallest_item: int) -> None:
     if size < smallest_item:
         raise InputError(f"item size {size} is smaller than the smallest possible item "
                          f"({smallest_item} bytes)")
+
+
+def placed_in_bulk(settings: Settings, classes: Sequence[SlabClass], key_length: int):
+    """``(item, ntotal) -> bool``: whether an item larger than the largest chunk goes to
+    :func:`place_sized` (known by size alone, within ``-I``), not to ``report._place`` one by one;
+    None where :func:`place_sized_chunks` places no chunked item of this configuration."""
+    if not sized_chunks_apply(settings, classes, key_length):
+        return None
+    most = settings.item_size_max
+    return lambda item, size: item.key is None and size <= most
 
 
 def one_chunk_sums(settings: Settings, columns: ItemColumns, largest: int):

@@ -74,7 +74,7 @@ from slabcalc.errors import ValueRefused
 from slabcalc.model.capacity import ChunkShape, mix_capacity
 from slabcalc.model.classes import SlabClass, slab_classes
 from slabcalc.model.distribution import ItemColumns
-from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable, sized_chunks_apply
+from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable
 from slabcalc.model.settings import Refused, Settings, argv_words, chunk_max_value, configure
 
 SPACES = ("n_f", "slab_sizes", "slab_chunk_max")
@@ -126,7 +126,7 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
     requests go, never what they are.  ``shapes``: also count the chunked items by
     chunk shape, which only capacity (``-m``) needs.
     """
-    from slabcalc.analysis.bulk import one_chunk_sums, place_sized
+    from slabcalc.analysis.bulk import one_chunk_sums, place_sized, placed_in_bulk
     from slabcalc.analysis.report import _place  # the report's own placement
 
     classes = slab_classes(settings)
@@ -137,8 +137,9 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
     chunked: dict[ChunkShape, int] = {}
     placed = too_large = 0
     size_of = item_sizer(settings)
-    in_bulk = sized_chunks_apply(settings, classes, size_key_length)
+    in_bulk = placed_in_bulk(settings, classes, size_key_length)
     sized, each = [], []     # chunked items known by size (placed at once), and the rest
+
     def in_one_chunk(columns: ItemColumns):
         nonlocal placed
         sizes, counts, rest = one_chunk_sums(settings, columns, largest)
@@ -155,7 +156,7 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
             requests[size] = requests.get(size, 0) + count
             one_chunk[size] = one_chunk.get(size, 0) + count
             placed += count
-        elif in_bulk and item.key is None and size <= settings.item_size_max:
+        elif in_bulk is not None and in_bulk(item, size):
             sized.append((item, count))
         else:
             each.append((item, count))

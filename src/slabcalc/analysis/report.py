@@ -22,14 +22,14 @@ from dataclasses import dataclass, replace
 from itertools import chain, groupby
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from slabcalc.analysis.bulk import add_one_chunk, add_sized, check_item_size, one_chunk_sums
+from slabcalc.analysis.bulk import add_one_chunk, add_sized, check_item_size, one_chunk_sums, placed_in_bulk
 from slabcalc.errors import InputError
 from slabcalc.model.capacity import Capacity, ChunkShape, ClassPages, mix_capacity, needed_bytes
 from slabcalc.model.capacity import capacity as _capacity
 from slabcalc.model.classes import SlabClass, slab_classes
 from slabcalc.model.distribution import Item, ItemColumns
 from slabcalc.model.item import VALUE_MAX, item_size, ntotal_function
-from slabcalc.model.placement import CHUNKED, TOO_LARGE, Placement, check_placeable, place, sized_chunks_apply
+from slabcalc.model.placement import CHUNKED, TOO_LARGE, Placement, check_placeable, place
 from slabcalc.model.settings import Settings
 
 MIB = 1 << 20
@@ -196,14 +196,14 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
 
     pairs = chain.from_iterable(in_one_chunk(p) if isinstance(p, ItemColumns) else (p,) for p in pairs)
     size_of = item_sizer(settings)
-    in_bulk = sized_chunks_apply(settings, classes, size_key_length)
+    in_bulk = placed_in_bulk(settings, classes, size_key_length)
     sized: list[tuple[Item, int, int]] = []   # chunked items known by size: placed at once below
 
     def sized_leftovers() -> Iterator[tuple[Item, int, int]]:
         """Once the input is read: the chunked items known by size, placed at once into ``usage``.
         The rows the column rule leaves (see place_sized_chunks) come back to the loop below."""
         nonlocal in_bulk, placed, placed_rows, approximated
-        in_bulk = False
+        in_bulk = None
         if not sized:
             return
         left, counted = add_sized(usage, settings, classes, sized, size_key_length,
@@ -220,7 +220,7 @@ def build_report(settings: Settings, distribution: Mapping[Item, int] | Iterable
             count_of[size] = count_of.get(size, 0) + count
             rows_of[size] = rows_of.get(size, 0) + rows
             continue
-        if in_bulk and item.key is None and size <= settings.item_size_max:
+        if in_bulk is not None and in_bulk(item, size):
             sized.append((item, count, rows))
             continue
         placement = placements.get(item)
