@@ -654,11 +654,10 @@ def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, or
 class _BoundParts:
     """What :func:`capacity_bound` needs of a mix with chunked items, made once per search: the
     chunk requests of the items' chunks other than tails, those of one item of each kind (the
-    first round of the mix), and the number of kinds."""
+    first round of the mix), and each kind's count."""
 
     not_tails: Requests
     first_round: Requests
-    kinds: int
     first_tails: int      # tails in the first round: each may fall back to the largest class
     counts: tuple[int, ...]   # each kind's count
 
@@ -684,7 +683,7 @@ class _BoundParts:
             sizes = tuple(sorted(counted))
             return Requests(sizes, tuple(counted[s] for s in sizes), requests.items, 0)
         counts = tuple(n for _, n in requests.one_chunk) + tuple(n for _, n in requests.chunked)
-        return cls(as_requests(not_tails), as_requests(first), len(counts), tails, counts)
+        return cls(as_requests(not_tails), as_requests(first), tails, counts)
 
 
 def capacity_bound(requests: Requests, classes: Sequence[SlabClass], rows, memory_limit: int,
@@ -728,15 +727,15 @@ def capacity_bound(requests: Requests, classes: Sequence[SlabClass], rows, memor
     ratio = min(max(memory_limit, 0) / unrounded if unrounded else float("inf"),
                 _rounded_ratio(held, perslab, lengths, memory_limit))
     pages = -(-first // perslab)
-    round_bytes = sum(int(n) * length.get(c.id, 0) for c, n in zip(classes, pages.tolist()) if n)
-    if round_bytes + max(length.values(), default=0) > memory_limit:   # the first page after the round may be refused
+    round_bytes = int((pages * lengths).sum())
+    if round_bytes + int(lengths.max(initial=0)) > memory_limit:   # the first page after the round may be refused
         used = held > 0
         if used.any():
             ratio = max(ratio, float(np.min(pages[used] * perslab[used] / held[used])))
     if ratio == float("inf"):
         return 1 << 62
     # kind j has stored its items of ratio i / m_j up to r: at most floor(r * m_j) + 1 of them
-    return int(np.floor(ratio * np.asarray(parts.counts, dtype=np.float64)).sum()) + parts.kinds + 2
+    return int(np.floor(ratio * np.asarray(parts.counts, dtype=np.float64)).sum()) + len(parts.counts) + 2
 
 
 def _rounded_ratio(held, perslab, lengths, memory_limit: int) -> float:
