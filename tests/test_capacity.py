@@ -146,7 +146,7 @@ def test_the_column_search_answers_as_the_python_one():
                     chunks[c] = chunks.get(c, 0) + -(-n * k.count // total) * many
             return cap.fits([(-(-n // classes[c][0]), classes[c][1]) for c, n in chunks.items()], limit)
 
-        fit = cap._column_fit(kinds, per_class, classes, limit, exact)
+        fit = cap._column_fit(kinds, per_class, sum(k.count for k in kinds), classes, limit, exact)
         for n in [0, 1, 2, 3, 10, 999, 10 ** 5, 10 ** 9, 1 << 40, (1 << 61) - 1] + [rng.randint(0, 1 << 30)
                                                                                    for _ in range(30)]:
             assert fit(n) == exact(n), (trial, n)

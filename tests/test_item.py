@@ -11,7 +11,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from slabcalc import configure, item_size, load_profile, place, slab_classes
-from slabcalc.model.classes import class_for
+from slabcalc.model.classes import class_for, classes_for
 
 
 def test_issue_42_mem_requested_of_ten_small_items():
@@ -143,3 +143,13 @@ def test_ntotal_array_equals_item_size(rows):
         s = configure(load_profile(release), args)
         expected = [item_size(s, k, v, f).total for k, v, f in rows]
         assert ntotal_array(s, key, value, flags).tolist() == expected, (release, args)
+
+
+@given(st.lists(st.integers(1, 1_200_000), max_size=60), st.sampled_from([[], ["-f", "1.01"], ["-n", "900", "-f", "2"],
+                                                                        ["-o", "slab_sizes=96-200-300-9000"]]))
+def test_classes_for_walks_to_the_class_for_each_size(sizes, args):
+    # the walk over ascending sizes gives slabs_clsid()'s class (class_for), or the largest class above
+    # every chunk, as placement does -- duplicate chunk sizes (tiny factors) included
+    classes = slab_classes(configure(load_profile("1.6.18"), args))
+    sizes = sorted(sizes + [c.chunk_size + d for c in classes for d in (-1, 0, 1)])   # every edge
+    assert classes_for(classes, sizes) == [class_for(classes, s) or classes[-1] for s in sizes]

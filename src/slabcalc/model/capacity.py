@@ -160,11 +160,12 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
     whole = held([k.count for k in kinds])
     per_item = sum(n * classes[c][1] / classes[c][0] for c, n in whole.items()) / total
     guess = max(1, min(int(memory_limit / per_item), 1 << 61)) if per_item else 1
+
     def fit(n: int) -> bool:
         return fits(((p, classes[c][1]) for c, p in pages(held(arrived(n))).items()), memory_limit)
 
     if len(kinds) >= 32:     # many kinds: the same sums over numpy columns
-        fit = _column_fit(kinds, per_class, classes, memory_limit, fit)
+        fit = _column_fit(kinds, per_class, total, classes, memory_limit, fit)
     n0 = _largest_fitting(fit, guess)
     if n0 is None:
         return Capacity(memory_limit, 1 << 62, None)
@@ -212,7 +213,7 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
         heapq.heappush(queue, (*_arrival(counts[j], kind.count), j))
 
 
-def _column_fit(kinds: Sequence[Kind], per_class: Sequence[tuple[tuple[int, int], ...]],
+def _column_fit(kinds: Sequence[Kind], per_class: Sequence[tuple[tuple[int, int], ...]], total: int,
                 classes: dict[int, tuple[int, int]], memory_limit: int, exact):
     """chunked_capacity's test "the pages of the first ``n`` items of the mix fit", over numpy
     columns: a kind's items ``ceil(n * m_j / total)``, times its chunks per class, pages rounded
@@ -226,7 +227,6 @@ def _column_fit(kinds: Sequence[Kind], per_class: Sequence[tuple[tuple[int, int]
     for j, shape in enumerate(per_class):
         for cls, n in shape:
             many[j, column[cls]] = n
-    total = sum(k.count for k in kinds)
     most = max(k.count for k in kinds)
     if total >= 1 << 62:
         return exact
@@ -277,18 +277,14 @@ def mix_capacity(settings, classes: Sequence, one_chunk: Mapping[int, int], chun
     of the mix the smaller goes first (one-chunk items by size, then chunked
     items by the bytes they ask for), so every caller gets the same answer.
     """
-    from slabcalc.model.classes import class_for
+    from slabcalc.model.classes import class_for, classes_for
 
     def home(size: int) -> int:  # as placement.place: a request above every class goes to the largest
         return (class_for(classes, size) or classes[-1]).id
 
     largest = classes[-1].id
-    kinds = []
-    at = 0
-    for size, n in sorted(one_chunk.items()):     # sizes ascending: each one's class, walking the classes
-        while at < len(classes) - 1 and classes[at].chunk_size < size:
-            at += 1
-        kinds.append(Kind(n, ((classes[at].id, "item"),), classes[at].id))
+    sizes = sorted(one_chunk)
+    kinds = [Kind(one_chunk[size], ((c.id, "item"),), c.id) for size, c in zip(sizes, classes_for(classes, sizes))]
     kinds += [Kind(n, tuple((home(size), role) for size, role in shape), largest)
               for shape, n in sorted(chunked.items(), key=lambda kv: (sum(size for size, _ in kv[0]), kv[0]))]
     pages = {c.id: (c.perslab, settings.page_length(c.chunk_size, c.perslab)) for c in classes}

@@ -100,6 +100,17 @@ def class_for(classes: Sequence[SlabClass], size: int) -> SlabClass | None:
     return classes[low] if low < len(classes) else None
 
 
+def classes_for(classes: Sequence[SlabClass], sizes: Sequence[int]) -> list[SlabClass]:
+    """:func:`class_for` of each of ``sizes`` (ascending), the largest class for a size above every
+    chunk: one walk up the classes instead of a bisection a size."""
+    found, at, last = [], 0, len(classes) - 1
+    for size in sizes:
+        while at < last and classes[at].chunk_size < size:
+            at += 1
+        found.append(classes[at])
+    return found
+
+
 def vv_lines(settings: Settings, classes: Sequence[SlabClass] | None = None) -> list[str]:
     """The ``slab class`` lines ``memcached -vv`` prints at start-up for these settings."""
     p = settings.profile
