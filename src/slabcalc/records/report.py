@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from slabcalc.analysis.report import MIB, ClassUsage, Report
 
-if TYPE_CHECKING:      # types only: key groups are read only under --group-by, process memory under --process
+if TYPE_CHECKING:      # types only: key groups are read only under --group-by; ProcessMemory is only annotated here
     from slabcalc.analysis.keyspace import Group
     from slabcalc.analysis.process import ProcessMemory
 
