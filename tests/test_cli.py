@@ -242,6 +242,23 @@ def test_tables_fit_the_terminal(args, columns):
     assert len(widest) <= columns, widest
 
 
+@pytest.mark.parametrize("columns", [80, 120])
+def test_optimize_puts_long_flag_strings_on_lines_of_their_own(tmp_path, columns):
+    """Issue 31: 30 slab_sizes made optimize's flag table 172 columns wide; the tables fit, and each flag
+    string stands whole on a line of its own, as pasted."""
+    mix = tmp_path / "many.csv"
+    mix.write_text("key,value,count\n" + "".join(f"30,{int(300 * 1.19 ** i)},{1000 if i % 2 else 300}\n"
+                                                 for i in range(40)))
+    result = CliRunner(env={"COLUMNS": str(columns)}).invoke(cli, ["optimize", str(mix)], prog_name="slabcalc")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    flags = [line[2:] for line in lines if line.startswith("  -o slab_sizes=") or line.startswith("  -n ")]
+    assert any(len(f) > columns for f in flags)                      # the case: one flag string is wider
+    assert all(" " not in f.split("=", 1)[1] for f in flags if f.startswith("-o"))   # whole, unbroken
+    assert "slab_sizes:" in lines and lines[lines.index("slab_sizes:") + 1].startswith("  -o slab_sizes=")
+    assert all(len(line) <= columns for line in lines if line[2:] not in flags), result.output
+
+
 def test_a_pipe_gets_120_columns_and_all_columns_on_request():
     fitted = run("report", "examples/items.csv").stdout
     assert max(len(line) for line in fitted.splitlines()) <= 120

@@ -30,7 +30,7 @@ def print_optimum(record, limit, fmt) -> None:
                                              "hits", "hits_change_pct")))
     click.echo()
     click.echo(f"flags for memcached {record['baseline']['release']}:")
-    click.echo(output.render_rows(firsts, ("space", "flags"), fmt))
+    click.echo(_flags(firsts, fmt))
     for line in _flag_notes(firsts):
         click.echo(line)
     if "hot" in record:
@@ -48,6 +48,15 @@ def print_optimum(record, limit, fmt) -> None:
                                        f"({record['baseline']['hits']} -> {c['hits']})"))
     click.echo()
     click.echo(_verdict(record, limit))
+
+
+def _flags(candidates, fmt) -> str:
+    """The flags of each space: a two-column table where it fits the width, else each flag string on a
+    line of its own under its space, indented, whole (a flag string is pasted, never wrapped)."""
+    table = output.render_rows(candidates, ("space", "flags"), fmt)
+    if fmt != output.TABLE or output.fits_width(table):
+        return table
+    return "\n".join(f"{c['space']}:\n  {c['flags']}" for c in candidates)
 
 
 def _flag_notes(candidates) -> list[str]:

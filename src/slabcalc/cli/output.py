@@ -78,6 +78,11 @@ def _fits(text: str, limit: int) -> bool:
     return max((len(line) for line in text.splitlines()), default=0) <= limit
 
 
+def fits_width(text: str) -> bool:
+    """Whether every line of ``text`` fits the width tables are fitted to."""
+    return _fits(text, _view.width or width())
+
+
 def render_rows(rows: Iterable[dict], columns: Sequence[str], fmt: str,
                 essential: Sequence[str] | None = None, wrap: str | None = None) -> str:
     """Rows (dicts) as ``fmt``: a table layout or CSV; columns in the given order.
