@@ -269,7 +269,26 @@ def test_a_pipe_gets_120_columns_and_all_columns_on_request():
     chosen = run("report", "examples/items.csv", "--columns", "class,pages,chunk_waste").stdout
     assert chosen.splitlines()[0].split() == ["class", "pages", "chunk_waste"]
     bad = run("report", "examples/items.csv", "--columns", "class,bogus")
-    assert bad.exit_code == 2 and "no column bogus; the columns are:" in bad.stderr
+    assert bad.exit_code == 2 and "no column bogus in report's tables; they have:" in bad.stderr
+
+
+def test_a_wrong_column_name_lists_that_commands_columns_only():
+    """Issue 31: a wrong --columns name listed about 80 names of every command (924 characters)."""
+    bad = run("report", "examples/items.csv", "--columns", "class,evicted_per_s")
+    assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) <= 3, bad.stderr
+    said = " ".join(bad.stderr.split())
+    assert "no column evicted_per_s in report's tables" in said          # a stats column, not report's
+    assert "chunk_waste" in said and "held_out_gain_pct" not in said and "crawler_reclaimed" not in said
+    assert run("stats", "examples/stats-calcified.txt", "--columns", "class,crawler_reclaimed").exit_code == 2
+    assert run("simulate", "examples/automove.csv", "-m", "4", "--columns", "class,crawler_reclaimed").exit_code == 0
+
+
+def test_columns_apply_to_each_table_of_a_command():
+    """Issue 31: --columns was not applied to the stats --interval table."""
+    lines = run("stats", "examples/node-evicting-2.txt", "--since", "examples/node-evicting-1.txt",
+                "--columns", "class,pages,evicted_per_s").stdout.splitlines()
+    heads = [line.split() for line in lines if line.startswith("class") or line.startswith("  class")]
+    assert heads == [["class", "pages"], ["class", "pages", "evicted_per_s"]], lines
 
 
 def test_human_units_in_tables_and_raw_integers_elsewhere():

@@ -53,7 +53,7 @@ def print_optimum(record, limit, fmt) -> None:
 def _flags(candidates, fmt) -> str:
     """The flags of each space: a two-column table where it fits the width, else each flag string on a
     line of its own under its space, indented, whole (a flag string is pasted, never wrapped)."""
-    table = output.render_rows(candidates, ("space", "flags"), fmt)
+    table = output.render_rows(candidates, ("space", "flags"), fmt, whole=True)
     if fmt != output.TABLE or output.fits_width(table):
         return table
     return "\n".join(f"{c['space']}:\n  {c['flags']}" for c in candidates)

@@ -92,47 +92,39 @@ class FormatChoice(click.ParamType):
         self.fail(f"{value!r} is not one of {', '.join(map(repr, choices))}.", param, ctx)
 
 
-def format_option(*extra: str) -> Callable:
-    """``--format``, and for tables ``--columns`` and ``--bytes`` (see :class:`slabcalc.cli.output.View`)."""
+def format_option(*extra: str, command: str) -> Callable:
+    """``--format``, and for tables ``--columns`` (those of ``command``'s tables, :data:`tables.COMMAND_COLUMNS`)
+    and ``--bytes`` (see :class:`slabcalc.cli.output.View`)."""
     def decorate(func: Callable) -> Callable:
         @functools.wraps(func)
         def wrapper(*args, columns, raw_bytes, **kwargs):
-            output.set_view(output.View(columns=_columns(columns), raw_bytes=raw_bytes))
+            output.set_view(output.View(columns=_columns(columns, command), raw_bytes=raw_bytes))
             return func(*args, **kwargs)
         wrapper = click.option("--bytes", "raw_bytes", is_flag=True,
                                help="Tables show byte counts as integers, not KiB/MiB/GiB (csv and json "
                                     "always do).")(wrapper)
         wrapper = click.option("--columns", "columns", default=None, metavar="A,B,...|all",
-                               help="The table's columns, in this order, or all of them (default: those "
-                                    "that fit the terminal's width, COLUMNS, else 120).")(wrapper)
+                               help="Each table that has two of these columns (or the one named) shows those it "
+                                    "has, in this order; or all its columns (default: those that fit the "
+                                    "terminal's width, COLUMNS, else 120).")(wrapper)
         return click.option("--format", "fmt", default=output.TABLE, metavar="FORMAT", type=FormatChoice(extra),
                             help=FORMAT_HELP + (f" Also: {', '.join(extra)}." if extra else ""))(wrapper)
     return decorate
 
 
-def _columns(text: str | None) -> tuple[str, ...] | None:
-    """``--columns``: names every table of slabcalc uses, or ``all``."""
+def _columns(text: str | None, command: str) -> tuple[str, ...] | None:
+    """``--columns``: names of ``command``'s table columns, or ``all``."""
     if text is None:
         return None
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     if names == ("all",):
         return names
-    known = _known_columns()
+    known = tables.COMMAND_COLUMNS[command]
     unknown = [n for n in names if n not in known]
     if unknown or not names:
-        raise click.BadParameter(f"no column {', '.join(unknown) if unknown else repr(text)}; the columns are: "
-                                 f"{', '.join(sorted(known))}, or all", param_hint="'--columns'")
-    return names
-
-
-def _known_columns() -> set[str]:
-    """Every column name of slabcalc's tables (the *_COLUMNS of the commands, and the plan's)."""
-    names = {"node", "memory", "field", "value", "flags", "space", "role", "requested", "waste",
-             "held_out_page_bytes", "held_out_gain_pct", "hits", "hits_change_pct", "pages_moved_in",
-             "pages_moved_out"}
-    for key, value in vars(tables).items():
-        if key.endswith("_COLUMNS") and isinstance(value, tuple):
-            names.update(value)
+        listed = ", ".join(dict.fromkeys(known))
+        raise click.BadParameter(f"no column {', '.join(unknown) if unknown else repr(text)} in {command}'s tables; "
+                                 f"they have: {listed}, or all", param_hint="'--columns'")
     return names
 
 

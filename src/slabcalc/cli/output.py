@@ -84,13 +84,14 @@ def fits_width(text: str) -> bool:
 
 
 def render_rows(rows: Iterable[dict], columns: Sequence[str], fmt: str,
-                essential: Sequence[str] | None = None, wrap: str | None = None) -> str:
+                essential: Sequence[str] | None = None, wrap: str | None = None, whole: bool = False) -> str:
     """Rows (dicts) as ``fmt``: a table layout or CSV; columns in the given order.
 
-    For tables (not csv): ``--columns`` chooses the columns; else, when the table is wider than
-    the width to fit, the columns not in ``essential`` go, rightmost first, and a last line names
-    them; the ``wrap`` column (long text) is wrapped instead.  Byte counts are in human units
-    unless ``--bytes``.
+    For tables (not csv): ``--columns`` chooses, in its order, those of its columns this table has
+    when it has two of them, or the one named (any other table is fitted as usual; a ``whole``
+    table, such as paste-ready flags, keeps all its columns); else, when the table is wider than the width to fit, the
+    columns not in ``essential`` go, rightmost first, and a last line names them; the ``wrap``
+    column (long text) is wrapped instead.  Byte counts are in human units unless ``--bytes``.
     """
     rows = list(rows)
     if fmt == "csv":
@@ -102,9 +103,12 @@ def render_rows(rows: Iterable[dict], columns: Sequence[str], fmt: str,
         return out.getvalue().rstrip("\n")
     limit = _view.width or width()
     chosen = list(columns)
-    chosen_here = bool(_view.columns) and _view.columns != ("all",) and set(_view.columns) <= set(columns)
-    if chosen_here:   # --columns names a table by its columns; the command's other tables fit the width
-        chosen = list(_view.columns)
+    named = [] if whole or _view.columns in (None, ("all",)) else [c for c in _view.columns if c in columns]
+    # --columns: a table that has two of the named columns (or the one named) shows those it has; one that
+    # shares a single column with a longer list (``items`` of report's plan table) fits the width as usual
+    chosen_here = bool(named) and len(named) >= min(2, len(_view.columns))
+    if chosen_here:
+        chosen = named
     text = _table(rows, chosen, fmt, None)
     dropped: list[str] = []
     if not chosen_here and _view.columns != ("all",) and fmt == TABLE:

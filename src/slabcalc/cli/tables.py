@@ -59,3 +59,25 @@ PLAN_NODE_COLUMNS = ("nodes", "memory_limit_mb", "items", "pages", "slab_bytes",
 
 
 GROUP_COLUMNS = ("group", "items", "requested_bytes", "used_bytes", "chunk_waste", "waste_pct", "memory_pct")
+
+
+PAIR_COLUMNS = ("field", "value")                     # a record shown as two columns (output.render_pairs)
+
+
+PLACE_CHUNK_COLUMNS = ("role", "class", "chunk_size", "requested", "waste")
+
+
+OPTIMIZE_EXTRA_COLUMNS = ("held_out_page_bytes", "held_out_gain_pct", "hits", "hits_change_pct")
+
+
+# the columns each command's tables can show: what its --columns accepts and lists when a name is wrong
+COMMAND_COLUMNS = {
+    "classes": CLASS_COLUMNS + ALLOCATOR_CLASS_COLUMNS,
+    "place": PAIR_COLUMNS + PLACE_CHUNK_COLUMNS,
+    "report": REPORT_COLUMNS + ("memory",) + PAIR_COLUMNS + WHAT_IF_COLUMNS + PLAN_NODE_COLUMNS + GROUP_COLUMNS,
+    "stats": ("node",) + STATS_COLUMNS + ("memory",) + STATS_TOTAL_COLUMNS + NOW_COLUMNS,
+    "compare": COMPARE_COLUMNS + PAIR_COLUMNS,
+    "optimize": OPTIMIZE_COLUMNS + OPTIMIZE_EXTRA_COLUMNS,
+    "simulate": SIMULATE_COLUMNS + MOVED_COLUMNS + PAIR_COLUMNS + TIMELINE_COLUMNS,
+    "profiles": PROFILE_COLUMNS,
+}

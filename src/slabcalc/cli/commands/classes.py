@@ -15,7 +15,7 @@ from slabcalc.cli.tables import ALLOCATOR_CLASS_COLUMNS, CLASS_COLUMNS
 @click.option("--allocator", type=click.Choice(("jemalloc-3.6", "jemalloc-5", "jemalloc-5-redis", "glibc")),
               default=None, help="Print this allocator's size classes instead, up to the one that holds -I.")
 @model_options
-@format_option("vv")
+@format_option("vv", command="classes")
 @with_settings
 def classes(settings, fmt, allocator):
     """Print the slab classes memcached creates at start-up.

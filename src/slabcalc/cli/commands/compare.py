@@ -27,7 +27,7 @@ from slabcalc.errors import SlabcalcError
               help="Redis release line: 7.2+ builds jemalloc without the 4 KiB large pad, 3.2-7.0 with it.")
 @click.option("--redis-ttl", is_flag=True, help="Redis: every key has a TTL (an expires dict entry).")
 @model_options
-@format_option()
+@format_option(command="compare")
 def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator, redis_release, redis_ttl,
             fmt, file, key_length, strict, **model):
     """The same items under memcached, jemalloc 3.6 / 5, glibc, Varnish -s malloc and Redis.

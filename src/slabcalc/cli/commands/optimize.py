@@ -31,7 +31,7 @@ from slabcalc.errors import SlabcalcError
                    "those used within SECONDS of the dump's newest access (la=).")
 @gate_options
 @model_options
-@format_option()
+@format_option(command="optimize")
 def optimize(file, key_length, strict, max_classes, validate, seed, workload, hot, fmt, **model):
     """The flags that hold a distribution in the fewest pages.
 

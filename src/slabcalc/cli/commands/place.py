@@ -17,7 +17,7 @@ from slabcalc.errors import ValueRefused
               help="Value length in bytes (units allowed: 600k).")
 @click.option("--flags", type=int, default=0, show_default=True, help="Client flags (0 to 4294967295).")
 @model_options
-@format_option()
+@format_option(command="place")
 @with_settings
 def place(settings, key_length, value_length, flags, fmt):
     """Show where one item goes: its size, class, chunk and waste.

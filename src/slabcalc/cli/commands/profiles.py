@@ -12,7 +12,7 @@ from slabcalc.cli.tables import PROFILE_COLUMNS
 
 
 @cli.group(invoke_without_command=True)
-@format_option()
+@format_option(command="profiles")
 @click.pass_context
 def profiles(ctx, fmt):
     """List the bundled release profiles: which releases each covers.

@@ -24,7 +24,7 @@ from slabcalc.errors import SlabcalcError
 @deploy_options
 @plot_option
 @model_options
-@format_option()
+@format_option(command="report")
 @gate_options
 def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     """Where the memory goes for a whole distribution of items.

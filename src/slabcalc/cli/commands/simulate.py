@@ -33,7 +33,7 @@ from slabcalc.cli.simulate_output import print_simulation
                    "error: for nodes too large to replay whole.")
 @plot_option
 @model_options
-@format_option()
+@format_option(command="simulate")
 def simulate_command(file, key_length, strict, every, uptime, input_format, sample, plot, fmt, **model):
     """Replay a workload under -m: pages, LRUs, expiry, evictions, page moves, calcification.
 

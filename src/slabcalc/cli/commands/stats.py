@@ -35,7 +35,7 @@ from slabcalc.errors import ValueRefused
               help="The flags the node(s) were started with, e.g. '-m 1024 -f 1.0875': the model uses "
                    "them instead of what stats settings shows (it rounds -f, and hides -o slab_sizes).")
 @plot_option
-@format_option()
+@format_option(command="stats")
 @gate_options
 def stats(files, servers, timeout, sample_items, interval, since, server_args, plot, fmt):
     """Where a real memcached's memory goes, from its own stats.
