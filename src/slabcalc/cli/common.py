@@ -94,6 +94,8 @@ def settings_from(profile, bits, **options):
                    f"{str(factor).replace(',', '.')})"
         raise Refusal(f"{release.label} refuses to start with {' '.join(args)}: "
                       f"{said or '(it exits without a message)'}{hint}") from None
+    if profile is None:
+        _say_local_release(release)
     for warning in settings.warnings:
         click.echo(f"note: {release.label} warns: " + " ".join(warning.split()), err=True)
     factor = options.get("factor")
@@ -106,6 +108,19 @@ def settings_from(profile, bits, **options):
     if trap:
         click.echo(output.note(f"warning: {trap}"), err=True)
     return settings
+
+
+def _say_local_release(release) -> None:
+    """At a terminal, when no --profile was given: one line on stderr if the memcached on PATH is another
+    release than the one assumed (pipes and scripts are not told: their output stays what it was)."""
+    if not sys.stderr.isatty():
+        return
+    from slabcalc.inputs.local import local_release
+
+    local = local_release()
+    if local is not None and local != release.release:
+        click.echo(f"note: this machine runs memcached {local} (memcached on PATH); slabcalc assumes "
+                   f"{release.release}: give --profile {local} to model the local one", err=True)
 
 
 @contextlib.contextmanager
