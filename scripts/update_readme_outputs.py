@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Rewrite the output under every ``$ slabcalc ...`` line of README's console blocks.
+"""Rewrite the output under every ``$ slabcalc ...`` line of the console blocks of README.md
+and of every docs/*.md page.
 
-tests/test_readme.py fails when README shows output the commands no longer
+tests/test_readme.py fails when a page shows output the commands no longer
 print; after a deliberate change of output, run this and read the diff.
 """
 
@@ -38,13 +39,20 @@ def rewrite(block: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def pages() -> list[Path]:
+    """README and every docs page: the pages tests/test_readme.py runs the examples of."""
+    return [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+
+
 def main() -> int:
     os.chdir(ROOT)
-    readme = ROOT / "README.md"
-    text = readme.read_text()
-    new = re.sub(r"(```console\n)(.*?)(```)", lambda m: m.group(1) + rewrite(m.group(2)) + m.group(3), text,
-                 flags=re.S)
-    readme.write_text(new)
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        new = re.sub(r"(```console\n)(.*?)(```)", lambda m: m.group(1) + rewrite(m.group(2)) + m.group(3), text,
+                     flags=re.S)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            print(f"rewrote {page.relative_to(ROOT)}")
     return 0
 
 

@@ -111,7 +111,7 @@ def pages_move_without_eviction() -> list:
 
 
 def readme_example() -> list:
-    """``examples/automove.csv``, the workload README's automover example replays."""
+    """``examples/automove.csv``, the workload of the automover example of docs/background.md."""
     import csv
 
     path = Path(__file__).resolve().parent.parent / "examples" / "automove.csv"
@@ -136,7 +136,7 @@ SCENARIOS = {s.name: s for s in (
     Scenario("moves-no-eviction", ("-m", "256"), 90, pages_move_without_eviction,
              about="no eviction, pages still move to the global pool"),
     Scenario("readme-automove", ("-m", "4"), 60, readme_example,
-             about="README's automover example (examples/automove.csv)"),
+             about="the automover example of docs/background.md (examples/automove.csv)"),
     Scenario("live-short", ("-m", "8"), 55, short_expired_then_new_size,
              about="the short live run in CI"),
 )}

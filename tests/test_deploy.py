@@ -229,8 +229,8 @@ def test_group_by_pattern_and_separator_are_usage_errors():
     assert empty.exit_code == 2 and "--separator must not be empty" in empty.output
 
 
-def test_readme_capacity_plan_by_hand():
-    """README's plan (examples/capacity-mix.csv on 8 GiB nodes, 10% headroom, 5% overhead), redone
+def test_capacity_page_plan_by_hand():
+    """docs/capacity.md's plan (examples/capacity-mix.csv on 8 GiB nodes, 10% headroom, 5% overhead), redone
     from memcached 1.6's published class table (-vv: chunk size and perslab) and assoc.c's rule."""
     from pathlib import Path
 
@@ -252,10 +252,10 @@ def test_readme_capacity_plan_by_hand():
     usable = 8 * 1024 * MIB * 9 // 10
     fewest = next(n for n in range(1, 100) if node(n)[1] <= usable)
     assert fewest == 5 and node(5) == (6502, 7247315807) and node(4)[1] == 9043140177
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    page = (Path(__file__).resolve().parent.parent / "docs" / "capacity.md").read_text(encoding="utf-8")
     for text in ("8 M items in 6502 pages (`-m 6502`)", "7247315807 bytes of the 7730941132", "9043140177 bytes",
                  "5 nodes of 8589934592 bytes"):
-        assert text in readme
+        assert text in page
     assert usable == 7730941132
 
 

@@ -1,7 +1,9 @@
-"""README's examples run as written and print what README shows.
+"""The examples of README and of every docs page run as written and print what they show.
 
 Every ```console block is a list of ``$ slabcalc ...`` commands, each followed
-by its exact output (stdout and stderr as a terminal shows them).
+by its exact output (stdout and stderr as a terminal shows them).  The pages are
+README.md and every ``docs/*.md`` (a glob: a page added later is covered without
+a change here); a test's id names its page.
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from slabcalc.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+PAGES = [README] + sorted((ROOT / "docs").glob("*.md"))
+
+
+def page_name(page: Path) -> str:
+    return page.relative_to(ROOT).as_posix()
 
 
 def console_examples(text: str):
@@ -34,18 +41,34 @@ def console_examples(text: str):
             yield command, "\n".join(lines)
 
 
-EXAMPLES = list(console_examples(README.read_text()))
+# (page, command, expected output) of every page
+EXAMPLES = [(page_name(page), command, expected)
+            for page in PAGES for command, expected in console_examples(page.read_text(encoding="utf-8"))]
+
+# the commands with a page of their own (docs/<command>.md); `help` prints --help and has none
+COMMANDS = ("classes", "place", "report", "stats", "compare", "optimize", "simulate", "sql", "profiles")
 
 
-def test_readme_has_examples_for_every_command():
-    commands = {shlex.split(c)[1] for c, _ in EXAMPLES}
+def test_readme_has_examples():
+    commands = {shlex.split(c)[1] for page, c, _ in EXAMPLES if page == "README.md"}
     assert {"classes", "place"} <= commands
+
+
+def test_every_command_page_has_examples_of_its_command():
+    for command in COMMANDS:
+        on_page = [c for page, c, _ in EXAMPLES if page == f"docs/{command}.md"]
+        assert any(shlex.split(c)[1] == command for c in on_page), f"docs/{command}.md shows no `slabcalc {command}`"
+
+
+def test_the_example_parser_finds_every_command_of_a_block():
+    text = "```console\n$ slabcalc a\nout 1\n\n$ slabcalc b\n```\n```sh\n$ slabcalc c\n```\n"
+    assert list(console_examples(text)) == [("slabcalc a", "out 1\n"), ("slabcalc b", "")]
 
 
 # an optimize that replays a workload for every candidate takes seconds: the floors run skips it
 @pytest.mark.parametrize("command,expected", [
-    pytest.param(c, e, marks=[pytest.mark.slow] if "--workload" in c else []) for c, e in EXAMPLES],
-    ids=[c for c, _ in EXAMPLES])
+    pytest.param(c, e, marks=[pytest.mark.slow] if "--workload" in c else []) for _, c, e in EXAMPLES],
+    ids=[f"{page}: {c}" for page, c, _ in EXAMPLES])
 def test_readme_example(command, expected, monkeypatch):
     words = shlex.split(command)
     assert words[0] == "slabcalc"
@@ -64,14 +87,14 @@ def shell_examples(text: str):
                 yield line
 
 
-SHELL = list(shell_examples(README.read_text()))
+SHELL = [(page_name(page), line) for page in PAGES for line in shell_examples(page.read_text(encoding="utf-8"))]
 
 
 def test_readme_shell_examples_exist():
-    assert any("report -" in line for line in SHELL)
+    assert any("report -" in line for _, line in SHELL)
 
 
-@pytest.mark.parametrize("line", SHELL)
+@pytest.mark.parametrize("line", [line for _, line in SHELL], ids=[f"{page}: {line}" for page, line in SHELL])
 def test_readme_shell_example_runs(line):
     import subprocess
     import sys

@@ -587,7 +587,7 @@ def _background(r: _RuleReader) -> BackgroundRules | None:
              "note", "suboptions", "rules"}
     for name in raw:
         if name not in known:
-            raise r.fail(f"background.{name}", "unknown field (see the Profiles section of README.md)")
+            raise r.fail(f"background.{name}", "unknown field (see docs/profiles.md)")
     defaults = dict(raw.get("defaults") or {})
     for name, kind in BACKGROUND_FIELDS.items():
         value = defaults.get(name)
@@ -804,5 +804,5 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         raise r.fail("item.chunk_header", "chunked items need sizeof(item_chunk)")
     unknown = r.unknown_fields()
     if unknown:
-        raise r.fail(unknown[0], "unknown field (see the Profiles section of README.md)")
+        raise r.fail(unknown[0], "unknown field (see docs/profiles.md)")
     return profile
