@@ -79,6 +79,9 @@ from slabcalc.model.settings import Refused, Settings, argv_words, chunk_max_val
 
 SPACES = ("n_f", "slab_sizes", "slab_chunk_max")
 GAIN_THRESHOLD_PCT = 1.0          # below this the current flags are fine; within it of the best, the simpler wins
+VALIDATE_DEFAULT = 0.2            # the part of the items held out, by default, to score the candidates on
+THIN_SHARE_PCT = 1                # a slab size serving less than a page and this share of the items is merged
+MIN_HELD_OUT = 20                 # fewer items than this expected in the held-out part: no validation
 SIMPLER = ("n_f", "slab_chunk_max", "slab_sizes")   # the verdict's order of simplicity
 INF = 1 << 62
 
@@ -357,6 +360,31 @@ def _most_items(settings: Settings, requests: Requests, max_classes: int, memory
     cost = page_bytes(whole, requests)
     return SlabSizes(low_answer.chunk_sizes, low_answer.listed, cost,
                      items_that_fit(whole, requests, memory_limit))
+
+
+def merge_thin_sizes(settings: Settings, requests: Requests, listed: Sequence[int]) -> tuple[int, ...]:
+    """``listed`` with every size whose class the requests fill less than one page of, for fewer than
+    :data:`THIN_SHARE_PCT` of the items, merged into the next larger size, the thinnest first; the
+    largest listed size stays.
+
+    The page DP is exact for the items it is given, so it will spend a class on a handful of items
+    whose size happens to fit a chunk snugly (issue 31: 144 session items in 2 320-byte chunks);
+    items of the same kind that were not in the sample land elsewhere and pay for it.  A class
+    whose chunks fill less than a page costs a whole page for those few items anyway.
+    """
+    listed = list(listed)
+    while len(listed) > 1:
+        classes = slab_classes(settings_for(settings, listed))
+        chunks = dict(zip((c.chunk_size for c in classes), zip(class_chunks(requests, classes), classes)))
+        thin = []
+        for j, size in enumerate(listed[:-1]):
+            n, cls = chunks[min(c for c in chunks if c >= size)]
+            if n < cls.perslab and n * 100 < requests.items * THIN_SHARE_PCT:
+                thin.append((n, j))
+        if not thin:
+            break
+        del listed[min(thin)[1]]
+    return tuple(listed)
 
 
 def settings_for(settings: Settings, listed: Sequence[int]) -> Settings:
@@ -820,6 +848,8 @@ class Optimum:
     memory_limit: int | None
     validate: float | None = None
     seed: int | None = None
+    held_out_items: int = 0               # with validate: how many items were held out
+    whole_baseline: Report | None = None  # with validate: the baseline's report of every item (the gate's)
 
     def gain_pct(self, c: Candidate) -> float:
         """How much better ``c`` is than the baseline: page bytes saved, or with -m items gained."""
@@ -896,7 +926,10 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit:
     disagreement with the search's own score is a bug and raises.
     """
     distribution = [(t[0], t[1]) for t in _pairs(distribution)]
+    everything = distribution
     held_out = None
+    if validate is not None and sum(n for _, n in distribution) * validate < MIN_HELD_OUT:
+        validate = None     # too few items to hold any out meaningfully: scored on them all (the record says so)
     if validate is not None:
         distribution, held_out = split(distribution, validate, seed)
         held_out = _as_columns(held_out)
@@ -920,14 +953,20 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit:
     p = settings.profile
     if p.slab_sizes is True and requests.sizes:
         answer = best_slab_sizes(settings, requests, max_classes, memory_limit)
-        flags = " ".join(argv_words(suboptions=[_slab_sizes_word(answer.listed)]))
-        chosen = settings_for(replace(settings, slab_sizes=None), answer.listed)
-        _check_accepted(settings, answer.listed)
-        found.append(candidate("slab_sizes", flags, chosen, answer.page_bytes))
+        plain = replace(settings, slab_sizes=None)
+        listed = merge_thin_sizes(plain, requests, answer.listed)
+        flags = " ".join(argv_words(suboptions=[_slab_sizes_word(listed)]))
+        chosen = settings_for(plain, listed)
+        _check_accepted(settings, listed)
+        found.append(candidate("slab_sizes", flags, chosen,
+                               answer.page_bytes if listed == answer.listed else page_bytes(chosen, requests)))
     if requests.sizes and requests.sizes[-1] > CHUNK_MAX_SMALLEST:   # large items: try other chunk maxima
         for scored in search_chunk_max(settings, distribution, memory_limit, size_key_length)[:keep]:
             found.append(candidate("slab_chunk_max", scored.flags, scored.settings, scored.page_bytes))
-    return Optimum(baseline, tuple(found), memory_limit, validate, seed if validate is not None else None)
+    if held_out is None:
+        return Optimum(baseline, tuple(found), memory_limit)
+    return Optimum(baseline, tuple(found), memory_limit, validate, seed, baseline.held_out.items,
+                   build_report(settings, _as_columns(everything), memory_limit, size_key_length))
 
 
 def _as_columns(distribution: list[tuple]) -> list:

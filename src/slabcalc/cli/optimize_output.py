@@ -8,7 +8,7 @@ from slabcalc.cli import output
 from slabcalc.cli.tables import OPTIMIZE_COLUMNS
 
 
-def print_optimum(record, limit, fmt) -> None:
+def print_optimum(record, limit, fmt, validate_asked: bool = False) -> None:
     if fmt == "json":
         click.echo(output.render_json(record))
         return
@@ -47,7 +47,26 @@ def print_optimum(record, limit, fmt) -> None:
                 click.echo(output.note(f"warning: {c['flags']} cuts hits by {-c['hits_change_pct']:.2f}% "
                                        f"({record['baseline']['hits']} -> {c['hits']})"))
     click.echo()
+    said = _validation(record, validate_asked)
+    if said:
+        click.echo(output.note(said))
     click.echo(_verdict(record, limit))
+
+
+def _validation(record, asked: bool) -> str | None:
+    """How the verdict was scored: on items held back from the search, or on every item, and why."""
+    from slabcalc.analysis.optimize import MIN_HELD_OUT
+
+    if record["validate"] is not None:
+        pct = round(100 * record["validate"])
+        return (f"validated: optimised on {100 - pct}% of the items and scored on the other {pct}% "
+                f"({record['held_out_items']} items held back at random, --seed {record['seed']}); a change is "
+                f"recommended only when it gains {record['verdict']['margin_pct']:g}% or more on them, a margin "
+                f"for drift")
+    if asked:
+        return (f"not validated: too few items to hold back {MIN_HELD_OUT} of them; optimised and scored on "
+                f"every item")
+    return None
 
 
 def _flags(candidates, fmt) -> str:

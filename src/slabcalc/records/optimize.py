@@ -67,5 +67,6 @@ def optimum_record(opt: Optimum) -> dict:
         "defaults_fine": opt.defaults_fine,
         "validate": opt.validate,
         "seed": opt.seed,
+        "held_out_items": opt.held_out_items,
     }
     return record
