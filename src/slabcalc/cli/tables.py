@@ -59,3 +59,7 @@ PLAN_NODE_COLUMNS = ("nodes", "memory_limit_mb", "items", "pages", "slab_bytes",
 
 
 GROUP_COLUMNS = ("group", "items", "requested_bytes", "used_bytes", "chunk_waste", "waste_pct", "memory_pct")
+
+
+CURVE_COLUMNS = ("limit_maxbytes", "get_hits", "get_misses", "hit_ratio", "evictions", "slabs_moved",
+                 "ideal_lru_hit_ratio")
