@@ -127,6 +127,35 @@ def test_the_table_shows_each_limit_in_units_and_no_progress_off_a_terminal():
     assert max(map(len, lines)) <= 120
 
 
+def test_a_terminal_hears_of_each_limit_as_it_finishes():
+    """Progress goes to stderr when it is a terminal (a pty here), one line per finished -m."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    main, secondary = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "slabcalc", "simulate", WORKLOAD, "-m", "2,4", "--format", "csv"],
+                              stdout=subprocess.PIPE, stderr=secondary, timeout=60)
+        os.close(secondary)
+        said = b""
+        while True:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:          # the other end closed: all read
+                break
+            if not chunk:
+                break
+            said += chunk
+    finally:
+        os.close(main)
+    assert proc.returncode == 0 and proc.stdout.decode().startswith("limit_maxbytes,")
+    lines = sorted(line.strip() for line in said.decode().replace("\r", "\n").splitlines() if "replayed" in line)
+    assert [line.split(",")[0] for line in lines] == ["-m 2 replayed (1 of 2)", "-m 4 replayed (2 of 2)"] or \
+           [line.split(",")[0] for line in lines] == ["-m 2 replayed (2 of 2)", "-m 4 replayed (1 of 2)"]
+
+
 def test_one_limit_prints_what_it_always_printed():
     assert "curve" not in _json("-m", "4") and "classes" in _json("-m", "4")
 
