@@ -164,13 +164,15 @@ def test_one_limit_prints_what_it_always_printed():
     ("16,abc", "not a size: 'abc'"),
     ("0", "-m 0"),
     ("0,16", "-m 0"),
+    ("0,16 --profile 1.4.24", "no limit at all"),         # 1.4 starts with -m 0: no limit, no curve
     ("16,,32", "empty or doubled"),
     ("16..32", "needs a step"),
     ("32..16:4", "must go up"),
     ("16..32:0", "must go up"),
 ])
 def test_a_bad_list_of_limits_is_one_line_and_exit_2(limit, says):
-    result = run("simulate", WORKLOAD, "-m", limit)
+    limit, *more = limit.split()
+    result = run("simulate", WORKLOAD, "-m", limit, *more)
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("Error: ") and says in result.stderr
 

@@ -81,6 +81,8 @@ def memory_limits(text: str | None) -> tuple[str | None, ...]:
             raise Refusal(f"-m/--memory-limit: the range {part} must go up from START to STOP by a STEP of 1 or "
                           f"more megabytes")
         limits.update(range(first, last + 1, every))
+    if 0 in limits:
+        raise Refusal(f"-m/--memory-limit: {text} has -m 0, no limit at all: a curve needs a limit at each point")
     if len(limits) > 4096:
         raise Refusal(f"-m/--memory-limit: {text} is {len(limits)} limits; a curve takes at most 4096")
     return tuple(str(mb) for mb in sorted(limits))
