@@ -212,19 +212,20 @@ def _lookaside(n: int, keys: int, seed: int) -> list[tuple]:
     return ops
 
 
-@pytest.mark.parametrize("mb,keys,seed", [(2, 3000, 7), (2, 30000, 8), (5, 30000, 9)])
-def test_the_ideal_lru_hits_what_libcachesim_lru_hits(mb, keys, seed):
+@pytest.mark.parametrize("room,keys,seed", [(2 << 20, 3000, 7), (2 << 20, 30000, 8), (5 << 20, 30000, 9),
+                                            (300_000, 3000, 10)])        # (a sample's room: objects too big)
+def test_the_ideal_lru_hits_what_libcachesim_lru_hits(room, keys, seed):
     try:
         import libcachesim as lcs
     except ImportError as exc:
         missing(f"libcachesim is not installed (pip install -e '.[oracle]'): {exc}")
-    settings = _settings(mb)
+    settings = _settings(5)
     ops = _lookaside(8000, keys, seed)
     ntotal = ntotal_function(settings)
-    theirs = lcs.LRU(settings.maxbytes)
+    theirs = lcs.LRU(room)
     hits = sum(bool(theirs.get(lcs.Request(obj_size=ntotal(k, v, f), obj_id=key + 1, clock_time=int(t))))
                for t, _, key, k, v, _, f in ops)
-    mine = ideal_lru(settings, ops)
+    mine = ideal_lru(settings, ops, capacity=room)
     assert mine.hits == hits and mine.gets == len(ops)
     assert 0 < mine.evictions and 0.2 < mine.hit_ratio < 1      # the trace makes the LRU work
 

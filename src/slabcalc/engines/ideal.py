@@ -46,17 +46,19 @@ class IdealLru:
         return self.hits / self.gets if self.gets else None
 
 
-def ideal_lru(settings: Settings, ops: Iterable[tuple], *, sample: float | None = None) -> IdealLru:
+def ideal_lru(settings: Settings, ops: Iterable[tuple], *, sample: float | None = None,
+              capacity: int | None = None) -> IdealLru:
     """Replay ``ops`` (``(time, op, key, key_size, value_size, ttl, flags)``) through one LRU of
-    ``settings.maxbytes`` bytes.  ``sample`` replays only the keys ``simulate``'s sample keeps
-    (:mod:`.sample`), in ``sample`` of the bytes, and scales the counts back."""
+    ``capacity`` bytes (default ``settings.maxbytes``, -m).  ``sample`` replays only the keys
+    ``simulate``'s sample keeps (:mod:`.sample`), in ``sample`` of the bytes, and scales the counts
+    back."""
     rate = 1.0
     if sample is not None:
         from slabcalc.engines.sample import Sampled, check_rate
 
         rate = check_rate(sample)
         ops = Sampled(rate).filter(ops)
-    capacity = int(settings.maxbytes * rate)
+    capacity = int((settings.maxbytes if capacity is None else capacity) * rate)
     gets, hits, evictions = _replay(settings, ops, capacity)
     if rate != 1.0:
         gets, hits, evictions = (round(n / rate) for n in (gets, hits, evictions))
