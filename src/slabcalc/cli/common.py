@@ -75,7 +75,8 @@ def memory_limits(text: str | None) -> tuple[str | None, ...]:
         start, _, rest = part.partition("..")
         stop, colon, step = rest.partition(":")
         if not colon:
-            raise Refusal(f"-m/--memory-limit: the range {part} needs a step: {part}:STEP (16..128:16 is 16, 32, ... 128)")
+            raise Refusal(f"-m/--memory-limit: the range {part} needs a step: {part}:STEP "
+                          f"(16..128:16 is 16, 32, ... 128)")
         first, last, every = (_megabytes(_one(v, text)) for v in (start, stop, step))
         if every < 1 or last < first:
             raise Refusal(f"-m/--memory-limit: the range {part} must go up from START to STOP by a STEP of 1 or "
@@ -110,10 +111,10 @@ def _chunk_max_in_release_unit(profile, text: str) -> str:
         raise Refusal(f"--slab-chunk-max: {exc} ({text})") from None
 
 
-def settings_from(profile, bits, said: set | None = None, **options):
+def settings_from(profile, bits, noted: set | None = None, **options):
     """Profile and settings from the shared options, or a one-line refusal (exit 2).
 
-    Its notes go to stderr; ``said`` (a set kept across calls: a curve's settings, one per ``-m``)
+    Its notes go to stderr; ``noted`` (a set kept across calls: a curve's settings, one per ``-m``)
     keeps each note to one showing."""
     from slabcalc.model.profile import ProfileError, load_profile
     from slabcalc.model.classes import slab_classes
@@ -139,11 +140,11 @@ def settings_from(profile, bits, said: set | None = None, **options):
                    f"{str(factor).replace(',', '.')})"
         raise Refusal(f"{release.label} refuses to start with {' '.join(args)}: "
                       f"{said or '(it exits without a message)'}{hint}") from None
-    said = set() if said is None else said
+    noted = set() if noted is None else noted
 
     def note(text: str) -> None:
-        if text not in said:
-            said.add(text)
+        if text not in noted:
+            noted.add(text)
             click.echo(text, err=True)
 
     for warning in settings.warnings:

@@ -73,9 +73,9 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
     from slabcalc.engines.simulate import SimulationError, background_for, describe_model, simulate
     from slabcalc.records.simulate import simulation_record
 
-    said: set = set()
+    noted: set = set()
     limits = memory_limits(model.pop("memory_limit"))
-    every_settings = [settings_from(**model, memory_limit=limit, said=said) for limit in limits]
+    every_settings = [settings_from(**model, memory_limit=limit, noted=noted) for limit in limits]
     try:
         for settings in every_settings:
             describe_model(settings, background_for(settings))
