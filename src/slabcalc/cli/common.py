@@ -44,6 +44,9 @@ def _megabytes(text: str) -> int:
     text = str(text).strip()
     if text.isdigit():
         return int(text)
+    if "," in text or ".." in text:
+        raise Refusal(f"-m/--memory-limit: a list of limits ({text}) is for simulate only (a hit-ratio curve); "
+                      f"give one -m")
     try:
         size = parse_size(text)
     except ValueRefused as exc:
@@ -51,6 +54,46 @@ def _megabytes(text: str) -> int:
     if size % (1 << 20):
         raise Refusal(f"-m/--memory-limit: memcached counts memory in whole megabytes, not {text}")
     return size >> 20
+
+
+def memory_limits(text: str | None) -> tuple[str | None, ...]:
+    """``simulate -m``: one limit as given, or a curve's limits in megabytes, ascending, each once.
+
+    A list is comma-separated (``16,32,64``); an item may be a range ``START..STOP:STEP``, STOP
+    included when a step lands on it (``16..128:16`` is 16, 32, ... 128); every value is a
+    number of megabytes or a whole-megabyte size (``512m..2g:512m``).  Anything else is one line
+    naming the value (exit 2).  Other commands read one ``-m`` (:func:`_megabytes` refuses a list).
+    """
+    if text is None or ("," not in str(text) and ".." not in str(text)):
+        return (text,)
+    limits: set[int] = set()
+    for part in str(text).split(","):
+        part = part.strip()
+        if ".." not in part:
+            limits.add(_megabytes(_one(part, text)))
+            continue
+        start, _, rest = part.partition("..")
+        stop, colon, step = rest.partition(":")
+        if not colon:
+            raise Refusal(f"-m/--memory-limit: the range {part} needs a step: {part}:STEP "
+                          f"(16..128:16 is 16, 32, ... 128)")
+        first, last, every = (_megabytes(_one(v, text)) for v in (start, stop, step))
+        if every < 1 or last < first:
+            raise Refusal(f"-m/--memory-limit: the range {part} must go up from START to STOP by a STEP of 1 or "
+                          f"more megabytes")
+        limits.update(range(first, last + 1, every))
+    if 0 in limits:
+        raise Refusal(f"-m/--memory-limit: {text} has -m 0, no limit at all: a curve needs a limit at each point")
+    if len(limits) > 4096:
+        raise Refusal(f"-m/--memory-limit: {text} is {len(limits)} limits; a curve takes at most 4096")
+    return tuple(str(mb) for mb in sorted(limits))
+
+
+def _one(value: str, text: str) -> str:
+    """One limit of a list, not empty (``16,,32`` is a slip)."""
+    if not value.strip() or ".." in value:
+        raise Refusal(f"-m/--memory-limit: {text!r} has an empty or doubled value: write 16,32,64 or 16..128:16")
+    return value
 
 
 def _chunk_max_in_release_unit(profile, text: str) -> str:
@@ -68,8 +111,11 @@ def _chunk_max_in_release_unit(profile, text: str) -> str:
         raise Refusal(f"--slab-chunk-max: {exc} ({text})") from None
 
 
-def settings_from(profile, bits, **options):
-    """Profile and settings from the shared options, or a one-line refusal (exit 2)."""
+def settings_from(profile, bits, noted: set | None = None, **options):
+    """Profile and settings from the shared options, or a one-line refusal (exit 2).
+
+    Its notes go to stderr; ``noted`` (a set kept across calls: a curve's settings, one per ``-m``)
+    keeps each note to one showing."""
     from slabcalc.model.profile import ProfileError, load_profile
     from slabcalc.model.classes import slab_classes
     from slabcalc.model.settings import Refused, configure
@@ -94,33 +140,43 @@ def settings_from(profile, bits, **options):
                    f"{str(factor).replace(',', '.')})"
         raise Refusal(f"{release.label} refuses to start with {' '.join(args)}: "
                       f"{said or '(it exits without a message)'}{hint}") from None
+    noted = set() if noted is None else noted
+
+    def note(text: str) -> None:
+        if text not in noted:
+            noted.add(text)
+            click.echo(text, err=True)
+
     if profile is None:
-        _say_local_release(release)
+        told = _local_release_note(release)
+        if told:
+            note(told)
     for warning in settings.warnings:
-        click.echo(f"note: {release.label} warns: " + " ".join(warning.split()), err=True)
+        note(f"note: {release.label} warns: " + " ".join(warning.split()))
     factor = options.get("factor")
     if factor is not None and "," in str(factor):
-        click.echo(f"note: memcached reads -f {factor} as {settings.factor:g} (it stops at the comma); for "
-                   f"{str(factor).replace(',', '.')} write a decimal point", err=True)
+        note(f"note: memcached reads -f {factor} as {settings.factor:g} (it stops at the comma); for "
+             f"{str(factor).replace(',', '.')} write a decimal point")
     from slabcalc.analysis.advice import class_cap_trap
 
     trap = class_cap_trap(settings)
     if trap:
-        click.echo(output.note(f"warning: {trap}"), err=True)
+        note(output.note(f"warning: {trap}"))
     return settings
 
 
-def _say_local_release(release) -> None:
-    """At a terminal, when no --profile was given: one line on stderr if the memcached on PATH is another
+def _local_release_note(release) -> str | None:
+    """At a terminal, when no --profile was given: a line for stderr if the memcached on PATH is another
     release than the one assumed (pipes and scripts are not told: their output stays what it was)."""
     if not sys.stderr.isatty():
-        return
+        return None
     from slabcalc.inputs.local import local_release
 
     local = local_release()
-    if local is not None and local != release.release:
-        click.echo(f"note: this machine runs memcached {local} (memcached on PATH); slabcalc assumes "
-                   f"{release.release}: give --profile {local} to model the local one", err=True)
+    if local is None or local == release.release:
+        return None
+    return (f"note: this machine runs memcached {local} (memcached on PATH); slabcalc assumes "
+            f"{release.release}: give --profile {local} to model the local one")
 
 
 @contextlib.contextmanager

@@ -47,7 +47,12 @@ def model_options(func: Callable) -> Callable:
         click.option("-I", "--max-item-size", "max_item_size", type=SIZE, default=None,
                      help="memcached -I: largest item, e.g. 512k, 1m, 2m (default 1m)."),
         click.option("-m", "--memory-limit", "memory_limit", metavar="MB|SIZE", default=None,
-                     help="memcached -m: memory limit in megabytes, or a size such as 1g (default 64)."),
+                     help="memcached -m: memory limit in megabytes, or a size such as 1g.  Not given: "
+                          "simulate replays under memcached's default, 64; report prints the -m that holds "
+                          "the items; optimize minimises page bytes instead of fitting items; place shows no "
+                          "capacity; classes and compare do not use it.  simulate also takes a list, "
+                          "16,32,64, or a range START..STOP:STEP, 16..128:16: a hit-ratio curve, one replay "
+                          "per limit."),
         click.option("--cas/--no-cas", " /-C", "cas", default=None,
                      help="memcached -C turns CAS off and saves 8 bytes per item (default: on)."),
         click.option("--slab-chunk-max", "slab_chunk_max", metavar="N|SIZE", default=None,

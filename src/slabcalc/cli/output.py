@@ -60,7 +60,7 @@ def set_view(view: View) -> None:
 
 def is_byte_column(name: str) -> bool:
     """Columns of byte counts people read in human units (a table's; csv/json keep integers)."""
-    return name.endswith("_bytes") or name in ("chunk_waste", "mem_requested")
+    return name.endswith("_bytes") or name in ("chunk_waste", "mem_requested", "limit_maxbytes")
 
 
 def human(value: Any) -> Any:

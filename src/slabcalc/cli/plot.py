@@ -118,3 +118,31 @@ def plot_timeline(timeline: Sequence[Mapping], path: str, title: str | None = No
         fig.savefig(path, format=fmt)
     finally:
         plt.close(fig)
+
+
+def plot_curve(points: Sequence[Mapping], path: str, title: str | None = None) -> None:
+    """Hit ratio against the memory limit: the slab model's and the ideal LRU's of the same bytes.
+
+    ``points`` are the records of ``slabcalc simulate -m A,B,C`` (``limit_maxbytes``,
+    ``hit_ratio``, ``ideal_lru_hit_ratio``; a ratio of None, no gets, is left out).  The gap
+    between the lines is what slab classes and calcification cost in hits.
+    """
+    fmt = _format(path)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    try:
+        for name, label, style in (("hit_ratio", "memcached (slab classes)", "o-"),
+                                   ("ideal_lru_hit_ratio", "ideal LRU of the same bytes", "s--")):
+            shown = [(p["limit_maxbytes"] / MIB, p[name]) for p in points if p.get(name) is not None]
+            if shown:
+                ax.plot([x for x, _ in shown], [y for _, y in shown], style, label=label)
+        ax.set_xlabel("-m (MiB)")
+        ax.set_ylabel("hit ratio")
+        ax.set_ylim(0, 1.02)
+        ax.set_title(title or "hit ratio by memory limit")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+        fig.tight_layout()
+        fig.savefig(path, format=fmt)
+    finally:
+        plt.close(fig)

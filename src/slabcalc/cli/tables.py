@@ -61,6 +61,10 @@ PLAN_NODE_COLUMNS = ("nodes", "memory_limit_mb", "items", "pages", "slab_bytes",
 GROUP_COLUMNS = ("group", "items", "requested_bytes", "used_bytes", "chunk_waste", "waste_pct", "memory_pct")
 
 
+CURVE_COLUMNS = ("limit_maxbytes", "get_hits", "get_misses", "hit_ratio", "evictions", "slabs_moved",
+                 "ideal_lru_hit_ratio")
+
+
 PAIR_COLUMNS = ("field", "value")                     # a record shown as two columns (output.render_pairs)
 
 
@@ -78,6 +82,6 @@ COMMAND_COLUMNS = {
     "stats": ("node",) + STATS_COLUMNS + ("memory",) + STATS_TOTAL_COLUMNS + NOW_COLUMNS,
     "compare": COMPARE_COLUMNS + PAIR_COLUMNS,
     "optimize": OPTIMIZE_COLUMNS + OPTIMIZE_EXTRA_COLUMNS,
-    "simulate": SIMULATE_COLUMNS + MOVED_COLUMNS + PAIR_COLUMNS + TIMELINE_COLUMNS,
+    "simulate": SIMULATE_COLUMNS + MOVED_COLUMNS + PAIR_COLUMNS + TIMELINE_COLUMNS + CURVE_COLUMNS,
     "profiles": PROFILE_COLUMNS,
 }

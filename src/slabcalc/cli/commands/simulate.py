@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from slabcalc.cli.common import draw, open_input_for, say_rejected, settings_from
+from slabcalc.cli.common import draw, say_rejected, settings_from
 from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import format_option, model_options, plot_option
@@ -55,32 +55,39 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
     did.  --plot draws the timeline (with --every), else the memory per
     class at the end.
 
+    With a list of limits (-m 16,32,64 or -m 16..128:16) it prints a
+    hit-ratio curve instead: the workload replayed at each -m (one process
+    per core; each row what simulate -m N prints): get_hits, get_misses,
+    hit_ratio, evictions, slabs_moved, and the hit ratio of an ideal LRU of
+    the same bytes -- one LRU over all objects, each the size memcached
+    asks its allocator for (ITEM_ntotal), no slab classes: the gap is what
+    slab classes and calcification cost.  --plot draws both against -m.
+    See docs/curves.md.
+
     \b
     Python: simulate(settings, read_workload(...)[0], boot=uptime, sample=rate)
+    Python: hit_ratio_curve([settings, ...], ops, boot=uptime, sample=rate)
     """
+    from slabcalc.cli.common import memory_limits
+    from slabcalc.cli.replay import replay_file
     from slabcalc.engines.simulate import SimulationError, background_for, describe_model, simulate
-    from slabcalc.inputs.workload import read_workload
     from slabcalc.records.simulate import simulation_record
 
-    settings = settings_from(**model)
+    noted: set = set()
+    limits = memory_limits(model.pop("memory_limit"))
+    every_settings = [settings_from(**model, memory_limit=limit, noted=noted) for limit in limits]
     try:
-        describe_model(settings, background_for(settings))
+        for settings in every_settings:
+            describe_model(settings, background_for(settings))
     except SimulationError as exc:
         raise Refusal(str(exc)) from None
-    from slabcalc.inputs.traces import is_oracle_general
-    from slabcalc.inputs.warehouse import reader_for
-
-    if input_format == "oracleGeneral" or (input_format == "auto" and is_oracle_general(file)):
-        result, accounting = _oracle_general(settings, file, key_length, strict, every, uptime, sample)
-    elif input_format in ("auto", "csv", "twitter") and file != "-" and reader_for(file):
-        result, accounting = _warehouse(settings, file, key_length, strict, every, uptime, sample,
-                                        None if input_format == "auto" else input_format)
-    else:
-        with open_input_for(file, "simulate", "a workload", "ops.csv", value_errors=True) as (stream, source,
-                                                                                               progress):
-            ops, accounting = read_workload(stream, source, key_length=key_length, strict=strict, progress=progress,
-                                            form=None if input_format == "auto" else input_format)
-            result = simulate(settings, ops, every=every, boot=uptime, sample=sample)
+    if len(limits) > 1:
+        if every is not None:
+            raise Refusal("--every draws the timeline of one replay: give one -m with it, not a list")
+        return _curve(every_settings, file, input_format, key_length, strict, uptime, sample, plot, fmt)
+    settings = every_settings[0]
+    result, accounting = replay_file(file, input_format, key_length, strict,
+                                     lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample))
     say_rejected(accounting)
     record = simulation_record(result, accounting)
     print_simulation(result, record, fmt)
@@ -92,42 +99,20 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
         draw("plot_classes", memory_records(result), plot)
 
 
-def _warehouse(settings, file, key_length, strict, every, uptime, sample, form):
-    """A Parquet, JSON-lines or gzipped-CSV workload, its rows read through DuckDB: ``(result, accounting)``."""
-    from slabcalc.cli.errors import DataError
-    from slabcalc.engines.simulate import simulate
-    from slabcalc.errors import SlabcalcError
-    from slabcalc.inputs.warehouse import TraceLines, kind_of
-    from slabcalc.inputs.workload import read_workload
-
-    try:
-        with TraceLines(file) as lines:
-            ops, accounting = read_workload(iter(lines), file, key_length=key_length, strict=strict, form=form)
-            result = simulate(settings, ops, every=every, boot=uptime, sample=sample)
-    except SlabcalcError as exc:
-        raise DataError(str(exc) if str(exc).startswith(file) else f"{file}: {exc}") from None
-    accounting.format = accounting.format.replace("csv", kind_of(file), 1) + ", read through DuckDB"
-    return result, accounting
-
-
-def _oracle_general(settings, file, key_length, strict, every, uptime, sample):
-    """A libCacheSim oracleGeneral file (binary) replayed: ``(result, accounting)``."""
+def _curve(every_settings, file, input_format, key_length, strict, uptime, sample, plot, fmt):
+    """``-m A,B,C``: the workload replayed at each limit, and through the ideal LRU of each."""
     import sys
 
-    from slabcalc.cli.errors import DataError
-    from slabcalc.engines.simulate import simulate
-    from slabcalc.errors import SlabcalcError
-    from slabcalc.inputs.traces import read_oracle_general
+    from slabcalc.analysis.curve import hit_ratio_curve
+    from slabcalc.cli.curve_output import print_curve, progress_printer
+    from slabcalc.cli.replay import replay_file
+    from slabcalc.records.curve import curve_record
 
-    try:
-        stream = sys.stdin.buffer if file == "-" else open(file, "rb")
-    except OSError as exc:
-        raise DataError(f"{file}: cannot read: {exc.strerror or exc}") from None
-    with stream:
-        ops, accounting = read_oracle_general(stream, "<stdin>" if file == "-" else file, key_length=key_length,
-                                              strict=strict)
-        try:
-            result = simulate(settings, ops, every=every, boot=uptime, sample=sample)
-        except SlabcalcError as exc:
-            raise DataError(str(exc)) from None
-    return result, accounting
+    progress = progress_printer() if sys.stderr.isatty() else None
+    curve, accounting = replay_file(file, input_format, key_length, strict, lambda ops: hit_ratio_curve(
+        every_settings, ops, boot=uptime, sample=sample, progress=progress))
+    say_rejected(accounting)
+    record = curve_record(curve, accounting)
+    print_curve(record, fmt)
+    if plot:
+        draw("plot_curve", record["curve"], plot)
