@@ -210,11 +210,11 @@ def tls_options(func: Callable) -> Callable:
                      help="Speak TLS to the nodes (memcached -Z), verifying each server's certificate and "
                           "host name (default: plain TCP)."),
         click.option("--tls-ca", "tls_ca", type=path, default=None, metavar="FILE",
-                     help="With --tls: the CA bundle (PEM) to verify the servers against (default: the "
+                     help="The CA bundle (PEM) to verify the servers against; implies --tls (default: the "
                           "system's CAs)."),
         click.option("--tls-cert", "tls_cert", type=path, default=None, metavar="FILE",
-                     help="With --tls: a client certificate (PEM) for servers that require one "
-                          "(-o ssl_verify_mode=2); default none."),
+                     help="A client certificate (PEM) for servers that require one (-o ssl_verify_mode=2); "
+                          "implies --tls (default: none)."),
         click.option("--tls-key", "tls_key", type=path, default=None, metavar="FILE",
                      help="The private key of --tls-cert (default: in the certificate's file)."),
     ]
