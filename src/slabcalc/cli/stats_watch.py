@@ -42,22 +42,17 @@ def run_watch(addresses, timeout, seconds, count, tls, fmt, analyse) -> int:
 
 
 def _print_reading(reading, record, fmt) -> None:
-    lines = []
-    for n, entry in zip(reading.nodes, record["nodes"]):
-        if n.error is not None:
-            lines.append(f"{n.node}: cannot be read")
-            continue
-        lines.append(_headline(n, entry))
-    click.echo(output.note(f"reading {reading.number} (+{reading.elapsed:.1f} s): " + lines[0]))
-    for line in lines[1:]:
-        click.echo(output.note(line))
-    for n, entry in zip(reading.nodes, record["nodes"]):
+    """Per node its headline, then the classes that did something; then what changed."""
+    for i, (n, entry) in enumerate(zip(reading.nodes, record["nodes"])):
+        headline = f"{n.node}: cannot be read" if n.error is not None else _headline(n, entry)
+        click.echo(output.note((f"reading {reading.number} (+{reading.elapsed:.1f} s): " if i == 0 else "")
+                               + headline))
         if n.span is None:
             continue
         sizes = {c.id: c.chunk_size for c in n.span.classes}
         rows = [{**row, "chunk_size": sizes[row["class"]]} for row in entry["interval"]["classes"]
                 if row["cmd_set"] or row["evicted"] or row["pages_delta"] or row["outofmemory"]]
-        if rows:   # the classes that did something
+        if rows:
             click.echo(output.render_rows(rows, WATCH_COLUMNS, fmt, essential=WATCH_COLUMNS[:6]))
     for line in reading.changes:
         click.echo(output.note(f"changed: {line}"))

@@ -113,8 +113,9 @@ def _ssl_reason(exc: BaseException) -> str:
 def _handshake_failure(exc: OSError | None) -> NodeError:
     """A TLS handshake that failed, in one line.  With TLS 1.3 our side of the handshake ends
     before the server has checked our certificate: a server that wants one (1.6.18
-    ``ssl_verify_mode=2``) and has none closes the connection at our first command, so
-    a close before the first reply is a failed handshake too (``exc`` None: closed)."""
+    ``ssl_verify_mode=2``) and has none sends an alert and closes the connection at our
+    first command: we may read the alert, or only the close (``exc`` None), whichever comes
+    first, so a close before the first reply is a failed handshake too."""
     if exc is None or isinstance(exc, (ssl.SSLEOFError, ssl.SSLZeroReturnError, ConnectionResetError)):
         return NodeError("TLS handshake failed: the server closed the connection "
                          "(does it require a client certificate, --tls-cert?)")
@@ -123,6 +124,8 @@ def _handshake_failure(exc: OSError | None) -> NodeError:
     reason = _ssl_reason(exc)
     if isinstance(exc, ssl.SSLError) and exc.reason == "WRONG_VERSION_NUMBER":
         reason += " (does the node serve TLS?)"
+    elif isinstance(exc, ssl.SSLError) and exc.reason == "TLSV13_ALERT_CERTIFICATE_REQUIRED":
+        reason += " (the server requires a client certificate: --tls-cert)"
     return NodeError(f"TLS handshake failed: {reason}")
 
 
