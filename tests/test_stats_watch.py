@@ -164,3 +164,26 @@ def test_a_restarted_node_starts_again_from_its_new_reading(restart):
     readings = list(watch(_readings((0.0, _replies(7, 100, 50, 0, 10, 0)), (1.0, restart)), analyse))
     assert readings[1].nodes[0].span is None
     assert readings[1].changes[0].startswith("starts again: ")
+
+
+def test_poll_keeps_a_steady_pace(monkeypatch):
+    """The n-th reading is due n x seconds after the first; one that overruns makes the next begin at once;
+    --sample-items goes to the last reading of a counted poll only."""
+    from slabcalc.inputs import client
+
+    now = [100.0]
+    took = iter([0.2, 1.7, 0.1, 0.0])           # how long each reading takes
+    asked = []
+
+    def read_nodes(addresses, timeout, sample_items, tls):
+        asked.append((now[0], sample_items))
+        now[0] += next(took)
+        return ["replies"]
+
+    def sleep(seconds):
+        now[0] += seconds
+
+    monkeypatch.setattr(client, "read_nodes", read_nodes)
+    got = list(client.poll(["a"], 2.0, 1.0, 4, None, 50, clock=lambda: now[0], sleep=sleep))
+    assert [round(e, 6) for e, _ in got] == [0.0, 1.0, 2.7, 3.0]
+    assert [(round(t, 6), n) for t, n in asked] == [(100.0, 0), (101.0, 0), (102.7, 0), (103.0, 50)]
