@@ -187,3 +187,18 @@ def test_poll_keeps_a_steady_pace(monkeypatch):
     got = list(client.poll(["a"], 2.0, 1.0, 4, None, 50, clock=lambda: now[0], sleep=sleep))
     assert [round(e, 6) for e, _ in got] == [0.0, 1.0, 2.7, 3.0]
     assert [(round(t, 6), n) for t, n in asked] == [(100.0, 0), (101.0, 0), (102.7, 0), (103.0, 50)]
+
+
+def test_csv_is_one_row_per_class_per_interval_with_one_header(capsys):
+    from slabcalc.cli.stats_watch import _print_csv
+    from slabcalc.records.stats import watch_record
+
+    readings = watch(_readings((0.0, _replies(7, 100, 50, 0, 10, 0)), (1.0, _replies(7, 101, 51, 20, 10, 40)),
+                               (2.0, _replies(7, 102, 52, 20, 11, 40))), analyse)
+    for reading in readings:
+        _print_csv(reading, watch_record(reading), header=reading.number == 1)
+    assert capsys.readouterr().out.splitlines() == [
+        "reading,elapsed,node,seconds,class,pages,pages_delta,cmd_set_per_s,evicted_per_s,age,evicted_time,"
+        "chunk_size,cmd_set,evicted",
+        "2,1.0,n,1,5,3,0,40.0,20.0,,,240,40,20", "2,1.0,n,1,12,10,0,40.0,0.0,,,944,40,0",
+        "3,2.0,n,1,5,3,0,0.0,0.0,,,240,0,0", "3,2.0,n,1,12,11,1,0.0,0.0,,,944,0,0"]

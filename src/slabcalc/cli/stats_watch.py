@@ -34,6 +34,8 @@ def run_watch(addresses, timeout, seconds, count, tls, fmt, analyse) -> int:
             record = watch_record(reading)
             if fmt == "json":   # JSON lines: one record a reading
                 click.echo(json.dumps(record, separators=(",", ":")))
+            elif fmt == "csv":  # one row per class per interval, the header once
+                _print_csv(reading, record, header=reading.number == 1)
             else:
                 _print_reading(reading, record, fmt)
     except KeyboardInterrupt:   # the way a watch without --count ends
@@ -57,6 +59,20 @@ def _print_reading(reading, record, fmt) -> None:
     for line in reading.changes:
         click.echo(output.note(f"changed: {line}"))
     click.echo()
+
+
+CSV_COLUMNS = ("reading", "elapsed", "node", "seconds") + WATCH_COLUMNS
+
+
+def _print_csv(reading, record, header) -> None:
+    rows = [{"reading": reading.number, "elapsed": record["elapsed"], "node": n.node, "seconds": n.span.seconds,
+             "chunk_size": c.chunk_size, **row}
+            for n, entry in zip(reading.nodes, record["nodes"]) if n.span is not None
+            for c, row in zip(n.span.classes, entry["interval"]["classes"])]
+    text = output.render_rows(rows, CSV_COLUMNS, "csv")
+    lines = text.splitlines()[0 if header else 1:]
+    if lines:
+        click.echo("\n".join(lines))
 
 
 def _headline(n, entry) -> str:
