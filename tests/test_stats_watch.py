@@ -198,7 +198,7 @@ def test_csv_is_one_row_per_class_per_interval_with_one_header(capsys):
     for reading in readings:
         _print_csv(reading, watch_record(reading), header=reading.number == 1)
     assert capsys.readouterr().out.splitlines() == [
-        "reading,elapsed,node,seconds,class,pages,pages_delta,cmd_set_per_s,evicted_per_s,age,evicted_time,"
-        "chunk_size,cmd_set,evicted",
+        ("reading,elapsed,node,seconds,class,pages,pages_delta,cmd_set_per_s,evicted_per_s,age,evicted_time,"
+         "chunk_size,cmd_set,evicted"),
         "2,1.0,n,1,5,3,0,40.0,20.0,,,240,40,20", "2,1.0,n,1,12,10,0,40.0,0.0,,,944,40,0",
         "3,2.0,n,1,5,3,0,0.0,0.0,,,240,0,0", "3,2.0,n,1,12,11,1,0.0,0.0,,,944,0,0"]

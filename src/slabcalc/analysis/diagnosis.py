@@ -59,7 +59,7 @@ class Interval:
     """Two readings of one node."""
 
     node: str
-    seconds: int | float         # float: measured by the reader's clock (stats --watch)
+    seconds: int | float         # a live reading: measured by the reader's clock, in tenths (--watch, --interval)
     classes: tuple[ClassNow, ...]
     slabs_moved: int | None
     pool_pages: int | None
@@ -91,8 +91,8 @@ def interval(before: Dump, after: NodeStats, seconds: float | None = None) -> In
     """The interval between ``before`` and ``after``'s dump, or a DumpError naming what is wrong.
 
     Its length is the servers' ``time`` (whole seconds) unless ``seconds`` says it,
-    measured by the reader's clock (``stats --watch``: a second apart, ``time`` may
-    move by 0 or 2).
+    measured by the reader's clock (live readings, ``--interval`` and ``--watch``: a
+    second apart, ``time`` may move by 0 or 2).
     """
     now = after.dump
     for dump in (before, now):
