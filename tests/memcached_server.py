@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -310,8 +311,12 @@ class MemcachedServer:
         args: Sequence[str] = (),
         memcached: str | None = None,
         timeout: float = 5.0,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        """``tls``: the server is started with ``-Z`` (in ``args``), and this client speaks TLS
+        to it with this context (its CA, and a client certificate when the server wants one)."""
         self._args = list(args)
+        self._tls = tls
         self._memcached = memcached
         self._timeout = timeout
         self._proc: subprocess.Popen[bytes] | None = None
@@ -409,6 +414,8 @@ class MemcachedServer:
                 time.sleep(0.02)
                 continue
             sock.settimeout(self._timeout)
+            if self._tls is not None:
+                sock = self._tls.wrap_socket(sock, server_hostname="127.0.0.1")
             return sock
 
     def stop(self) -> None:

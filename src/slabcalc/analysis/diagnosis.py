@@ -59,7 +59,7 @@ class Interval:
     """Two readings of one node."""
 
     node: str
-    seconds: int
+    seconds: int | float         # a live reading: measured by the reader's clock, in tenths (--watch, --interval)
     classes: tuple[ClassNow, ...]
     slabs_moved: int | None
     pool_pages: int | None
@@ -80,8 +80,20 @@ def _clock(dump: Dump) -> tuple[int | None, int | None, int | None]:
     return _number(g, "pid"), _number(g, "time"), _number(g, "uptime")
 
 
-def interval(before: Dump, after: NodeStats) -> Interval:
-    """The interval between ``before`` and ``after``'s dump, or a DumpError naming what is wrong."""
+def counter_delta(before: Mapping[str, str], after: Mapping[str, str], name: str) -> int | None:
+    """How much counter ``name`` grew from ``before`` to ``after`` (one table of stats); None when
+    ``after`` lacks it, and counted from 0 when ``before`` does (a class born in between)."""
+    new = _number(after, name)
+    return None if new is None else new - (_number(before, name) or 0)
+
+
+def interval(before: Dump, after: NodeStats, seconds: float | None = None) -> Interval:
+    """The interval between ``before`` and ``after``'s dump, or a DumpError naming what is wrong.
+
+    Its length is the servers' ``time`` (whole seconds) unless ``seconds`` says it,
+    measured by the reader's clock (live readings, ``--interval`` and ``--watch``: a
+    second apart, ``time`` may move by 0 or 2).
+    """
     now = after.dump
     for dump in (before, now):
         if GENERAL not in dump.given or SLABS not in dump.given:
@@ -98,19 +110,16 @@ def interval(before: Dump, after: NodeStats) -> Interval:
                             "give the earlier one as the first reading")
         raise DumpError(f"{now.source}: the server restarted after {before.source} (uptime {up1} s, was {up0} s)")
     start, end = (time0, time1) if time0 is not None and time1 is not None else (up0, up1)
-    if start is None or end is None:
+    if seconds is None and (start is None or end is None):
         raise DumpError(f"{before.source}: no 'time' or 'uptime' in stats: the interval is unknown")
-    seconds = end - start
+    seconds = end - start if seconds is None else seconds
     if seconds <= 0:
         raise DumpError(f"{before.source} and {now.source} are {seconds} s apart: "
                         "the earlier reading must come first, at least a second before")
 
     def delta(table0: Mapping[int, Mapping[str, str]], table1: Mapping[int, Mapping[str, str]], cls: int,
               name: str) -> int | None:
-        new = _number(table1.get(cls, {}), name)
-        if new is None:
-            return None
-        return new - (_number(table0.get(cls, {}), name) or 0)
+        return counter_delta(table0.get(cls, {}), table1.get(cls, {}), name)
 
     items_given = ITEMS in now.given
     classes = []
@@ -126,12 +135,9 @@ def interval(before: Dump, after: NodeStats) -> Interval:
             _number(stat, "evicted_time") if items_given else None,
             delta(before.items, now.items, c.id, "reclaimed") if items_given else None,
             delta(before.items, now.items, c.id, "crawler_reclaimed") if items_given else None))
-    moved = _number(now.general, "slabs_moved")
-    evictions = _number(now.general, "evictions")
-    return Interval(after.node, seconds, tuple(classes),
-                    None if moved is None else moved - (_number(before.general, "slabs_moved") or 0),
+    return Interval(after.node, seconds, tuple(classes), counter_delta(before.general, now.general, "slabs_moved"),
                     after.pool_pages, _automove(now.settings),
-                    None if evictions is None else evictions - (_number(before.general, "evictions") or 0))
+                    counter_delta(before.general, now.general, "evictions"))
 
 
 def _automove(settings: Mapping[str, str]) -> str | None:

@@ -181,6 +181,60 @@ def gate_options(func: Callable) -> Callable:
                              "holds no item data.")(wrapper)
 
 
+def tls_options(func: Callable) -> Callable:
+    """``--tls``, ``--tls-ca``, ``--tls-cert``, ``--tls-key``: handed to the command as one ``tls``
+    argument, an ``ssl.SSLContext`` (or None) made once for every node of the pool.
+
+    A CA file or certificate implies ``--tls``; a key without a certificate, or
+    files OpenSSL cannot use, are refused (exit 2) before any node is read.
+    """
+    @functools.wraps(func)
+    def wrapper(*args, tls, tls_ca, tls_cert, tls_key, **kwargs):
+        context = None
+        if tls_key is not None and tls_cert is None:
+            raise click.UsageError("--tls-key is the key of --tls-cert: give the certificate too")
+        if tls or tls_ca is not None or tls_cert is not None:
+            from slabcalc.inputs.client import tls_context
+
+            try:
+                context = tls_context(tls_ca, tls_cert, tls_key)
+            except ValueRefused as exc:
+                raise Refusal(str(exc)) from None
+        return func(*args, tls=context, **kwargs)
+    path = click.Path(exists=True, dir_okay=False)
+    options = [
+        click.option("--tls", "tls", is_flag=True, default=False,
+                     help="Speak TLS to the nodes (memcached -Z), verifying each server's certificate and "
+                          "host name (default: plain TCP)."),
+        click.option("--tls-ca", "tls_ca", type=path, default=None, metavar="FILE",
+                     help="The CA bundle (PEM) to verify the servers against; implies --tls (default: the "
+                          "system's CAs)."),
+        click.option("--tls-cert", "tls_cert", type=path, default=None, metavar="FILE",
+                     help="A client certificate (PEM) for servers that require one (-o ssl_verify_mode=2); "
+                          "implies --tls (default: none)."),
+        click.option("--tls-key", "tls_key", type=path, default=None, metavar="FILE",
+                     help="The private key of --tls-cert (default: in the certificate's file)."),
+    ]
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def watch_options(func: Callable) -> Callable:
+    """``--watch SECONDS`` and ``--count N``: read the nodes again and again."""
+    options = [
+        click.option("--watch", "watch", type=click.FloatRange(1), default=None, metavar="SECONDS",
+                     help="Keep reading each --server every SECONDS (1 or more) and print, as each reading "
+                          "comes, the rates since the one before, pages moved and what changed; Ctrl-C "
+                          "stops (default: read once)."),
+        click.option("--count", "count", type=click.IntRange(1), default=None, metavar="N",
+                     help="With --watch: stop after N readings (default: until Ctrl-C)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
 def measured(measure) -> None:
     """What a command gated by :func:`gate_options` measured (a :class:`slabcalc.cli.gate.Measure`)."""
     click.get_current_context().meta["slabcalc.measure"] = measure

@@ -100,3 +100,23 @@ def _sample_report(node, reason, lines, limit):
     elif len(lines) >= limit:
         summary += f"; metadump stopped at {limit} items of the {counted} stats items counts"
     return record, summary
+
+
+def stats_measure(nodes):
+    """The gate's figures of ``stats``: the pool's waste, and the largest node's slab pages plus
+    hash table (``hash_bytes``)."""
+    from slabcalc.cli.common import measure
+    from slabcalc.records.stats import node_totals
+
+    pages = requested = 0
+    memory = []
+    for node in nodes:
+        totals = node_totals(node)
+        pages += totals["page_bytes"] or 0
+        requested = None if requested is None or totals["requested_bytes"] is None \
+            else requested + totals["requested_bytes"]
+        hash_bytes = node.dump.general.get("hash_bytes", "")
+        memory.append((totals["total_malloced"] if totals["total_malloced"] is not None else totals["page_bytes"] or 0)
+                      + (int(hash_bytes) if hash_bytes.isdigit() else 0))
+    return measure(None if requested is None else pages - requested, pages, max(memory),
+                    "node memory (slab pages + hash table)")

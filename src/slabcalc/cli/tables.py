@@ -33,6 +33,10 @@ NOW_COLUMNS = ("class", "pages", "pages_delta", "evicted_per_s", "outofmemory", 
                "evicted_time", "free_chunks")
 
 
+WATCH_COLUMNS = ("class", "pages", "pages_delta", "cmd_set_per_s", "evicted_per_s", "age", "evicted_time",
+                 "chunk_size", "cmd_set", "evicted")
+
+
 ALLOCATOR_CLASS_COLUMNS = ("class", "size", "category", "min_request", "max_request", "perslab",
                            "page_length", "page_unused")
 

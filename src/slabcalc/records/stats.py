@@ -125,3 +125,28 @@ def interval_record(span: Interval) -> dict:
                      "crawler_reclaimed": c.crawler_reclaimed} for c in span.classes],
         "findings": now_findings(span),
     }
+
+
+def watch_record(reading) -> dict:
+    """One JSON line of ``stats --watch``: the reading's number and time, per node its
+    ``curr_items``, the growth of stats' counters and their rates, and the interval
+    (:func:`interval_record`, null for a node's first reading); then what changed."""
+    nodes = []
+    for n in reading.nodes:
+        if n.error is not None:
+            nodes.append({"node": n.node, "error": n.error})
+            continue
+        general = n.stats.dump.general
+        span = n.span
+        counters = dict(n.counters)
+        nodes.append({
+            "node": n.node, "error": None,
+            "curr_items": int(general["curr_items"]) if general.get("curr_items", "").isdigit() else None,
+            "seconds": None if span is None else span.seconds,
+            "counters": counters or None,
+            "rates": None if span is None else {f"{name}_per_s": None if value is None else
+                                                round(value / span.seconds, 2) for name, value in counters.items()},
+            "interval": None if span is None else interval_record(span),
+        })
+    return {"reading": reading.number, "elapsed": round(reading.elapsed, 3), "nodes": nodes,
+            "changes": list(reading.changes)}

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import sys
-import time
 
 import click
 
-from slabcalc.cli.common import draw, measure, read_texts
+from slabcalc.cli.common import draw, read_texts
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
-from slabcalc.cli.options import format_option, gate_options, measured, plot_option
-from slabcalc.cli.stats_output import print_stats
+from slabcalc.cli.options import format_option, gate_options, measured, plot_option, tls_options, watch_options
+from slabcalc.cli.stats_output import print_stats, stats_measure
 from slabcalc.errors import ValueRefused
 
 
@@ -34,10 +33,12 @@ from slabcalc.errors import ValueRefused
 @click.option("--server-args", "server_args", default=None, metavar="'FLAGS'",
               help="The flags the node(s) were started with, e.g. '-m 1024 -f 1.0875': the model uses "
                    "them instead of what stats settings shows (it rounds -f, and hides -o slab_sizes).")
+@watch_options
+@tls_options
 @plot_option
 @format_option(command="stats")
 @gate_options
-def stats(files, servers, timeout, sample_items, interval, since, server_args, plot, fmt):
+def stats(files, servers, timeout, sample_items, interval, since, server_args, watch, count, tls, plot, fmt):
     """Where a real memcached's memory goes, from its own stats.
 
     Reads `version`, `stats`, `stats slabs`, `stats items` and `stats
@@ -51,7 +52,10 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, p
     release and settings, or of --server-args), and what the dump lacks.  Two
     readings (--interval, or --since an earlier saved one) say what happens
     now: evictions and sets per second per class, ages, and whether the
-    automover is moving pages to the classes that evict.  A node that cannot be read is one line on stderr;
+    automover is moving pages to the classes that evict.  --watch keeps
+    reading: each reading as it comes, its rates, pages moved and what changed
+    (--format json: one JSON line a reading).  --tls reads nodes started with
+    -Z.  A node that cannot be read is one line on stderr;
     the others are still reported, and the exit status is 1.
 
     \b
@@ -61,7 +65,8 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, p
 
     from slabcalc.analysis.diagnosis import interval as interval_of
     from slabcalc.analysis.stats import DumpError, analyse
-    from slabcalc.inputs.client import NodeError, parse_address, read_nodes
+    from slabcalc.analysis.watch import span_seconds
+    from slabcalc.inputs.client import NodeError, parse_address, poll
     from slabcalc.inputs.dumps import dump_from_replies, parse_dump
     from slabcalc.model.settings import Refused
 
@@ -71,6 +76,11 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, p
         raise click.UsageError("--since is the earlier reading of the node in FILEs: give those FILEs too")
     if interval is not None and not servers:
         raise click.UsageError("--interval reads each --server twice; for saved readings give --since FILE")
+    if watch is not None and (files or not servers or interval or sample_items or plot):
+        raise click.UsageError("--watch reads each --server again and again: give --server, and no FILEs, "
+                               "--interval, --sample-items or --plot")
+    if count is not None and watch is None:
+        raise click.UsageError("--count is how many readings --watch makes: give --watch SECONDS too")
     try:
         addresses = [parse_address(text) for text in servers]
     except ValueRefused as exc:
@@ -87,6 +97,11 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, p
             said = " / ".join(exc.message.splitlines()) or "it exits"
             raise Refusal(f"--server-args: memcached {dump.release} refuses {server_args} ({said})") from None
 
+    if watch is not None:
+        from slabcalc.cli.stats_watch import run_watch
+
+        return run_watch(addresses, timeout, watch, count, tls, fmt, node_of)
+
     nodes, failed, samples, spans = [], [], {}, {}
     if files:
         try:
@@ -96,14 +111,15 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, p
         except DumpError as exc:
             raise DataError(str(exc)) from None
     first = {}
-    if interval is not None:
-        for address, replies in zip(addresses, read_nodes(addresses, timeout)):
+    readings = poll(addresses, timeout, interval or 0, 1 if interval is None else 2, tls, sample_items or 0)
+    if interval is not None:   # the same reader and clock as --watch, read twice
+        for address, replies in zip(addresses, next(readings)[1]):
             if not isinstance(replies, NodeError):
                 first[str(address)] = dump_from_replies(str(address), replies)
         if sys.stderr.isatty():
             click.echo(f"reading again in {interval} s ...", err=True)
-        time.sleep(interval)
-    for address, replies in zip(addresses, read_nodes(addresses, timeout, sample_items or 0)):
+    elapsed, replied = next(readings) if addresses else (0.0, [])
+    for address, replies in zip(addresses, replied):
         try:
             if isinstance(replies, NodeError):
                 raise replies
@@ -111,7 +127,7 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, p
             if interval is not None:
                 if str(address) not in first:
                     raise NodeError(f"{address}: the first reading failed")
-                spans[node.node] = interval_of(first[str(address)], node)
+                spans[node.node] = interval_of(first[str(address)], node, span_seconds(elapsed))
         except (NodeError, DumpError) as exc:
             failed.append((str(address), str(exc).removeprefix(f"{address}: ")))
             continue
@@ -123,28 +139,10 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, p
         click.echo(f"Error: {name}: {error}", err=True)
     if nodes:
         print_stats(nodes, failed, samples, fmt, pool=bool(files) + len(servers) > 1, spans=spans)
-        measured(_stats_measure(nodes))
+        measured(stats_measure(nodes))
         if plot:
             from slabcalc.records.stats import class_records
 
             draw("plot_classes", [r for n in nodes for r in class_records(n)], plot)
     return 1 if failed else 0
 
-
-def _stats_measure(nodes):
-    """The gate's figures of ``stats``: the pool's waste, and the largest node's slab pages plus
-    hash table (``hash_bytes``)."""
-    from slabcalc.records.stats import node_totals
-
-    pages = requested = 0
-    memory = []
-    for node in nodes:
-        totals = node_totals(node)
-        pages += totals["page_bytes"] or 0
-        requested = None if requested is None or totals["requested_bytes"] is None \
-            else requested + totals["requested_bytes"]
-        hash_bytes = node.dump.general.get("hash_bytes", "")
-        memory.append((totals["total_malloced"] if totals["total_malloced"] is not None else totals["page_bytes"] or 0)
-                      + (int(hash_bytes) if hash_bytes.isdigit() else 0))
-    return measure(None if requested is None else pages - requested, pages, max(memory),
-                    "node memory (slab pages + hash table)")
