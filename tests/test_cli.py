@@ -336,3 +336,34 @@ def test_columns_choose_the_table_that_has_them_and_never_hide_flags():
     assert lines[0].split() == ["space", "gain_pct"]
     flags = lines.index("flags for memcached 1.6.45:")
     assert lines[flags + 1].split() == ["space", "flags"]          # the paste-ready strings stay
+
+
+# -- help texts say what happens when an option is not given (issue 31) ---------------------------
+
+def _silent_options(command, path=()):
+    """Options whose help does not say what happens without them: no default shown or named, no
+    "Not given: ...", and neither a flag, a required option nor an "Also ..." addition."""
+    import click
+
+    ctx = click.Context(command)
+    if isinstance(command, click.Group):
+        for name in command.list_commands(ctx):
+            yield from _silent_options(command.get_command(ctx, name), path + (name,))
+    for p in command.params:
+        said = (p.help or "").lower() if isinstance(p, click.Option) else ""
+        if (isinstance(p, click.Option) and not (p.is_flag or p.show_default or p.required or p.hidden)
+                and not said.startswith("also ") and "default" not in said and "not given" not in said):
+            yield " ".join(path), p.opts[0]
+
+
+def test_every_option_says_what_happens_when_it_is_not_given():
+    assert list(_silent_options(cli)) == []
+    import click
+
+    @click.command()
+    @click.option("--quiet-one", help="Does a thing.")
+    @click.option("--told", help="Does a thing.  Not given: it does not.")
+    def probe(quiet_one, told):
+        pass
+
+    assert list(_silent_options(probe)) == [("", "--quiet-one")]     # the check can fail

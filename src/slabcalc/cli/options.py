@@ -57,11 +57,13 @@ def model_options(func: Callable) -> Callable:
                      help="memcached -C turns CAS off and saves 8 bytes per item (default: on)."),
         click.option("--slab-chunk-max", "slab_chunk_max", metavar="N|SIZE", default=None,
                      help="-o slab_chunk_max: a plain number is in the release's unit (bytes before "
-                          "1.6.24, kilobytes after); 16k or 512k are exact sizes."),
+                          "1.6.24, kilobytes after); 16k or 512k are exact sizes.  Not given: the release's default (512k)."),
         click.option("--slab-sizes", "slab_sizes", metavar="LIST", default=None,
-                     help="-o slab_sizes: chunk sizes in bytes, dash- or comma-separated (96-120-152)."),
+                     help="-o slab_sizes: chunk sizes in bytes, dash- or comma-separated (96-120-152).  Not given: "
+                          "classes grow from -n by -f."),
         click.option("-o", "extra_options", metavar="OPTIONS", multiple=True,
-                     help="memcached's own -o string, e.g. -o slab_chunk_max=16,slab_sizes=96-200."),
+                     help="memcached's own -o string, e.g. -o slab_chunk_max=16,slab_sizes=96-200 (repeatable).  "
+                          "Not given: the release's defaults."),
         click.option("-t", "--threads", "threads", metavar="N", default=None,
                      help="memcached -t: worker threads (default 4); sizes the process, not the slabs."),
         click.option("-c", "--conn-limit", "conn_limit", metavar="N", default=None,
@@ -175,10 +177,11 @@ def gate_options(func: Callable) -> Callable:
             return EXIT_STATUS
         return result
     wrapper = click.option("--fail-over-memory", "fail_over_memory", type=SIZE, default=None, metavar="SIZE",
-                           help="Exit with status 3 (after the normal output) when memory is over SIZE.")(wrapper)
+                           help="Exit with status 3 (after the normal output) when memory is over SIZE.  Not "
+                                "given: no memory gate.")(wrapper)
     return click.option("--fail-over-waste", "fail_over_waste", default=None, metavar="PCT",
                         help="Exit with status 3 (after the normal output) when more than PCT% of memory "
-                             "holds no item data.")(wrapper)
+                             "holds no item data.  Not given: no waste gate.")(wrapper)
 
 
 def tls_options(func: Callable) -> Callable:
@@ -264,11 +267,13 @@ def deploy_options(func: Callable) -> Callable:
                      help="Client connections open at once, for the process model (default: -c, 1024)."),
         click.option("--container", "container", type=SIZE, default=None, metavar="SIZE",
                      help="The -m to set so the whole process fits a container or node of SIZE "
-                          "(compared with the -m x 1.2 rule)."),
+                          "(compared with the -m x 1.2 rule).  Not given: no container sizing."),
         click.option("--nodes", "nodes", type=click.IntRange(1, 1 << 20), default=None, metavar="N",
-                     help="Split the items evenly over N nodes: per-node -m, items, pages, process memory."),
+                     help="Split the items evenly over N nodes: per-node -m, items, pages, process memory.  "
+                          "Not given: one node."),
         click.option("--node-ram", "node_ram", type=SIZE, default=None, metavar="SIZE",
-                     help="How many nodes of SIZE RAM hold the items (with --headroom free on each)."),
+                     help="How many nodes of SIZE RAM hold the items (with --headroom free on each).  Not "
+                          "given: not asked."),
         click.option("--headroom", "headroom", default="0", show_default=True, metavar="PCT",
                      help="With --node-ram: the share of each node's RAM to leave free."),
         click.option("--fill", "fill", default=None, metavar="PCT",
@@ -284,7 +289,8 @@ def deploy_options(func: Callable) -> Callable:
                      help="With --nodes: the nodes' names as the clients hash them (default node1:11211, ...)."),
         click.option("--group-by", "group_by", default=None, metavar="prefix|REGEX",
                      help="Items, memory and waste per key group (metadump or a CSV key_name column): "
-                          "'prefix' (up to the first --separator) or a regex (its first group, or match)."),
+                          "'prefix' (up to the first --separator) or a regex (its first group, or match).  "
+                          "Not given: no groups."),
         click.option("--separator", "separator", default=":", show_default=True, metavar="TEXT",
                      help="With --group-by prefix: where a key's prefix ends."),
     ]

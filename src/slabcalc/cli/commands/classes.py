@@ -13,7 +13,8 @@ from slabcalc.cli.tables import ALLOCATOR_CLASS_COLUMNS, CLASS_COLUMNS
 
 @cli.command()
 @click.option("--allocator", type=click.Choice(("jemalloc-3.6", "jemalloc-5", "jemalloc-5-redis", "glibc")),
-              default=None, help="Print this allocator's size classes instead, up to the one that holds -I.")
+              default=None, help="Print this allocator's size classes instead, up to the one that holds -I.  "
+                                   "Not given: memcached's slab classes.")
 @model_options
 @format_option("vv", command="classes")
 @with_settings

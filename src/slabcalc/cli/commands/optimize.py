@@ -15,7 +15,8 @@ from slabcalc.errors import SlabcalcError
 @cli.command()
 @click.argument("file", default="-", metavar="[FILE]")
 @click.option("--key", "key_length", type=click.IntRange(1, 250), default=None, metavar="BYTES",
-              help="Key length for inputs without a key column (a column of value sizes).")
+              help="Key length for inputs without a key column (a column of value sizes).  Not given: "
+                   "such an input is refused.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
 @click.option("--max-classes", "max_classes", type=click.IntRange(1, 199), default=None, metavar="K",
               help="At most K sizes in -o slab_sizes (default: the release's limit, 62).")
@@ -27,10 +28,10 @@ from slabcalc.errors import SlabcalcError
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed of --validate's split.")
 @click.option("--workload", "workload", default=None, metavar="FILE",
               help="Also replay this workload (simulate's input) under the baseline and each space's best, "
-                   "and report their get hits: a change that would cut hits says so.")
+                   "and report their get hits: a change that would cut hits says so.  Not given: bytes only.")
 @click.option("--hot", "hot", default=None, metavar="fetched|SECONDS",
               help="With a metadump: optimise for the items in use only -- fetched ones (fetch=yes), or "
-                   "those used within SECONDS of the dump's newest access (la=).")
+                   "those used within SECONDS of the dump's newest access (la=).  Not given: every item.")
 @gate_options
 @model_options
 @format_option(command="optimize")

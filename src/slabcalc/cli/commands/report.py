@@ -17,10 +17,12 @@ from slabcalc.errors import SlabcalcError
 @cli.command()
 @click.argument("file", default="-", metavar="[FILE]")
 @click.option("--key", "key_length", type=click.IntRange(1, 250), default=None, metavar="BYTES",
-              help="Key length for inputs without a key column (a column of value sizes).")
+              help="Key length for inputs without a key column (a column of value sizes).  Not given: "
+                   "such an input is refused.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
 @click.option("--vs", "what_if", multiple=True, metavar="OPTIONS",
-              help='Compare with other memcached options, e.g. --vs "-f 1.08" --vs "-C" (repeatable).')
+              help='Compare with other memcached options, e.g. --vs "-f 1.08" --vs "-C" (repeatable).  '
+                   'Not given: no comparison.')
 @deploy_options
 @plot_option
 @model_options

@@ -14,10 +14,12 @@ from slabcalc.cli.simulate_output import print_simulation
 @cli.command("simulate")
 @click.argument("file", default="-", metavar="[FILE]")
 @click.option("--key", "key_length", type=click.IntRange(1, 250), default=None, metavar="BYTES",
-              help="Key size of sets when the input has neither a key nor a key_size column.")
+              help="Key size of sets when the input has neither a key nor a key_size column.  Not given: "
+                   "such an input is refused (oracleGeneral: 16).")
 @click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
 @click.option("--every", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
-              help="Add a timeline: pages, items and evictions per class every SECONDS of workload time.")
+              help="Add a timeline: pages, items and evictions per class every SECONDS of workload time.  "
+                   "Not given: the end state only.")
 @click.option("--uptime", type=click.FloatRange(0), default=0.0, metavar="SECONDS",
               help="How long the server had run when the workload began (its background threads, and "
                    "the automover's window, start with the server).  Default 0.")
@@ -30,7 +32,7 @@ from slabcalc.cli.simulate_output import print_simulation
 @click.option("--sample", "sample", type=click.FloatRange(0, 1, min_open=True), default=None, metavar="RATE",
               help="Replay only the keys whose hash falls under RATE (0 < RATE <= 1; SHARDS-style spatial "
                    "sampling), each page holding RATE of its chunks, and scale the counts back, with their "
-                   "error: for nodes too large to replay whole.")
+                   "error: for nodes too large to replay whole.  Not given: every key.")
 @plot_option
 @model_options
 @format_option(command="simulate")

@@ -18,21 +18,22 @@ from slabcalc.errors import ValueRefused
 @click.argument("files", nargs=-1, metavar="[FILE]...")
 @click.option("--server", "servers", multiple=True, metavar="HOST:PORT|SOCKET",
               help="A live memcached (repeat for a pool): host:port, host (port 11211), [v6]:port "
-                   "or a unix socket path.")
+                   "or a unix socket path.  Not given: FILE holds saved readings.")
 @click.option("--timeout", type=click.FloatRange(0, min_open=True), default=2.0, show_default=True,
               help="Seconds to connect to a node and for each of its replies.")
 @click.option("--sample-items", type=click.IntRange(1), default=None, metavar="N",
               help="Also read up to N item sizes (lru_crawler metadump) and model them under the "
-                   "server's own settings.")
+                   "server's own settings.  Not given: counters only.")
 @click.option("--interval", type=click.IntRange(1), default=None, metavar="SECONDS",
               help="Read each --server twice, SECONDS apart, and say what happens now: evictions and sets "
-                   "per second per class, item ages, pages moved by the automover.")
+                   "per second per class, item ages, pages moved by the automover.  Not given: one reading.")
 @click.option("--since", "since", multiple=True, metavar="FILE",
               help="An earlier saved reading of the node in FILEs (repeat for one file per command): "
-                   "what happened between the two, as --interval.")
+                   "what happened between the two, as --interval.  Not given: counters since boot.")
 @click.option("--server-args", "server_args", default=None, metavar="'FLAGS'",
               help="The flags the node(s) were started with, e.g. '-m 1024 -f 1.0875': the model uses "
-                   "them instead of what stats settings shows (it rounds -f, and hides -o slab_sizes).")
+                   "them instead of what stats settings shows (it rounds -f, and hides -o slab_sizes).  Not "
+                   "given: stats settings.")
 @watch_options
 @tls_options
 @plot_option
