@@ -133,3 +133,37 @@ def test_before_the_shift_a_class_that_evicted_while_filled_is_history():
         f"no class evicts now: class 12 evicted {stat('on/-2', 'items:12:evicted')} items since boot, none in the "
         f"last {stat('on/-2', 'items:12:age') - stat('on/-2', 'items:12:evicted_time')} s or more (the oldest item "
         "is that much older than the last victim); action for memcached 1.6.18: nothing to change")
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "diagnosis.md"
+
+
+def docs_examples():
+    from test_readme import console_examples
+
+    return list(console_examples(DOCS.read_text()))
+
+
+@pytest.mark.parametrize("command, expected", docs_examples())
+def test_docs_examples_print_what_they_show(command, expected, monkeypatch):
+    import shlex
+
+    from click.testing import CliRunner
+
+    from slabcalc.cli import cli
+
+    monkeypatch.chdir(DOCS.parent.parent)
+    result = CliRunner().invoke(cli, shlex.split(command)[1:], prog_name="slabcalc")
+    assert result.exit_code == 0, result.output
+    assert result.output.rstrip("\n") == expected.rstrip("\n")
+
+
+def test_no_move_is_promised_when_the_ratio_says_no():
+    # 1.6.18 slab_automove.c:163: a page moves only when the young class's age is under
+    # slab_automove_ratio x the old one's. Class 12's items made as young as class 6's (2 s): no move.
+    text = DOC["readings"]["on/20"].replace("STAT items:12:age 28\r\n", "STAT items:12:age 2\r\n") \
+        .replace("STAT items:12:age 28\n", "STAT items:12:age 2\n")
+    assert "items:12:age 2\n" in text.replace("\r", "")
+    found = diagnosis(analyse(parse_dump([("x", text)])))
+    assert "should move" not in found.line and found.kind == "too-small", found.line
+    assert "class 6 needs" in found.line and found.actions[0].words.startswith("-m ")
