@@ -160,10 +160,14 @@ def test_docs_examples_print_what_they_show(command, expected, monkeypatch):
 
 def test_no_move_is_promised_when_the_ratio_says_no():
     # 1.6.18 slab_automove.c:163: a page moves only when the young class's age is under
-    # slab_automove_ratio x the old one's. Class 12's items made as young as class 6's (2 s): no move.
-    text = DOC["readings"]["on/20"].replace("STAT items:12:age 28\r\n", "STAT items:12:age 2\r\n") \
-        .replace("STAT items:12:age 28\n", "STAT items:12:age 2\n")
-    assert "items:12:age 2\n" in text.replace("\r", "")
+    # slab_automove_ratio x the old one's. Class 6 made to keep its items 25 s (its victims too):
+    # 25 is not under 0.8 x class 12's 28 s, so no move, though class 12 holds older items.
+    text = DOC["readings"]["on/20"]
+    for name in ("age", "evicted_time"):
+        text = re.sub(rf"^STAT items:6:{name} 2\r?$", f"STAT items:6:{name} 25", text, flags=re.M)
+    assert stat("on/20", "items:12:age") == 28 and "STAT items:6:age 25" in text
     found = diagnosis(analyse(parse_dump([("x", text)])))
-    assert "should move" not in found.line and found.kind == "too-small", found.line
-    assert "class 6 needs" in found.line and found.actions[0].words.startswith("-m ")
+    assert found.line.startswith("class 6 evicts now (1 page, victims last used 25 s before) while class 12 holds "
+                                 "16 pages (items up to 28 s old); class 6 needs "), found.line
+    assert "should move" not in found.line and found.kind == "too-small"
+    assert found.actions[0].kind == "flag" and found.actions[0].words.startswith("-m ")
