@@ -10,11 +10,12 @@ been used (``evicted_time``), free chunks and the global page pool; and the
 automover's settings (``stats settings``); expired items reclaimed in the
 interval, at LRU tails and by the crawler (``reclaimed``, ``crawler_reclaimed``).
 
-The finding (:func:`now_findings`) says which classes evict now and how young
+The findings (:func:`now_findings`) say which classes evict now and how young
 their victims are, which classes hold pages of items older than that (or free
-chunks, or pool pages) that could serve them, and whether ``slabs_moved`` grew
--- the automover already moving pages (1.6.18 ``slab_automove.c``: it takes a
-page from a class whose oldest item is old, for one that evicts).
+chunks, or pool pages) that could serve them, and whether ``slabs_moved`` grew;
+then the diagnosis of :mod:`slabcalc.analysis.automover`, whose rules decide it
+(moving, about to move within its window, or stopped by its rules with ``-m``
+too small; calcification only when nothing will move the pages), with an action.
 
 Items counted in ``stats items`` but absent from a metadump are expired items
 not yet reclaimed (``lru_crawler metadump`` skips them, 1.6.18 crawler.c

@@ -1,4 +1,4 @@
-"""What a real memcached's memory holds, from its own stats: waste, calcification, drift.
+"""What a real memcached's memory holds, from its own stats: waste, drift, and why it evicts.
 
 The input is what a node answers to ``version``, ``stats``, ``stats slabs``,
 ``stats items`` and ``stats settings`` -- read live by
@@ -26,7 +26,7 @@ The drift check resolves ``stats settings`` and the release to a
 model's: a difference means options the settings do not show (``-o
 slab_sizes``), a release the profile does not describe, or a model error.
 
-This module is long because saved stats come in many arrangements (1.4 to 1.6, one file or several, echoed commands) and each class's figures, drift and the calcification finding are derived here; what happens between two readings is :mod:`slabcalc.analysis.diagnosis`.
+This module is long because saved stats come in many arrangements (1.4 to 1.6, one file or several, echoed commands) and each class's figures and drift are derived here (the finding of a reading is :mod:`slabcalc.analysis.automover`'s); what happens between two readings is :mod:`slabcalc.analysis.diagnosis`.
 """
 
 from __future__ import annotations
