@@ -171,3 +171,20 @@ def test_no_move_is_promised_when_the_ratio_says_no():
                                  "16 pages (items up to 28 s old); class 6 needs "), found.line
     assert "should move" not in found.line and found.kind == "too-small"
     assert found.actions[0].kind == "flag" and found.actions[0].words.startswith("-m ")
+
+
+def test_when_the_rules_allow_a_move_and_none_comes_it_says_move_one_by_hand(tmp_path):
+    # on/15, then on/20 as if read 60 s later: class 6 evicted in between and nothing moved, past the
+    # window and the evictions the rules need (slab_automove.c:148, 162): "slabs reassign 12 6"
+    later = DOC["readings"]["on/20"]
+    for name, value in (("uptime", stat("on/20", "uptime")), ("time", stat("on/20", "time"))):
+        later = re.sub(rf"^STAT {name} {value}\r?$", f"STAT {name} {value + 60}", later, flags=re.M)
+    path = tmp_path / "later.txt"
+    path.write_text(later)
+    earlier, = saved(tmp_path, "on/15")
+    seconds = stat("on/20", "time") + 60 - stat("on/15", "time")
+    doc = json.loads(slabcalc("stats", str(path), "--since", earlier, "--format", "json").stdout)
+    now = [f for f in doc["findings"] if f.startswith("now: ")]
+    assert now[0].startswith("now: the automover's rules allow a move from class 12 to class 6, yet none happened "
+                             f"in {seconds} s"), now
+    assert now[0].endswith("action for memcached 1.6.18: slabs reassign 12 6 (one page now)")
