@@ -188,3 +188,11 @@ def test_when_the_rules_allow_a_move_and_none_comes_it_says_move_one_by_hand(tmp
     assert now[0].startswith("now: the automover's rules allow a move from class 12 to class 6, yet none happened "
                              f"in {seconds} s"), now
     assert now[0].endswith("action for memcached 1.6.18: slabs reassign 12 6 (one page now)")
+
+
+def test_slab_automove_2_moves_on_evictions_with_no_window():
+    # 1.6.18 items.c:1238: with slab_automove=2 each eviction asks slabs_reassign(-1, class)
+    text = re.sub(r"^STAT slab_automove 1\r?$", "STAT slab_automove 2", DOC["readings"]["on/3"], flags=re.M)
+    found = diagnosis(analyse(parse_dump([("x", text)])))
+    assert "window" not in found.line and found.kind == "automover-moving", found.line
+    assert "slab_automove=2 takes a page for class 6 from any class of 2 or more pages (class 12)" in found.line

@@ -265,10 +265,23 @@ def diagnose(view: View) -> Finding | None:
     if view.automove is None:
         return Finding("unknown", _join(said, "the automover's settings are unknown (no 'stats settings')"),
                        (NOTHING,), view.release)
+    if view.automove == 2:
+        return _aggressive(view, dest, evicting, said)
     source = _source(view, dest)
     if source is not None:
         return _pending(view, source, dest, evicting, said)
     return _too_small(view, dest, evicting, said)
+
+
+def _aggressive(view: View, dest: ClassView, evicting: Sequence[ClassView], said: str) -> Finding:
+    """``slab_automove=2``: every eviction asks for a page from any class of 2 or more pages
+    (1.6.18 items.c:1238, slabs.c:1248 ``slabs_reassign_pick_any``); no window, no ratio."""
+    givers = [c for c in view.classes if c not in evicting and c.pages >= 2]
+    if not givers:
+        return _too_small(view, dest, evicting, said)
+    return Finding("automover-moving", _join(said, f"slab_automove=2 takes a page for class {dest.id} from any "
+                   f"class of 2 or more pages ({_ids(givers)}) on each eviction, one at a time"), (NOTHING,),
+                   view.release)
 
 
 def _quiet(view: View) -> Finding | None:
