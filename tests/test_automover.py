@@ -196,3 +196,13 @@ def test_slab_automove_2_moves_on_evictions_with_no_window():
     found = diagnosis(analyse(parse_dump([("x", text)])))
     assert "window" not in found.line and found.kind == "automover-moving", found.line
     assert "slab_automove=2 takes a page for class 6 from any class of 2 or more pages (class 12)" in found.line
+
+
+def test_an_automover_the_profile_does_not_model_is_not_guessed():
+    # the 1.4.29-1.4.39 profile runs no automove mode (background.automove_modes: [0])
+    text = (Path(__file__).parent / "data" / "stats" / "1.4.39-calcified.txt").read_text()
+    text = text.replace("STAT slab_reassign no", "STAT slab_reassign yes").replace(
+        "STAT slab_automove 0", "STAT slab_automove 1")
+    found = diagnosis(analyse(parse_dump([("x", text)])))
+    assert found.kind == "unknown" and "the automover of memcached 1.4.39 is not modelled here" in found.line
+    assert [a.words for a in found.actions] == ["nothing to change"]

@@ -94,6 +94,7 @@ class View:
     page_size: int                # slab_page_size
     seconds: int | None = None    # the interval of two readings
     moved: int | None = None      # slabs_moved in the interval
+    modelled: bool = True         # the release's profile models this automove mode (background.automove_modes)
 
 
 @dataclass(frozen=True)
@@ -155,8 +156,9 @@ def _node(node, **extra) -> View:
     reassign = {"yes": True, "no": False}.get(s.get("slab_reassign", ""))
     maxbytes = _int(s, "maxbytes") or _int(g, "limit_maxbytes")
     page_size = node.settings.slab_page_size if node.settings is not None else MIB
+    modelled = background is None or mode is None or mode in background.automove_modes
     return View(node.dump.release, extra.pop("classes"), _int(g, "uptime"), node.pool_pages or 0, reassign, mode,
-                ratio, window, source_pages, maxbytes, page_size, **extra)
+                ratio, window, source_pages, maxbytes, page_size, modelled=modelled, **extra)
 
 
 def from_reading(node) -> View:
@@ -265,6 +267,10 @@ def diagnose(view: View) -> Finding | None:
     if view.automove is None:
         return Finding("unknown", _join(said, "the automover's settings are unknown (no 'stats settings')"),
                        (NOTHING,), view.release)
+    if not view.modelled:
+        return Finding("unknown", _join(said, f"slab_automove={view.automove}: the automover of memcached "
+                       f"{view.release} is not modelled here, so what it will do is not said"), (NOTHING,),
+                       view.release)
     if view.automove == 2:
         return _aggressive(view, dest, evicting, said)
     source = _source(view, dest)
