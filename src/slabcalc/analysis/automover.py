@@ -36,6 +36,9 @@ that sit idle while a class evicts are calcification, and the action turns it
 on.  Each action is labelled with the release it was checked on: the flags and
 commands it prints are started or sent on that release by
 tests/test_automover_fidelity.py.
+
+This module is long because each of the automover's rules is a case with its own words and
+action (off, window, moving, stuck, mode 2, too small), and one and two readings are read into one view.
 """
 
 from __future__ import annotations
