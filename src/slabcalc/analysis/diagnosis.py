@@ -10,11 +10,12 @@ been used (``evicted_time``), free chunks and the global page pool; and the
 automover's settings (``stats settings``); expired items reclaimed in the
 interval, at LRU tails and by the crawler (``reclaimed``, ``crawler_reclaimed``).
 
-The finding (:func:`now_findings`) says which classes evict now and how young
+The findings (:func:`now_findings`) say which classes evict now and how young
 their victims are, which classes hold pages of items older than that (or free
-chunks, or pool pages) that could serve them, and whether ``slabs_moved`` grew
--- the automover already moving pages (1.6.18 ``slab_automove.c``: it takes a
-page from a class whose oldest item is old, for one that evicts).
+chunks, or pool pages) that could serve them, and whether ``slabs_moved`` grew;
+then the diagnosis of :mod:`slabcalc.analysis.automover`, whose rules decide it
+(moving, about to move within its window, or stopped by its rules with ``-m``
+too small; calcification only when nothing will move the pages), with an action.
 
 Items counted in ``stats items`` but absent from a metadump are expired items
 not yet reclaimed (``lru_crawler metadump`` skips them, 1.6.18 crawler.c
@@ -24,7 +25,7 @@ not yet reclaimed (``lru_crawler metadump`` skips them, 1.6.18 crawler.c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from slabcalc.analysis.stats import DumpError, NodeStats
@@ -65,6 +66,7 @@ class Interval:
     pool_pages: int | None
     automove: str | None         # "slab_automove=1 (ratio 0.8, window 30)" as stats settings says
     evictions: int | None        # all evictions in the interval (stats)
+    finding: object = None       # the automover-aware finding (slabcalc.analysis.automover.Finding)
 
 
 def _number(table: Mapping[str, str], name: str) -> int | None:
@@ -135,9 +137,12 @@ def interval(before: Dump, after: NodeStats, seconds: float | None = None) -> In
             _number(stat, "evicted_time") if items_given else None,
             delta(before.items, now.items, c.id, "reclaimed") if items_given else None,
             delta(before.items, now.items, c.id, "crawler_reclaimed") if items_given else None))
-    return Interval(after.node, seconds, tuple(classes), counter_delta(before.general, now.general, "slabs_moved"),
+    span = Interval(after.node, seconds, tuple(classes), counter_delta(before.general, now.general, "slabs_moved"),
                     after.pool_pages, _automove(now.settings),
                     counter_delta(before.general, now.general, "evictions"))
+    from slabcalc.analysis.automover import diagnose, from_interval
+
+    return replace(span, finding=diagnose(from_interval(span, after)))
 
 
 def _automove(settings: Mapping[str, str]) -> str | None:
@@ -175,9 +180,10 @@ def now_findings(span: Interval) -> list[str]:
     automove = span.automove or "the automover's settings unknown (no 'stats settings')"
     moved_text = f"{automove} moved {moved} page{'s' if moved != 1 else ''} in the interval" \
         if moved is not None else automove
+    action = f"; action for memcached {span.finding.release}: " + ", or ".join(
+        a.text() for a in span.finding.actions) if span.finding is not None else ""
     if not starving:
-        return [f"now: no class evicts (over {seconds} s); {moved_text}"]
-    lines = []
+        return [f"now: no class evicts (over {seconds} s); {moved_text}{action}"]
     parts = []
     for c in sorted(starving, key=lambda c: -((c.evicted or 0) + (c.outofmemory or 0))):
         text = f"class {c.id} evicts {_per_second(c.evicted or 0, seconds)}"
@@ -207,17 +213,11 @@ def now_findings(span: Interval) -> list[str]:
                    f"hold{'' if len(held) > 1 else 's'} {pages} page{'s' if pages != 1 else ''} of {what}")
     if span.pool_pages:
         serving += f"{' and' if serving else ' while'} the global page pool holds {span.pool_pages} pages"
-    lines.append(f"now (over {seconds} s): {'; '.join(parts)}{serving}")
-    gained = sum(max(0, c.pages_delta) for c in starving)
-    if moved:
-        fixing = (f"; the evicting classes gained {gained} page{'s' if gained != 1 else ''}: it is fixing it"
-                  if gained else "; none went to the evicting classes")
-        lines.append(f"now: {moved_text}{fixing}")
-    elif held or span.pool_pages:
-        lines.append(f"now: calcification: {moved_text}"
-                     + ("" if moved is None else "; pages sit where they are not needed"))
-    else:
-        lines.append(f"now: {moved_text}; no class holds pages to spare: -m is too small for this load")
+    lines = [f"now (over {seconds} s): {'; '.join(parts)}{serving}; {moved_text}"]
+    if span.finding is not None:
+        # the automover's rules decide the words (slabcalc.analysis.automover): within its window
+        # it is not yet calcification; past what its rules allow, the real limit
+        lines.append(f"now: {span.finding.line}")
     return lines
 
 

@@ -1,4 +1,4 @@
-"""What a real memcached's memory holds, from its own stats: waste, calcification, drift.
+"""What a real memcached's memory holds, from its own stats: waste, drift, and why it evicts.
 
 The input is what a node answers to ``version``, ``stats``, ``stats slabs``,
 ``stats items`` and ``stats settings`` -- read live by
@@ -26,7 +26,7 @@ The drift check resolves ``stats settings`` and the release to a
 model's: a difference means options the settings do not show (``-o
 slab_sizes``), a release the profile does not describe, or a model error.
 
-This module is long because saved stats come in many arrangements (1.4 to 1.6, one file or several, echoed commands) and each class's figures, drift and the calcification finding are derived here; what happens between two readings is :mod:`slabcalc.analysis.diagnosis`.
+This module is long because saved stats come in many arrangements (1.4 to 1.6, one file or several, echoed commands) and each class's figures and drift are derived here (the finding of a reading is :mod:`slabcalc.analysis.automover`'s); what happens between two readings is :mod:`slabcalc.analysis.diagnosis`.
 """
 
 from __future__ import annotations
@@ -322,54 +322,23 @@ def _malloced_check(dump: Dump, rows: Sequence[ClassStats], settings: Settings |
 
 # -- findings ----------------------------------------------------------------------------
 
-def calcification(node: NodeStats) -> str | None:
-    """Since boot, a class evicted (or failed to allocate) while other classes hold at least a page of
-    free chunks, or pages of items older than the evicting classes' victims.
+def diagnosis(node: NodeStats):
+    """The finding of one reading, with its action (:mod:`slabcalc.analysis.automover`), or None.
 
-    memcached gives pages to classes as they ask and, without ``slab_reassign``
-    and ``slab_automove``, never takes them back: memory "calcifies" in
-    classes that no longer need it while others evict.  One reading only has
-    counters since boot: the finding says so, and two readings
-    (:mod:`slabcalc.analysis.diagnosis`) tell whether it is happening now.
+    One reading tells which classes evict now (a class's tail no older than its last victim),
+    which hold pages of older items or free chunks, and what the automover's rules will do
+    with them.  Counters since boot no longer decide it: a class that evicted while it was
+    being filled and stopped is a page holder like any other (issue 31).
     """
-    starving = [c for c in node.classes if (c.evicted or 0) + (c.outofmemory or 0) > 0]
-    if not starving:
-        return None
-    victims = [_field(node.dump, ITEMS, node.dump.items, c.id, "evicted_time") for c in starving]
-    youngest_victim = max((v for v in victims if v is not None), default=None)
-    idle, old = [], []
-    for c in node.classes:
-        if c in starving or not c.pages:
-            continue
-        age = _field(node.dump, ITEMS, node.dump.items, c.id, "age")
-        if c.perslab and c.free_chunks >= c.perslab:
-            idle.append(c)
-        elif age is not None and youngest_victim is not None and age > youngest_victim and c.items:
-            old.append((c, age))
-    if not idle and not old:
-        return None
-    evicted = sum(c.evicted or 0 for c in starving)
-    oom = sum(c.outofmemory or 0 for c in starving)
-    held = []
-    if idle:
-        free = sum(c.free_chunks * c.chunk_size for c in idle)
-        pages = sum(c.free_chunks // c.perslab for c in idle)
-        held.append(f"class{'es' if len(idle) > 1 else ''} {_ids(idle)} hold{'' if len(idle) > 1 else 's'} "
-                    f"{free} bytes in free chunks (about {pages} page{'s' if pages != 1 else ''})")
-    if old:
-        pages = sum(c.pages for c, _ in old)
-        held.append(f"class{'es' if len(old) > 1 else ''} {_ids([c for c, _ in old])} "
-                    f"hold{'' if len(old) > 1 else 's'} {pages} page{'s' if pages != 1 else ''} of items up to "
-                    f"{max(a for _, a in old)} s old (the evicted items had been used {youngest_victim} s "
-                    "before)")
-    s = node.dump.settings
-    automove = (f"; slab_reassign {s['slab_reassign']}, slab_automove {s.get('slab_automove', '?')}"
-                if "slab_reassign" in s else "")
-    uptime = node.dump.general.get("uptime")
-    since = f"since boot ({uptime} s ago)" if uptime else "since boot"
-    return (f"calcification {since}: class{'es' if len(starving) > 1 else ''} {_ids(starving)} evicted "
-            f"{evicted} items" + (f" ({oom} out of memory)" if oom else "")
-            + f" while {' and '.join(held)}{automove}; two readings tell whether it is happening now")
+    from slabcalc.analysis.automover import diagnose, from_reading
+
+    return diagnose(from_reading(node))
+
+
+def calcification(node: NodeStats) -> str | None:
+    """The finding of one reading when it is calcification (pages idle, nothing to move them)."""
+    found = diagnosis(node)
+    return found.line if found is not None and found.kind == "calcification" else None
 
 
 def _ids(rows: Sequence[ClassStats]) -> str:
@@ -401,11 +370,11 @@ def drift_lines(node: NodeStats) -> list[str]:
 
 
 def findings(nodes: Sequence[NodeStats], now: Sequence[str] = ()) -> list[str]:
-    """Human lines: per node its notes, drift check and calcification since boot (left out for the
-    nodes in ``now``, read twice: what happens between the readings says more)."""
+    """Human lines: per node its notes, drift check and the finding of its reading with its action
+    (left out for the nodes in ``now``, read twice: what happens between the readings says more)."""
     lines = []
     for n in nodes:
         prefix = f"{n.node}: " if len(nodes) > 1 else ""
-        since_boot = [] if n.node in now else [calcification(n)]
-        lines += [prefix + line for line in (*n.notes, *drift_lines(n), *filter(None, since_boot))]
+        found = None if n.node in now else diagnosis(n)
+        lines += [prefix + line for line in (*n.notes, *drift_lines(n), *([found.line] if found else []))]
     return lines

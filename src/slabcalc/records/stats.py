@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from slabcalc.analysis.diagnosis import Interval, now_findings
-from slabcalc.analysis.stats import NodeStats, calcification, findings
+from slabcalc.analysis.stats import NodeStats, calcification, diagnosis, findings
 
 CLASS_FIELDS = ("node", "class", "chunk_size", "perslab", "pages", "page_bytes", "used_chunks", "used_bytes",
                 "requested_bytes", "chunk_waste", "free_chunks", "free_bytes", "items", "evicted", "outofmemory",
@@ -82,9 +82,15 @@ def node_record(node: NodeStats) -> dict:
             {"class": d.class_id, "chunk_size": d.chunk_size, "perslab": d.perslab,
              "model_chunk_size": d.model_chunk_size, "model_perslab": d.model_perslab} for d in node.drift],
         "calcification": calcification(node),
+        "diagnosis": _diagnosis(node),
         "notes": list(node.notes),
         "error": None,
     }
+
+
+def _diagnosis(node: NodeStats) -> dict | None:
+    found = diagnosis(node)
+    return None if found is None else found.record()
 
 
 def stats_record(nodes: Sequence[NodeStats], failed: Sequence[tuple[str, str]] = (), now: Sequence[str] = ()
@@ -124,6 +130,7 @@ def interval_record(span: Interval) -> dict:
                      "evicted_time": c.evicted_time, "reclaimed": c.reclaimed,
                      "crawler_reclaimed": c.crawler_reclaimed} for c in span.classes],
         "findings": now_findings(span),
+        "diagnosis": span.finding.record() if span.finding is not None else None,
     }
 
 

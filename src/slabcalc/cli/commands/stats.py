@@ -48,8 +48,8 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
     input).  Per class: pages, used chunks and bytes, requested bytes, chunk
     waste, free chunks and bytes, evictions, and its share of memory against
     its share of evictions; totals per node and for the pool.  Findings:
-    calcification since boot (a class evicted while others hold free pages or
-    older items), drift (the server's class table against the model of its
+    which class evicts now and what to change, by the automover's own rules
+    (docs/diagnosis.md), drift (the server's class table against the model of its
     release and settings, or of --server-args), and what the dump lacks.  Two
     readings (--interval, or --since an earlier saved one) say what happens
     now: evictions and sets per second per class, ages, and whether the
