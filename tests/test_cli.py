@@ -287,7 +287,7 @@ def test_columns_apply_to_each_table_of_a_command():
     """Issue 31: --columns was not applied to the stats --interval table."""
     lines = run("stats", "examples/node-evicting-2.txt", "--since", "examples/node-evicting-1.txt",
                 "--columns", "class,pages,evicted_per_s").stdout.splitlines()
-    heads = [line.split() for line in lines if line.split()[:1] == ["class"] and "---" in lines[lines.index(line) + 1]]
+    heads = [head.split() for head, rule in zip(lines, lines[1:]) if rule.startswith("---")]
     assert heads == [["class", "pages"], ["class", "pages", "evicted_per_s"]], lines
 
 
