@@ -14,6 +14,7 @@ from slabcalc.errors import ValueRefused
 from slabcalc.model.settings import Settings
 
 LABELS = {"modelled": "modelled", "none": "no effect on memory or time", "refused": "not modelled"}
+LAYOUT_NONE = "no effect on this answer"     # report, place, optimize: item classes, pages, capacity
 
 
 @dataclass(frozen=True)
@@ -24,11 +25,13 @@ class GivenOption:
     value: str | None
     treatment: str          # modelled, none or refused
     why: str | None
+    use: str = "simulate"   # whose treatment: simulate's or the layout commands'
 
     def text(self) -> str:
         word = self.name if self.value is None else f"{self.name}={self.value}"
         why = f": {self.why}" if self.why and self.treatment != "modelled" else ""
-        return f"{word} {LABELS[self.treatment]}{why}"
+        label = LAYOUT_NONE if self.use == "layout" and self.treatment == "none" else LABELS[self.treatment]
+        return f"{word} {label}{why}"
 
 
 def accepted_words(profile) -> frozenset[str]:
@@ -53,9 +56,9 @@ def given_options(settings: Settings, use: str) -> tuple[GivenOption, ...]:
         spec = treatments.get(name)
         if spec is None:
             out.append(GivenOption(name, value if has_value else None, "refused",
-                                   f"the {settings.profile.release} profile does not say how it is treated"))
+                                   f"the {settings.profile.release} profile does not say how it is treated", use))
         else:
-            out.append(GivenOption(name, value if has_value else None, spec.of(use), spec.why))
+            out.append(GivenOption(name, value if has_value else None, spec.of(use), spec.why, use))
     return tuple(out)
 
 
@@ -69,12 +72,8 @@ def check_treated(settings: Settings, use: str, command: str, error: type = Valu
     return given
 
 
-def options_text(given: tuple[GivenOption, ...]) -> str:
-    """``-o hot_lru_pct=30 modelled, idle_timeout=5 no effect on memory or time: closes ...``."""
-    return "-o " + "; ".join(option.text() for option in given) if given else ""
-
-
-def option_records(given: tuple[GivenOption, ...]) -> list[dict]:
-    """The JSON of the given words: memcached's name, the value as given, the treatment and why."""
-    return [{"name": o.name, "value": o.value, "treatment": o.treatment,
-             "why": o.why if o.treatment != "modelled" else None} for o in given]
+def options_text(given: tuple[GivenOption, ...], modelled: bool = True) -> str:
+    """``-o hot_lru_pct=30 modelled; idle_timeout=5 no effect on memory or time: closes ...``
+    (without the modelled words when ``modelled`` is false); empty when there is nothing to say."""
+    said = [option.text() for option in given if modelled or option.treatment != "modelled"]
+    return "-o " + "; ".join(said) if said else ""

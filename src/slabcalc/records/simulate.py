@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slabcalc.engines.findings import _number, why
 from slabcalc.engines.results import ClassResult, Finding, Model, Simulation, TimelineRow, Totals
-from slabcalc.model.treatments import option_records
+from slabcalc.records.model import option_records
 
 CLASS_FIELDS = ("class", "chunk_size", "pages", "items", "evicted", "reclaimed", "crawler_reclaimed", "outofmemory",
                 "hits", "misses", "used_chunks", "free_chunks", "expired_items", "free_bytes", "expired_bytes",
@@ -92,7 +92,7 @@ def simulation_record(sim: Simulation, accounting=None) -> dict:
     from slabcalc.records.model import settings_record
 
     record = {
-        "settings": settings_record(sim.settings),
+        "settings": settings_record(sim.settings, "simulate"),
         "model": model_record(sim.model),
         "classes": [class_record(r) for r in sim.classes],
         "totals": totals_record(sim.totals),
