@@ -1,4 +1,7 @@
-"""The temporary LRU (``-o temporary_ttl=N``), as 1.6.18 runs it (1.4.35 to 1.6.45 alike).
+"""The temporary LRU (``-o temporary_ttl=N``), as 1.6.18 runs it.
+
+The same code is in 1.5.22 (items.c 312, 1231, 1386; memcached.c 8956-8963, 9381) and 1.6.45
+(items.c 314, 1224, 1383; memcached.c 5391-5398, 5743); it arrived in 1.4.35.
 
 ``-o temporary_ttl=N`` turns ``settings.temp_lru`` on (memcached.c 5392-5399);
 it needs the LRU maintainer (memcached.c 5757-5760).  Then:
