@@ -68,6 +68,8 @@ def test_modelled_means_read_by_slabcalc_and_read_means_modelled():
                 continue
             if word in background and t.simulate != "modelled":
                 wrong.append(f"{release}: {word} is read by simulate's threads but says {t.simulate}")
+            if word in p.suboptions and t.layout != "modelled":
+                wrong.append(f"{release}: {word} changes the layout but says {t.layout}")
             if t.simulate == "modelled" and word not in background | set(p.suboptions) | LAYOUT_READ:
                 wrong.append(f"{release}: {word} (simulate)")
             if t.layout == "modelled" and word not in set(p.suboptions) | LAYOUT_READ:
