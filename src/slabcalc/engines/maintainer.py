@@ -145,7 +145,7 @@ class Maintainer:
         nbytes = lrus.bytes
         total = nbytes[COLD][cls] + nbytes[HOT][cls] + nbytes[WARM][cls]
         temp = e.temp
-        reclaimed = temp.juggle(cls) if temp is not None else 0     # items.c 1406-1415, before the ages
+        reclaimed = temp.juggle(cls) if temp is not None else 0     # items.c 1406-1415 (TEMP moves no age or byte count)
         if self._idle(hot, warm, cold, nbytes, cls, now, total, hot_age, warm_age):
             if not reclaimed:
                 # nothing changes the answer until the class's LRUs or the second do (wake() checks)

@@ -65,11 +65,3 @@ class TempLru:
                 break
             did += 1
         return did
-
-    def tail_expired(self, cls: int) -> bool:
-        """Whether a juggle would reclaim anything now (the maintainer's idle test)."""
-        lru = self.e.lrus.q[TEMP][cls]
-        if not lru.n:
-            return False
-        exptime = lru.next.exptime
-        return bool(exptime) and exptime < self.e.now
