@@ -36,6 +36,7 @@ class Scenario:
     build: Callable[[], list]          # the workload rows
     interval: int = 10                 # seconds between snapshots
     about: str = ""
+    releases: tuple[str, ...] = ("1.6.18", "1.6.38", "1.6.45")    # the releases it is captured on
 
 
 def _spread(start: float, count: int, seconds: float) -> list[float]:
@@ -110,6 +111,25 @@ def pages_move_without_eviction() -> list:
     return rows
 
 
+def temporary_ttl_beside_permanent() -> list:
+    """Issue 28's case: 2 KB items with a 20 s TTL (200 a second) beside 900-byte items that never
+    expire (300 a second), each set followed by a get of a recent key of either kind."""
+    rng = random.Random(28)
+    rows = [(t, "set", f"t{i:05d}", 2000, 20) for i, t in enumerate(_spread(0, 200 * 60, 60))]
+    rows += [(t, "set", f"p{i:05d}", 900, 0) for i, t in enumerate(_spread(0.0005, 300 * 60, 60))]
+    rows.sort(key=lambda r: r[0])
+    out, written = [], {"t": 0, "p": 0}
+    for row in rows:
+        out.append(row)
+        kind = row[2][0]
+        written[kind] += 1
+        other = rng.choice("tp")
+        if written[other] > 10:
+            back = written[other] - 1 - int(rng.expovariate(1 / 3000)) % written[other]
+            out.append((row[0], "get", f"{other}{back:05d}", 0, 0))
+    return out
+
+
 def readme_example() -> list:
     """``examples/automove.csv``, the workload of the automover example of docs/background.md."""
     import csv
@@ -137,6 +157,9 @@ SCENARIOS = {s.name: s for s in (
              about="no eviction, pages still move to the global pool"),
     Scenario("readme-automove", ("-m", "4"), 60, readme_example,
              about="the automover example of docs/background.md (examples/automove.csv)"),
+    Scenario("temporary-ttl", ("-m", "16", "-o", "temporary_ttl=30"), 60, temporary_ttl_beside_permanent,
+             about="the temporary LRU: 20 s TTL items never evicted, beside items that never expire",
+             releases=("1.6.18",)),      # captured where only the installed 1.6.18 was at hand
     Scenario("live-short", ("-m", "8"), 55, short_expired_then_new_size,
              about="the short live run in CI"),
 )}

@@ -107,8 +107,7 @@ def check(capture: paced.Capture):
 
 
 def test_every_scenario_is_captured():
-    releases = ("1.6.18", "1.6.38", "1.6.45")
-    assert set(STORED) >= {f"{name}-{release}" for name in paced.SCENARIOS for release in releases}
+    assert set(STORED) >= {f"{s.name}-{release}" for s in paced.SCENARIOS.values() for release in s.releases}
 
 
 KNOWN_GAPS = {
@@ -141,6 +140,16 @@ def test_stored_paced_run(name):
         assert sim.totals.crawler_reclaimed > 5000 and sim.totals.reclaimed > 1000
     if name == "moves-no-eviction":
         assert int(last["evictions"]) == 0 and sim.totals.pages_moved > 30
+    if name == "temporary-ttl":
+        # the 2 KB items (20 s TTL) all sit in class 15's TEMP LRU, never evicted: the class runs out
+        # of memory instead, as in the model.  How many sets fail depends on where in its second the
+        # maintainer reclaims: three captures of this scenario gave 420, 351 and 397 at 60 s (the model
+        # 361, 352 and 359 on each), so the bound is 100
+        items = _per_class(capture.snapshots[-1]["items"], "items:")
+        assert items[15]["number_temp"] == items[15]["number"] > 0 and items[15].get("evicted", 0) == 0
+        model = {r.slab_class.id: r for r in sim.snapshots[-1][1].classes}
+        assert model[15].evicted == 0
+        assert items[15]["outofmemory"] > 0 and abs(model[15].outofmemory - items[15]["outofmemory"]) <= 100
 
 
 def test_without_the_background_the_model_would_be_far_off():
@@ -150,6 +159,22 @@ def test_without_the_background_the_model_would_be_far_off():
     ops = [(t, OPS[op], key, len(key), value, ttl, 0) for t, op, key, value, ttl in capture.workload]
     sim = simulate(settings, ops, boot=capture.boot, at=[120])
     assert differences(capture.snapshots[-1], sim.snapshots[0][1])
+
+
+@pytest.mark.parametrize("fault", ["no item in TEMP", "no TEMP reclaim"])
+def test_without_the_temporary_lru_the_model_would_miss(monkeypatch, fault):
+    """The comparison can fail: with no item placed in TEMP the model evicts the short-TTL items the
+    server kept (evictions 17 192 for the server's 11 805 at 60 s); without the maintainer's TEMP
+    reclaim it keeps their chunks (get_hits, total_items and reclaimed far off)."""
+    from slabcalc.engines.temp_lru import TempLru
+
+    capture = paced.load("temporary-ttl-1.6.18")
+    if fault == "no item in TEMP":
+        monkeypatch.setattr(TempLru, "holds", lambda self, exptime, now: False)
+    else:
+        monkeypatch.setattr(TempLru, "juggle", lambda self, cls: 0)
+    sim = replay(capture)
+    assert any(differences(snapshot, state) for (_, state), snapshot in zip(sim.snapshots, capture.snapshots))
 
 
 def test_live_short_paced_run():

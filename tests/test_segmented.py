@@ -17,7 +17,7 @@ from dataclasses import replace
 from slabcalc import configure, load_profile
 from slabcalc.engines.background import background_for
 from slabcalc.engines.engine import Engine
-from slabcalc.engines.lru import SEGMENTS
+from slabcalc.engines.lru import COLD, HOT, SEGMENTS, WARM
 from slabcalc.engines.maintainer import Maintainer
 from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH, simulate
 
@@ -50,7 +50,7 @@ class _Engine(Engine):
 
     def segment_counts(self):
         q = self.lrus.q
-        return {cls: tuple(len(q[seg][cls]) for seg in range(len(SEGMENTS)))
+        return {cls: tuple(len(q[seg][cls]) for seg in (HOT, WARM, COLD))
                 for cls in range(1, len(self.size)) if self.lrus.count(cls)}
 
 

@@ -111,6 +111,17 @@ def _chunk_max_in_release_unit(profile, text: str) -> str:
         raise Refusal(f"--slab-chunk-max: {exc} ({text})") from None
 
 
+def check_layout_options(settings, command: str) -> None:
+    """Refuse (exit 2, one line naming it) an ``-o`` word that changes ``command``'s answer and that
+    slabcalc does not model (the profile's ``treatments``, layout column)."""
+    from slabcalc.model.treatments import check_treated
+
+    try:
+        check_treated(settings, "layout", command)
+    except ValueRefused as exc:
+        raise Refusal(str(exc)) from None
+
+
 def settings_from(profile, bits, noted: set | None = None, **options):
     """Profile and settings from the shared options, or a one-line refusal (exit 2).
 

@@ -33,6 +33,8 @@ class Background:
     hot_max_factor: float
     warm_max_factor: float
     rules: BackgroundRules
+    temp_lru: bool = False      # -o temporary_ttl: short-TTL items in their own LRU (engines/temp_lru.py)
+    temporary_ttl: int = 0
 
     @property
     def constant(self):
@@ -90,6 +92,8 @@ class Background:
             parts.append("no slab automover (pages stay in their class)")
         parts.append("LRU maintainer" if self.lru_maintainer else "no LRU maintainer")
         parts.append("LRU crawler" if self.crawls else "no LRU crawler")
+        if self.temp_lru:
+            parts.append(f"temporary LRU (TTL up to {self.temporary_ttl} s, never evicted)")
         return ", ".join(parts)
 
 

@@ -1,7 +1,7 @@
 """The LRU crawler's auto-expiry, as the maintainer schedules it (1.6.18 ``items.c`` 1511-1566, ``crawler.c``).
 
 Once per second of ``current_time`` the maintainer looks at every LRU (HOT,
-WARM, COLD of every class; TEMP is off by default):
+WARM, COLD of every class, and TEMP with ``-o temporary_ttl``):
 
 * when the LRU's last crawl is complete, it decides the next one from that
   crawl's histogram of the items' remaining TTLs, by minute: if more than
@@ -24,7 +24,7 @@ of the check.
 
 from __future__ import annotations
 
-from slabcalc.engines.lru import COLD, HOT, WARM
+from slabcalc.engines.lru import COLD, HOT, TEMP, WARM
 
 BUCKETS = 60
 
@@ -44,7 +44,8 @@ class Crawler:
         self.e = engine
         const = engine.bg.constant
         self.min_wait, self.max_wait, self.step = const["crawl_min_wait"], const["crawl_max_wait"], const["crawl_step"]
-        self.lrus = [(cls, seg) for cls in range(1, len(engine.size)) for seg in (HOT, WARM, COLD)]
+        segs = (HOT, WARM, COLD, TEMP) if engine.temp is not None else (HOT, WARM, COLD)
+        self.lrus = [(cls, seg) for cls in range(1, len(engine.size)) for seg in segs]
         self.stats = {lru: _Stats() for lru in self.lrus}
         self.next_crawl = dict.fromkeys(self.lrus, 0)
         self.wait = dict.fromkeys(self.lrus, 0)

@@ -28,7 +28,7 @@ import math
 from typing import Iterable
 
 from slabcalc.engines.background import Background
-from slabcalc.engines.lru import COLD, HOT, WARM, Item, Lrus
+from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Item, Lrus
 from slabcalc.engines.results import ClassResult, Model, Simulation, TimelineRow, Totals
 from slabcalc.engines.slabs import Slabs
 from slabcalc.model.classes import class_for, slab_classes
@@ -57,6 +57,11 @@ class Engine:
         self.update_interval = const["update_interval"]
         self.segmented = background.lru == "segmented"
         self.link_seg = HOT if self.segmented else COLD
+        self.temp = None                # -o temporary_ttl: which items link in TEMP (engines/temp_lru.py)
+        if background.temp_lru:
+            from slabcalc.engines.temp_lru import TempLru
+
+            self.temp = TempLru(self)
         n = len(classes) + 1
         self.size = [0] + [c.chunk_size for c in classes]
         self.perslab = [0] + [c.perslab for c in classes]
@@ -202,7 +207,11 @@ class Engine:
             if old.exptime and old.exptime <= now:
                 self.counts["get_expired"] += 1
             self.unlink(old, lost=False)
-        self.link(Item(key, cls, self.link_seg, self.exptime(ttl), now, ntotal, addr, chunks))
+        exptime = self.exptime(ttl)
+        seg = self.link_seg
+        if self.temp is not None and self.temp.holds(exptime, now):
+            seg = TEMP                  # do_item_alloc: id |= TEMP_LRU (items.c 325-327)
+        self.link(Item(key, cls, seg, exptime, now, ntotal, addr, chunks))
         if self.gone:
             self.gone.pop(key, None)
 

@@ -14,8 +14,8 @@ through an iterator).
 
 from __future__ import annotations
 
-HOT, WARM, COLD = 0, 1, 2
-SEGMENTS = ("hot", "warm", "cold")
+HOT, WARM, COLD, TEMP = 0, 1, 2, 3      # items.c lru_type_map: HOT_LRU, WARM_LRU, COLD_LRU, TEMP_LRU
+SEGMENTS = ("hot", "warm", "cold", "temp")      # TEMP holds items only with -o temporary_ttl (temp_lru.py)
 
 
 class Item:
@@ -100,7 +100,7 @@ class Lrus:
 
     def count(self, cls: int) -> int:
         q = self.q
-        return q[HOT][cls].n + q[WARM][cls].n + q[COLD][cls].n
+        return q[HOT][cls].n + q[WARM][cls].n + q[COLD][cls].n + q[TEMP][cls].n
 
     def link(self, item: Item) -> None:
         cls = item.cls
@@ -134,6 +134,13 @@ class Lrus:
         self.e.unlink(item)
         self.e.evicted_in(cls)
 
+    def reclaim(self, item: Item, cls: int) -> None:
+        """An expired tail item freed by ``lru_pull_tail`` (items.c 1179-1192): ``reclaimed``."""
+        self.reclaimed[cls] += 1
+        if not item.fetched:
+            self.expired_unfetched[cls] += 1
+        self.e.unlink(item)
+
     def pull_tail(self, cls: int, seg: int, total_bytes: int = 0, evict: bool = False, max_age: int = 0) -> int:
         """``lru_pull_tail`` (items.c 1121-1290): items removed or moved at the tail of ``seg``.
 
@@ -154,10 +161,7 @@ class Lrus:
             item = lru.next
             exptime = item.exptime
             if exptime and exptime < now:
-                self.reclaimed[cls] += 1
-                if not item.fetched:
-                    self.expired_unfetched[cls] += 1
-                e.unlink(item)
+                self.reclaim(item, cls)
                 removed += 1
                 continue
             if seg == COLD:

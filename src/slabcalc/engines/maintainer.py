@@ -144,12 +144,15 @@ class Maintainer:
         hot_age, warm_age = int(cold_age * bg.hot_max_factor), int(cold_age * bg.warm_max_factor)
         nbytes = lrus.bytes
         total = nbytes[COLD][cls] + nbytes[HOT][cls] + nbytes[WARM][cls]
+        temp = e.temp
+        reclaimed = temp.juggle(cls) if temp is not None else 0     # items.c 1406-1415 (TEMP moves no age or byte count)
         if self._idle(hot, warm, cold, nbytes, cls, now, total, hot_age, warm_age):
-            # nothing changes the answer until the class's LRUs or the second do (wake() checks)
-            self.idle_second[cls], self.idle_version[cls] = now, lrus.version[cls]
-            return 0
+            if not reclaimed:
+                # nothing changes the answer until the class's LRUs or the second do (wake() checks)
+                self.idle_second[cls], self.idle_version[cls] = now, lrus.version[cls]
+            return reclaimed
         pull_tail = lrus.pull_tail
-        did = 0
+        did = reclaimed
         for _ in range(self.juggles):
             more = 1 if (pull_tail(cls, HOT, total, max_age=hot_age)
                          or pull_tail(cls, WARM, total, max_age=warm_age)) else 0

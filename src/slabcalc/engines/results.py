@@ -21,6 +21,7 @@ class Model:
     crawler: bool = False
     automove_window: int | None = None
     automove_ratio: float | None = None
+    options: tuple = ()         # the -o words given, each with its treatment (model/treatments.py)
 
 
 @dataclass(frozen=True)

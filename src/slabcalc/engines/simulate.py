@@ -23,6 +23,7 @@ from slabcalc.engines.background import Background, SimulationError, background_
 from slabcalc.engines.engine import DELETE, GET, OP_NAMES, SET, TOUCH, Engine
 from slabcalc.engines.results import ClassResult, Finding, Model, Simulation, TimelineRow, Totals
 from slabcalc.model.settings import Settings
+from slabcalc.model.treatments import check_treated, options_text
 
 __all__ = ["SET", "GET", "DELETE", "TOUCH", "OP_NAMES", "SimulationError", "Model", "ClassResult", "Totals",
            "Finding", "TimelineRow", "Simulation", "Background", "background_for", "lru_mode", "describe_model",
@@ -41,6 +42,14 @@ def _limit(settings: Settings) -> str:
 def describe_model(settings: Settings, background: Background) -> Model:
     """The model line printed with every simulation: what ran, and how exact it is."""
     check_replayable(settings, background)
+    options = check_treated(settings, "simulate", "simulate", SimulationError)
+    model = _describe(settings, background)
+    if options:
+        model = replace(model, options=options, text=f"{model.text}; {options_text(options)}")
+    return model
+
+
+def _describe(settings: Settings, background: Background) -> Model:
     p, bg = settings.profile, background
     rules = bg.rules
     lru = ("segmented HOT/WARM/COLD LRU" if bg.lru == "segmented" else "compat LRU (one per class)")

@@ -46,7 +46,7 @@ BACKGROUND_FIELDS = {
     # field: type of its value (what simulate's background threads read; engines/background.py)
     "lru": str, "lru_maintainer": bool, "lru_crawler": bool, "slab_automove": int,
     "slab_automove_ratio": float, "slab_automove_window": int, "hot_lru_pct": int, "warm_lru_pct": int,
-    "hot_max_factor": float, "warm_max_factor": float,
+    "hot_max_factor": float, "warm_max_factor": float, "temp_lru": bool, "temporary_ttl": int,
 }
 BACKGROUND_CONSTANTS = ("maintainer_sleep_min_us", "maintainer_sleep_max_us", "juggles", "tail_tries",
                         "alloc_rounds", "update_interval", "crawl_min_wait", "crawl_max_wait", "crawl_step",
@@ -58,6 +58,22 @@ BACKGROUND_RULES = {
     "free_pages_need_full_memory": (False, True),        # the 2.5-free-pages rule only once -m is reached
     "mover_without_free_chunk": ("drop", "evict"),       # a live item the mover has no chunk for
 }
+
+
+TREATMENTS = ("modelled", "none", "refused")   # modelled; no effect on memory or time; refused (exit 2)
+TREATMENT_USES = ("simulate", "layout")         # the replay; report, place and optimize
+
+
+@dataclass(frozen=True)
+class Treatment:
+    """How slabcalc treats one ``-o`` word: in ``simulate`` and in the layout commands."""
+
+    simulate: str
+    layout: str
+    why: str | None          # what the word does, when it is not modelled somewhere
+
+    def of(self, use: str) -> str:
+        return self.simulate if use == "simulate" else self.layout
 
 
 @dataclass(frozen=True)
@@ -91,6 +107,17 @@ class BackgroundOption:
 
 
 @dataclass(frozen=True)
+class BackgroundRequirement:
+    """A start-up check on the background settings once every ``-o`` word is read: when ``field``
+    is on, ``needs`` must be too, else memcached prints ``message`` and exits ``exit``."""
+
+    field: str
+    needs: str
+    message: str
+    exit: int
+
+
+@dataclass(frozen=True)
 class BackgroundRules:
     """The background threads of a release, as data: defaults, constants and the -o words."""
 
@@ -104,6 +131,7 @@ class BackgroundRules:
     rules_from: str | None            # the release whose source the thread rules were read from
     note: str | None                  # said in the model line (e.g. a rewrite after rules_from)
     suboptions: Mapping[str, BackgroundOption]
+    requires: tuple[BackgroundRequirement, ...] = ()
 
 
 EXTSTORE_DEFAULTS = {"page_size": int, "wbuf_size": int, "item_size": int, "low_ttl": int, "max_frag": float,
@@ -225,6 +253,7 @@ class Profile:
     background: BackgroundRules | None = None
     extstore: ExtstoreRules | None = None
     process: ProcessRules | None = None
+    treatments: Mapping[str, Treatment] = field(default_factory=dict)
 
     @property
     def has_cas_option(self) -> bool:
@@ -584,7 +613,7 @@ def _background(r: _RuleReader) -> BackgroundRules | None:
     if raw is None:
         return None
     known = {"replay", "refusal", "defaults", "constants", "automove_modes", "segmented_exact", "rules_from",
-             "note", "suboptions", "rules"}
+             "note", "suboptions", "rules", "requires"}
     for name in raw:
         if name not in known:
             raise r.fail(f"background.{name}", "unknown field (see docs/profiles.md)")
@@ -641,7 +670,23 @@ def _background(r: _RuleReader) -> BackgroundRules | None:
         raise r.fail("background.refusal", "must say why simulate does not replay this release")
     return BackgroundRules(replay=replay, refusal=raw.get("refusal"), defaults=defaults, constants=constants,
                            automove_modes=tuple(modes), rules=rules, segmented_exact=bool(raw.get("segmented_exact")),
-                           rules_from=raw.get("rules_from"), note=raw.get("note"), suboptions=options)
+                           rules_from=raw.get("rules_from"), note=raw.get("note"), suboptions=options,
+                           requires=_requirements(r, raw.get("requires") or []))
+
+
+def _requirements(r: _RuleReader, raw) -> tuple[BackgroundRequirement, ...]:
+    """``background.requires``: ``[{field, needs, message, exit}, ...]`` over BACKGROUND_FIELDS."""
+    if not isinstance(raw, list):
+        raise r.fail("background.requires", "must be a list of {field, needs, message, exit}")
+    out = []
+    for index, spec in enumerate(raw):
+        where = f"background.requires[{index}]"
+        if (not isinstance(spec, Mapping) or set(spec) != {"field", "needs", "message", "exit"}
+                or spec["field"] not in BACKGROUND_FIELDS or spec["needs"] not in BACKGROUND_FIELDS
+                or not isinstance(spec["message"], str) or not isinstance(spec["exit"], int)):
+            raise r.fail(where, "takes field and needs (background fields), message and exit")
+        out.append(BackgroundRequirement(str(spec["field"]), str(spec["needs"]), spec["message"], spec["exit"]))
+    return tuple(out)
 
 
 def _extstore(r: _RuleReader) -> ExtstoreRules | None:
@@ -679,6 +724,24 @@ def _process(r: _RuleReader) -> ProcessRules | None:
     values = {name: r.get(f"process.{name}", str if name in texts else int)
               for name in ProcessRules.__dataclass_fields__}
     return ProcessRules(**values)
+
+
+def _treatments(r: _RuleReader) -> dict[str, Treatment]:
+    """The ``treatments`` section: every ``-o`` word's treatment by ``simulate`` and by the layout
+    commands, and why when it is not modelled (docs/options.md is written from it)."""
+    out = {}
+    for word, spec in (r.get("treatments", dict, optional=True) or {}).items():
+        where = f"treatments.{word}"
+        if (not isinstance(spec, Mapping) or set(spec) - {"simulate", "layout", "why"}
+                or any(spec.get(use) not in TREATMENTS for use in TREATMENT_USES)):
+            raise r.fail(where, f"takes simulate and layout (each {', '.join(TREATMENTS)}) and why")
+        why = spec.get("why")
+        if why is not None and not isinstance(why, str):
+            raise r.fail(f"{where}.why", "must be text")
+        if why is None and any(spec[use] != "modelled" for use in TREATMENT_USES):
+            raise r.fail(f"{where}.why", "must say why, where the word is not modelled")
+        out[str(word)] = Treatment(spec["simulate"], spec["layout"], why)
+    return out
 
 
 def _validate(raw: Mapping, bits: int, source: str) -> Profile:
@@ -789,6 +852,7 @@ def _validate(raw: Mapping, bits: int, source: str) -> Profile:
         background=_background(r),
         extstore=_extstore(r),
         process=_process(r),
+        treatments=_treatments(r),
     )
     if profile.default_factor <= 1.0:
         raise r.fail("defaults.factor", "must be greater than 1")

@@ -318,6 +318,7 @@ def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
             raise Refused.crashed(p.crashes["slab_chunk_max_zero"], printed)
         _run_checks(p.slab_chunk_max_checks, value=chunk_max, item_size_max=item_size_max,
                     chunk_max=chunk_max, page=page)
+    check_requirements(p, words)
     storage_on = storage is not None and ext.check_extstore(storage, item_size_max, udp_port)
     slab_sizes = None
     if slab_sizes_text is not None and p.slab_sizes == "freed_buffer" and slab_sizes_at < FREED_BYTES:
@@ -366,6 +367,17 @@ def background_values(profile: Profile, words: Sequence[str]) -> dict:
             raise Refused(option.message or f"{name}: {text} is out of range", 1)
         values[option.value] = value
     return values
+
+
+def check_requirements(profile: Profile, words: Sequence[str]) -> None:
+    """``main()``'s checks once every option is read (1.6.18 memcached.c 5757-5760: ``temporary_ttl
+    requires lru_maintainer to be enabled``, exit 64): :class:`Refused` when one fails."""
+    if profile.background is None or not profile.background.requires:
+        return
+    values = background_values(profile, words)
+    for need in profile.background.requires:
+        if values[need.field] and not values[need.needs]:
+            raise Refused(need.message, need.exit)
 
 
 def _big_item_chunk_max(p: Profile, item_size_max: int, chunk_max: int | None, given: bool) -> int | None:

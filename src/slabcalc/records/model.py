@@ -7,8 +7,11 @@ from slabcalc.model.placement import Placement
 from slabcalc.model.settings import Settings
 
 
-def settings_record(settings: Settings) -> dict:
-    """The settings as JSON output reports them (memcached's ``stats settings`` names)."""
+def settings_record(settings: Settings, use: str = "layout") -> dict:
+    """The settings as JSON output reports them (memcached's ``stats settings`` names); ``options``
+    lists every ``-o`` word given with its treatment by ``use`` (``layout`` or ``simulate``)."""
+    from slabcalc.model.treatments import given_options
+
     p = settings.profile
     return {
         "release": p.release,
@@ -23,7 +26,15 @@ def settings_record(settings: Settings) -> dict:
         "slab_reassign": settings.slab_reassign,
         "slab_sizes": list(settings.slab_sizes) if settings.slab_sizes else None,
         "memcached_args": settings.as_argv(),
+        "options": option_records(given_options(settings, use)),
     }
+
+
+def option_records(given) -> list[dict]:
+    """The ``-o`` words given (:func:`slabcalc.model.treatments.given_options`): memcached's name, the
+    value as given (None for a bare word), the treatment, and why when it is not modelled."""
+    return [{"name": o.name, "value": o.value, "treatment": o.treatment,
+             "why": o.why if o.treatment != "modelled" else None} for o in given]
 
 
 def placement_record(placement: Placement) -> dict:

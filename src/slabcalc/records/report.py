@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from slabcalc.analysis.report import MIB, ClassUsage, Report
+from slabcalc.model.treatments import given_options, options_text
 
 if TYPE_CHECKING:      # types only: key groups are read only under --group-by; ProcessMemory is only annotated here
     from slabcalc.analysis.keyspace import Group
@@ -306,6 +307,9 @@ def _summary(report: Report, accounting, record: dict) -> dict:
     if report.approximated:
         lines["note"] = (f"{report.approximated} chunked items were given only by total size; "
                          f"their chunks assume a key of the --key length (default 16)")
+    unmodelled = options_text(given_options(report.settings, "layout"), modelled=False)
+    if unmodelled:          # the modelled words show in the answer itself (JSON: settings.options, all)
+        lines["options"] = unmodelled
     for r in accounting.first_rejections:
         lines[f"rejected line {r.line}"] = f"{r.reason}: {r.text}"
     return lines

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from slabcalc.engines.findings import _number, why
 from slabcalc.engines.results import ClassResult, Finding, Model, Simulation, TimelineRow, Totals
+from slabcalc.records.model import option_records
 
 CLASS_FIELDS = ("class", "chunk_size", "pages", "items", "evicted", "reclaimed", "crawler_reclaimed", "outofmemory",
                 "hits", "misses", "used_chunks", "free_chunks", "expired_items", "free_bytes", "expired_bytes",
@@ -82,7 +83,8 @@ def timeline_record(row: TimelineRow) -> dict:
 def model_record(model: Model) -> dict:
     return {"release": model.release, "lru": model.lru, "exact": model.exact, "text": model.text,
             "slab_automove": model.automove, "lru_maintainer": model.maintainer, "lru_crawler": model.crawler,
-            "slab_automove_window": model.automove_window, "slab_automove_ratio": model.automove_ratio}
+            "slab_automove_window": model.automove_window, "slab_automove_ratio": model.automove_ratio,
+            "options": option_records(model.options)}
 
 
 def simulation_record(sim: Simulation, accounting=None) -> dict:
@@ -90,7 +92,7 @@ def simulation_record(sim: Simulation, accounting=None) -> dict:
     from slabcalc.records.model import settings_record
 
     record = {
-        "settings": settings_record(sim.settings),
+        "settings": settings_record(sim.settings, "simulate"),
         "model": model_record(sim.model),
         "classes": [class_record(r) for r in sim.classes],
         "totals": totals_record(sim.totals),

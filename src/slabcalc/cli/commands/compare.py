@@ -6,7 +6,7 @@ import click
 
 from slabcalc.cli import output
 from slabcalc.cli.commands.report import report
-from slabcalc.cli.common import open_input_for, say_rejected, settings_from, warehouse_items
+from slabcalc.cli.common import check_layout_options, open_input_for, say_rejected, settings_from, warehouse_items
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import SIZE, format_option, model_options
@@ -48,6 +48,7 @@ def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator
     from slabcalc.records.compare import comparison_record
 
     settings = settings_from(**model)
+    check_layout_options(settings, "compare")
     if fetch_chunksize < 4096:
         raise Refusal(f"--fetch-chunksize: Varnish's minimum is 4k, not {fetch_chunksize}")
     options = CompareOptions(VarnishObject(varnish_headers, varnish_chunked, fetch_chunksize), varnish_allocator,

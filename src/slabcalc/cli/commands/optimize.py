@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from slabcalc.cli.common import measure, open_input_for, say_rejected, settings_from, warehouse_items
+from slabcalc.cli.common import check_layout_options, measure, open_input_for, say_rejected, settings_from, warehouse_items
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.optimize_output import print_optimum
@@ -53,6 +53,7 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
     from slabcalc.records.optimize import optimum_record
 
     settings = settings_from(**model)
+    check_layout_options(settings, "optimize")
     limit = settings.memory_limit
     if max_classes is not None and max_classes > settings.profile.max_regular:
         raise Refusal(f"--max-classes: memcached {settings.profile.release} takes at most "

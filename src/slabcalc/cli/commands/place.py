@@ -29,11 +29,13 @@ def place(settings, key_length, value_length, flags, fmt):
     \b
     Python: place(settings, key_length, value_length, flags)
     """
+    from slabcalc.cli.common import check_layout_options
     from slabcalc.model.placement import Unplaceable
     from slabcalc.model.placement import place as place_item
     from slabcalc.model.settings import with_overrides
     from slabcalc.records.model import placement_record, settings_record
 
+    check_layout_options(settings, "place")
     try:
         record = placement_record(place_item(settings, key_length, value_length, flags))
         other = None
@@ -63,6 +65,8 @@ def place(settings, key_length, value_length, flags, fmt):
 
 def _place_lines(settings, record, other, other_name):
     """The ``place`` breakdown as (field, value) lines for a table."""
+    from slabcalc.model.treatments import given_options, options_text
+
     lines = [
         ("header", record["header"]),
         ("cas", record["cas"]),
@@ -101,6 +105,9 @@ def _place_lines(settings, record, other, other_name):
         else:
             summary = f"{other['item_size']} bytes, class {other['class']}, waste {other['waste']}"
         lines.append((label, summary))
+    unmodelled = options_text(given_options(settings, "layout"), modelled=False)
+    if unmodelled:          # the modelled words show in the answer itself (JSON: settings.options, all)
+        lines.append(("options", unmodelled))
     return lines
 
 

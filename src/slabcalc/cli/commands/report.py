@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from slabcalc.cli import output
-from slabcalc.cli.common import draw, memcached_argv, open_input_for, say_rejected, settings_from, warehouse_items
+from slabcalc.cli.common import check_layout_options, draw, memcached_argv, open_input_for, say_rejected, settings_from, warehouse_items
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import deploy_options, format_option, gate_options, model_options, plot_option
@@ -45,6 +45,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     from slabcalc.inputs.items import InputError, read_items
 
     settings = settings_from(**model)
+    check_layout_options(settings, "report")
     limit = settings.memory_limit
     read = warehouse_items(file, settings, key_length)
     if read is not None:

@@ -48,9 +48,12 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
     release runs by default, changed by -o as memcached reads it: on 1.6 the
     segmented HOT/WARM/COLD LRU with its maintainer thread, the LRU crawler,
     the slab automover (-o slab_automove=0|1|2, slab_automove_ratio,
-    slab_automove_window) and the page mover with the global page pool.
-    With -o no_modern (or 1.4) nothing runs in the background and the replay
-    is exact.  Per class: pages, items, evicted, reclaimed (at an LRU tail),
+    slab_automove_window) and the page mover with the global page pool;
+    -o temporary_ttl=N keeps items of a TTL up to N in a TEMP LRU that is
+    never evicted.  With -o no_modern (or 1.4) nothing runs in the background
+    and the replay is exact.  The model line lists every -o word given as
+    modelled or of no effect (and why); a word simulate does not model is
+    refused (exit 2, docs/options.md).  Per class: pages, items, evicted, reclaimed (at an LRU tail),
     crawler_reclaimed, outofmemory, hits, misses, pages moved in and out;
     totals, the global page pool, and a calcification finding (a class
     evicting while others hold idle memory) that says what the automover

@@ -1,0 +1,79 @@
+"""Every ``-o`` word given, and how slabcalc treats it: modelled, no effect on memory or time, or refused.
+
+The treatments are profile data (each profile's ``treatments`` section, one
+entry for every word its line accepts); this module only reads them for the
+words a server was started with.  ``simulate`` uses the ``simulate``
+treatment, ``report``, ``place`` and ``optimize`` the ``layout`` one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from slabcalc.errors import ValueRefused
+from slabcalc.model.settings import Settings
+
+LABELS = {"modelled": "modelled", "none": "no effect on memory or time", "refused": "not modelled"}
+LAYOUT_NONE = "no effect on this answer"     # report, place, optimize: item classes, pages, capacity
+
+
+@dataclass(frozen=True)
+class GivenOption:
+    """One ``-o`` word as given: memcached's name, its value (None for a bare word), its treatment."""
+
+    name: str
+    value: str | None
+    treatment: str          # modelled, none or refused
+    why: str | None
+    use: str = "simulate"   # whose treatment: simulate's or the layout commands'
+
+    def text(self) -> str:
+        word = self.name if self.value is None else f"{self.name}={self.value}"
+        why = f": {self.why}" if self.why and self.treatment != "modelled" else ""
+        label = LAYOUT_NONE if self.use == "layout" and self.treatment == "none" else LABELS[self.treatment]
+        return f"{word} {label}{why}"
+
+
+def accepted_words(profile) -> frozenset[str]:
+    """Every ``-o`` word this release takes (what ``configure`` reads or accepts and ignores)."""
+    words = set(profile.suboptions) | set(profile.ignored_suboptions)
+    if profile.background is not None:
+        words |= set(profile.background.suboptions)
+    if profile.has_slab_chunk_max:
+        words.add("slab_chunk_max")
+    if profile.slab_sizes:
+        words.add("slab_sizes")
+    return frozenset(words)
+
+
+def given_options(settings: Settings, use: str) -> tuple[GivenOption, ...]:
+    """The ``-o`` words of ``settings`` in order, each with its treatment for ``use`` (``simulate``
+    or ``layout``); a word the profile gives no treatment counts as refused."""
+    treatments = settings.profile.treatments
+    out = []
+    for word in settings.suboptions:
+        name, has_value, value = word.partition("=")
+        spec = treatments.get(name)
+        if spec is None:
+            out.append(GivenOption(name, value if has_value else None, "refused",
+                                   f"the {settings.profile.release} profile does not say how it is treated", use))
+        else:
+            out.append(GivenOption(name, value if has_value else None, spec.of(use), spec.why, use))
+    return tuple(out)
+
+
+def check_treated(settings: Settings, use: str, command: str, error: type = ValueRefused) -> tuple[GivenOption, ...]:
+    """:func:`given_options`, refusing (``error``, one line naming it) the first word ``use`` does
+    not model but that bears on its answer."""
+    given = given_options(settings, use)
+    for option in given:
+        if option.treatment == "refused":
+            raise error(f"{command} does not model -o {option.name}: {option.why}")
+    return given
+
+
+def options_text(given: tuple[GivenOption, ...], modelled: bool = True) -> str:
+    """``-o hot_lru_pct=30 modelled; idle_timeout=5 no effect on memory or time: closes ...``
+    (without the modelled words when ``modelled`` is false); empty when there is nothing to say."""
+    said = [option.text() for option in given if modelled or option.treatment != "modelled"]
+    return "-o " + "; ".join(said) if said else ""
