@@ -107,7 +107,12 @@ def test_drift_only_where_the_settings_hide_an_option(pool):
     drift = docs["b"]["nodes"][0]["drift"]
     sizes = {128, 256, 512, 1024, 2048, 4096, 8192}
     assert drift and {d["chunk_size"] for d in drift} <= sizes | {524288}
-    assert any("slab_sizes" in line for line in docs["b"]["findings"])
+    said = [line for line in docs["b"]["findings"] if "slab_sizes" in line]
+    assert said and said[-1].endswith("action: give slabcalc the flags the node was started with, "
+                                      "--server-args '...', so the model is the node's")
+    # and done so, the model is the node's: no drift
+    again = stats_json(pool["b"], extra=("--server-args", " ".join(NODES["b"][0])))
+    assert again["nodes"][0]["drift"] == []
 
 
 def evict_now(pool):

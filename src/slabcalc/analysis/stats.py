@@ -362,7 +362,8 @@ def drift_lines(node: NodeStats) -> list[str]:
     if re.fullmatch(r"\d+\.\d\d", factor):
         hint += f", or a -f with more decimals than the {factor} stats settings prints"
     lines.append(f"drift: {len(node.drift)} class(es) differ from memcached {release} started with "
-                 f"{' '.join(node.settings.as_argv())}: {hint}")
+                 f"{' '.join(node.settings.as_argv())}: {hint}; action: give slabcalc the flags the node "
+                 f"was started with, --server-args '...', so the model is the node's")
     return lines
 
 
