@@ -125,7 +125,8 @@ def open_input(path: str) -> tuple[TextIO, str]:
 
 
 def read_items(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False,
-               progress: Callable[[int], None] | None = None, columns: bool = False
+               progress: Callable[[int], None] | None = None, columns: bool = False,
+               arrivals: Callable[[object], None] | None = None
                ) -> tuple[Iterator[tuple[Item, int, int]], Accounting]:
     """The items of ``stream`` as ``(Item, count, rows)``, and their :class:`Accounting`.
 
@@ -144,8 +145,14 @@ def read_items(stream: TextIO, source: str, *, key_length: int | None = None, st
     rows the column counter read (large plain inputs) come last as one
     :class:`ItemColumns` instead of as triples: cheaper by far to size and
     place in bulk (:func:`slabcalc.analysis.report.build_report` takes both).
+
+    ``arrivals``, when given, is called with the accepted rows of each block in
+    the input's order (a list of Items, or an :class:`ItemColumns` of counts 1)
+    as they are read: what a capacity in the file's order walks.  Rows that
+    carry a count (a histogram) have no order and are not passed.
     """
     reader = _ItemReader(stream, source, key_length, strict, progress, columns)
+    reader.arrivals = None if reader.weighted else arrivals
     return reader.items(), reader.acct
 
 
@@ -235,6 +242,7 @@ class _ItemReader:
         self.pending: Counter[str] = Counter()
         self.stream = stream
         self.hand_out_columns = hand_out_columns           # see read_items(columns=...)
+        self.arrivals: Callable[[object], None] | None = None   # see read_items(arrivals=...)
         self.base = 0                                      # physical lines before the next block
 
         first, self.base = first_line(stream, source)
@@ -418,6 +426,8 @@ class _ItemReader:
             if not block.endswith(("\n", "\r")):
                 block += self.eol                      # the last line of the input, without its end
             taken = self._take(block)
+            if taken is not None and self.arrivals is not None:
+                self.arrivals(self.columns.latest())
             if taken is not None:
                 self.base += taken
                 acct.rows += taken
@@ -427,6 +437,8 @@ class _ItemReader:
                 lines = list(io.StringIO(block, newline=""))
                 totals = self._sort(lines)
                 self.base += len(lines)
+                if self.arrivals is not None:
+                    self.arrivals(self._in_order(lines))
             if self.progress is not None:
                 self.progress(acct.rows)
             if totals:
@@ -468,6 +480,18 @@ class _ItemReader:
                 else:
                     name = self._cells(line)[name_at].strip()
                 yield name, item, weight
+
+    def _in_order(self, lines: list[str]) -> list[Item]:
+        """The Items of ``lines`` that were accepted, in their order (for ``arrivals``)."""
+        cache = self.cache
+        found = []
+        for key in (lines if self.keyfunc is None else map(self.keyfunc, lines)):
+            what = cache[key]
+            if type(what) is str:
+                what = cache[what]
+            if type(what) is Item:
+                found.append(what)
+        return found
 
     def _take(self, block: str) -> int | None:
         """The rows of ``block`` if the column counter took it whole; None if it is read line by line."""

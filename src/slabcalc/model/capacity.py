@@ -43,6 +43,7 @@ class Capacity:
     items: int
     limiting_class: int | None
     page_bytes: int = 0
+    basis: str = "mix"     # "mix": the items as a proportional mix; "order": in an item file's own order
 
 
 @dataclass(frozen=True)
