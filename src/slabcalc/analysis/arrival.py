@@ -88,3 +88,25 @@ def _item_of(rows: ItemColumns, at: int) -> Item:
     if rows.item_size is not None:
         return Item(None, None, 0, int(rows.item_size[at]))
     return Item(int(rows.key[at]), int(rows.value[at]), int(rows.flags[at]), None)
+
+
+def with_file_order(report, order: FileOrder | None):
+    """``report`` with the capacity in the file's order where the items of the file, stored in their
+    order, reach an eviction; else as it was (the items as a proportional mix: the file alone never
+    fills ``-m``, or its rows carry counts)."""
+    if order is None or order.result is None or report.capacity is None:
+        return report
+    return replace(report, capacity=replace(order.result, memory_limit=report.capacity.memory_limit))
+
+
+def walkers(orders) -> object | None:
+    """One ``arrivals`` callback feeding every :class:`FileOrder` of ``orders`` (None among them
+    skipped), or None when there is none."""
+    live = [o for o in orders if o is not None]
+    if not live:
+        return None
+
+    def feed(rows) -> None:
+        for order in live:
+            order(rows)
+    return feed

@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING, Sequence
 
 from slabcalc.analysis.report import MIB, ClassUsage, Report
 
+# how a capacity was counted (Capacity.basis): an item file stored row by row, or the items as a mix
+CAPACITY_BASIS = {"order": "in the file's order", "mix": "as a proportional mix"}
+
 if TYPE_CHECKING:      # types only: key groups are read only under --group-by; ProcessMemory is only annotated here
     from slabcalc.analysis.keyspace import Group
     from slabcalc.analysis.process import ProcessMemory
@@ -66,6 +69,7 @@ def report_record(report: Report, accounting, what_if: Sequence[tuple[str, Repor
         "totals": totals,
         "capacity": report.capacity.items if report.capacity else None,
         "limiting_class": report.capacity.limiting_class if report.capacity else None,
+        "capacity_basis": report.capacity.basis if report.capacity else None,   # "order" or "mix"
         "memory_limit_needed_mb": report.memory_limit_needed if report.classes else None,
         "worst_class": worst.slab_class.id if worst else None,
         "approximated_items": report.approximated,
@@ -299,7 +303,8 @@ def _summary(report: Report, accounting, record: dict) -> dict:
                                 f"{worst.page_bytes - worst.requested_bytes} bytes not holding item data")
     if report.capacity:
         cap = report.capacity
-        lines["capacity"] = (f"-m {cap.memory_limit // MIB} holds {cap.items} items of this mix"
+        lines["capacity"] = (f"-m {cap.memory_limit // MIB} holds {cap.items} items "
+                             f"{CAPACITY_BASIS[cap.basis]}"
                              + (f"; class {cap.limiting_class} runs out first" if cap.limiting_class else ""))
     elif report.classes:
         lines["-m needed"] = f"-m {report.memory_limit_needed} holds them all"
