@@ -12,9 +12,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
-from slabcalc.model.arrival import InOrder
 from slabcalc.model.classes import slab_classes
 from slabcalc.model.distribution import Item, ItemColumns
 from slabcalc.model.item import ntotal_array
@@ -33,7 +30,10 @@ class FileOrder:
     """
 
     def __init__(self, settings: Settings, memory_limit: int, size_key_length: int = 16):
+        import numpy as np   # only a report with -m walks: a plain one starts without numpy
+
         from slabcalc.analysis.report import item_sizer
+        from slabcalc.model.arrival import InOrder
 
         self.settings, self.key_length = settings, size_key_length
         self.classes = classes = slab_classes(settings)
@@ -53,6 +53,8 @@ class FileOrder:
         return None if found is None else replace(found, basis=IN_ORDER)
 
     def __call__(self, rows) -> None:
+        import numpy as np
+
         if self.walk.result is not None or not len(rows):
             return
         if isinstance(rows, ItemColumns):

@@ -63,7 +63,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import chain, compress, count, islice
-from typing import Callable, Iterator, TextIO
+from typing import Callable, Iterator, Sequence, TextIO
 
 from slabcalc.errors import InputError  # noqa: F401 (raised here, caught by its callers)
 from slabcalc.inputs.aliases import ITEM_COLUMNS, by_alias
@@ -449,8 +449,6 @@ class _ItemReader:
 
     def named(self) -> Iterator[tuple[str, Item, int]]:
         """Every row with its key name, one at a time (see :func:`read_named_items`)."""
-        from urllib.parse import unquote_to_bytes   # only key names need it: keep start-up light
-
         fmt = self.acct.format
         name_at = getattr(self, "key_name_at", None)
         if fmt != "metadump" and name_at is None:
@@ -476,7 +474,7 @@ class _ItemReader:
                 acct.rows += 1
                 acct.items += weight
                 if fmt == "metadump":
-                    name = unquote_to_bytes(line.split(None, 1)[0][4:]).decode("utf-8", errors="replace")
+                    name = metadump_key_bytes(line).decode("utf-8", errors="replace")
                 else:
                     name = self._cells(line)[name_at].strip()
                 yield name, item, weight
@@ -649,6 +647,21 @@ def _split(text: str, delimiter: str) -> list[str]:
         return next(csv.reader([text], delimiter=delimiter), [])
     except csv.Error:
         return text.split(delimiter)
+
+
+def metadump_key_bytes(line: str) -> bytes:
+    """The key of a metadump line as the bytes memcached holds: ``key=`` is the key URL-encoded
+    (1.6.18 crawler.c:249 prints it with ``uriencode``), so ``user%FF%FE`` is 6 bytes.
+    The one decoder of metadump keys: key lengths and key names both come from here."""
+    from urllib.parse import unquote_to_bytes   # only key names need it: keep start-up light
+
+    return unquote_to_bytes(line.split(None, 1)[0][4:])
+
+
+def metadump_key_length(lines: Sequence[str]) -> int:
+    """The most common key length, in bytes, of metadump ``lines``: metadump gives sizes, not the
+    key/value split a chunked item's chunks depend on, so a sample's items are split with it."""
+    return Counter(len(metadump_key_bytes(line)) for line in lines).most_common(1)[0][0]
 
 
 def _metadump_key(line: str) -> str:
