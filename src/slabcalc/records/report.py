@@ -211,9 +211,12 @@ def _extstore_summary(lines: dict, ext, record: dict) -> dict:
 
     e, flash, t = ext.extstore, ext.flash, record["totals"]
     out = {k: v for k, v in lines.items() if k not in ("capacity", "-m needed")}
-    out["extstore"] = (f"classes {ext.min_class} and up (ext_item_size {e.item_size}) go to flash: "
-                       f"{t['flash_items']} items; {t['header_items']} header items of {e.header} value bytes "
-                       f"stay in RAM, {t['ram_items']} items stay whole")
+    if not e.usable_pages:
+        out["extstore"] = f"nothing goes to flash: {no_flash_page(e)}; all {t['ram_items']} items stay in RAM"
+    else:
+        out["extstore"] = (f"classes {ext.min_class} and up (ext_item_size {e.item_size}) go to flash: "
+                           f"{t['flash_items']} items; {t['header_items']} header items of {e.header} value "
+                           f"bytes stay in RAM, {t['ram_items']} items stay whole")
     if ext.capacity is None:
         out["RAM"] = f"-m {ext.ram.memory_limit_needed if ext.ram.classes else 0} holds what stays in RAM"
     out["flash"] = (f"{flash.bytes_used} item bytes in {flash.wbufs} write buffers of {format_size(e.wbuf_size)} "
@@ -247,14 +250,27 @@ def _extstore_summary(lines: dict, ext, record: dict) -> dict:
     return out
 
 
-def place_extstore_record(ext, item_size: int) -> dict:
-    """``place``'s ``extstore`` section: where one item (``item_size`` bytes) lives under extstore."""
+def no_flash_page(e) -> str:
+    """Why a store with no usable page is never written to (:func:`slabcalc.model.extstore.why_in_ram`)."""
+    pages = e.page_count
+    return (f"ext_path holds {pages} page{'s' if pages != 1 else ''} of {e.page_size >> 20} MiB "
+            f"(ext_page_size) and memcached writes to none"
+            + (": page 0 is never on extstore's free list" if e.reserved_pages else ""))
+
+
+def place_extstore_record(ext, item_size: int, lru_class: int) -> dict:
+    """``place``'s ``extstore`` section: where one item (``item_size`` bytes, in ``lru_class``'s LRU)
+    lives under extstore, and why it stays in RAM when it does (``stays_in_ram``, see
+    :func:`slabcalc.model.extstore.why_in_ram`)."""
+    from slabcalc.model.extstore import why_in_ram
+
     e = ext.extstore
     flushed = next((row for row in ext.classes if row.flash_items), None)
     header = next((row for row in ext.classes if row.header_items), None)
     per_wbuf = e.wbuf_size // item_size if flushed else 0
     record = {
         "flushed": flushed is not None,
+        "stays_in_ram": why_in_ram(e, lru_class, ext.min_class, item_size),
         "min_class": ext.min_class,
         "header_size": ext.ram.classes[0].requested_bytes if flushed else None,
         "header_class": header.class_id if header else None,

@@ -122,7 +122,7 @@ def _add_capacity(settings, record, key_length, value_length, flags):
         from slabcalc.records.report import place_extstore_record
 
         ext = extstore_report(settings, item, settings.memory_limit)
-        record["extstore"] = place_extstore_record(ext, record["item_size"])
+        record["extstore"] = place_extstore_record(ext, record["item_size"], record["class"])
         if ext.capacity is None:
             return
         record["capacity"], record["limiting_class"] = ext.capacity.items, None
@@ -132,7 +132,15 @@ def _add_capacity(settings, record, key_length, value_length, flags):
 
 
 def _extstore_lines(settings, record):
+    from slabcalc.records.report import no_flash_page
+
     e, x = settings.extstore, record["extstore"]
+    why = x["stays_in_ram"]
+    if why == "no_flash_page":
+        return [("extstore", f"stays in RAM: {no_flash_page(e)}")]
+    if why == "larger_than_wbuf":
+        return [("extstore", f"stays in RAM: {record['item_size']} bytes do not fit a "
+                             f"{e.wbuf_size >> 20} MiB write buffer (ext_wbuf_size)")]
     if not x["flushed"]:
         return [("extstore", f"stays in RAM: class {record['class']} is below class {x['min_class']} "
                              f"(ext_item_size {e.item_size})")]
