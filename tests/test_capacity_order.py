@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -25,6 +26,8 @@ from slabcalc.analysis.arrival import FileOrder
 from slabcalc.cli import cli
 from slabcalc.inputs.items import read_items
 from slabcalc.model.distribution import Item
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def issue_mix(seed: int = 30) -> list[tuple[int, int]]:
@@ -49,6 +52,12 @@ def chunked_mix(seed: int = 1) -> list[tuple[int, int]]:
     return items
 
 
+def docs_example() -> list[tuple[int, int]]:
+    """examples/arrivals.csv, the item file of docs/capacity.md."""
+    rows = (ROOT / "examples" / "arrivals.csv").read_text().split()[1:]
+    return [tuple(map(int, row.split(","))) for row in rows]
+
+
 def names(items: list[tuple[int, int]]) -> list[str]:
     return [f"{i:08d}" + "k" * (key - 8) for i, (key, _) in enumerate(items)]
 
@@ -64,7 +73,7 @@ def reported(path: str, release: str, megabytes: int) -> dict:
     return json.loads(run.output)
 
 
-@pytest.mark.parametrize("mix,megabytes", [(issue_mix, 64), (chunked_mix, 12)])
+@pytest.mark.parametrize("mix,megabytes", [(issue_mix, 64), (chunked_mix, 12), (docs_example, 4)])
 def test_capacity_in_the_file_order_is_the_servers_first_eviction(memcached, profile, tmp_path, mix, megabytes):
     items = mix()
     document = reported(write_csv(tmp_path / "mix.csv", items), profile.release, megabytes)
@@ -113,3 +122,14 @@ def test_a_histogram_or_a_file_that_never_fills_m_is_counted_as_a_mix(tmp_path):
     assert reported(str(histogram), "1.6.18", 64)["capacity_basis"] == "mix"
     small = write_csv(tmp_path / "small.csv", [(20, 300)] * 1000)
     assert reported(small, "1.6.18", 64)["capacity_basis"] == "mix"
+
+
+def test_the_docs_page_examples_print_what_it_shows(monkeypatch):
+    from test_readme import console_examples
+
+    monkeypatch.chdir(ROOT)
+    examples = list(console_examples((ROOT / "docs" / "capacity.md").read_text()))
+    assert len(examples) == 2
+    for command, expected in examples:
+        run = CliRunner().invoke(cli, command.split()[1:])
+        assert run.exit_code == 0 and run.output.rstrip("\n") == expected.rstrip("\n"), command

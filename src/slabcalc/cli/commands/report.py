@@ -34,7 +34,9 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     value sizes (with --key), lru_crawler metadump lines, or stats sizes
     output.  Per class: items, chunks, pages, requested and used bytes, waste
     and free page bytes; then totals and a summary.  With -m, how many items
-    of this mix fit; without, the -m that holds them all.
+    fit before the first eviction: an item file's rows stored in the file's
+    order, a histogram's as a proportional mix (docs/capacity.md); without,
+    the -m that holds them all.
 
     \b
     Python: build_report(settings, read_items(...)[0], memory_limit)
