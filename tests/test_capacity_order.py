@@ -105,7 +105,8 @@ def test_the_issue_mix_is_not_counted_as_if_every_size_came_first(tmp_path):
 def test_column_blocks_and_line_blocks_walk_the_same_order(tmp_path):
     # 150 000 rows pass a block (1 MiB): the column counter reads them, in order, as the line reader would
     rng = random.Random(5)
-    items = [(rng.randint(5, 60), rng.choice((rng.randint(1, 2_000), rng.randint(2_000, 90_000)))) for _ in range(150_000)]
+    items = [(rng.randint(5, 60), rng.choice((rng.randint(1, 2_000), rng.randint(2_000, 90_000))))
+             for _ in range(150_000)]
     settings = configure(load_profile("1.6.18"), ["-m", "64"])
     by_line = FileOrder(settings, 64 << 20)
     by_line([Item(k, v, 0, None) for k, v in items])
