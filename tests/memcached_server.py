@@ -495,6 +495,20 @@ class MemcachedServer:
         if pending:
             self._send(b"".join(pending))
 
+    def set_items(self, items: Iterable[tuple[str, int]], flags: int = 0) -> None:
+        """Store each ``(key, value length)`` (a value of that many ``v``), in order, as
+        :meth:`set_many` does: pipelined with ``noreply``, about a megabyte sent at a time."""
+        pending, size = [], 0
+        for key, length in items:
+            pending.append(b"set %s %d 0 %d noreply\r\n%s\r\n" % (self._check_key(key), flags, length,
+                                                                      b"v" * length))
+            size += length
+            if size >= 1 << 20:
+                self._send(b"".join(pending))
+                pending, size = [], 0
+        if pending:
+            self._send(b"".join(pending))
+
     def delete(self, key: str) -> str:
         """Delete ``key``; return the reply line (``DELETED``/``NOT_FOUND``)."""
         return self._command(f"delete {self._check_key(key).decode()}")

@@ -19,6 +19,7 @@ from slabcalc import configure, load_profile
 from slabcalc.analysis.report import build_report
 from slabcalc.engines.simulate import SET, simulate
 from slabcalc.inputs.items import Item
+from slabcalc.model.placement import STORED, place
 from slabcalc.model.settings import Refused
 
 FLAG_SETS = [[], ["-C"], ["-n", "150", "-f", "1.15"], ["-f", "1.5"], ["-I", "2m"],
@@ -26,12 +27,23 @@ FLAG_SETS = [[], ["-C"], ["-n", "150", "-f", "1.15"], ["-f", "1.5"], ["-I", "2m"
 
 
 def replay(settings, args, kinds, n):
-    """The first ``n`` items of the mix, each kind's i-th item at i/count of the way (ties: smaller first)."""
+    """The first ``n`` items of the mix, each kind's i-th item (from 0) at (2i + 1) / (2 count) of the
+    way (ties: smaller first).  Items of one chunk are a kind a class (the allocator cannot tell them
+    apart): a class's items are its sizes' items one after another."""
     kinds = sorted(kinds, key=lambda kind: kind[0][1])  # by value: the keys here are too short to reorder
-    ranked = sorted((Fraction(i, count), j) for j, (_, count) in enumerate(kinds) for i in range(count))
+    groups: dict[object, list] = {}
+    for (key, value, flags), count in kinds:
+        placed = place(settings, key, value, flags)
+        home = placed.chunks[0].class_id if placed.status == STORED else ("chunked", key, value, flags)
+        groups.setdefault(home, []).extend([(key, value, flags)] * count)
+    members = list(groups.values())
+    ranked = sorted((Fraction(2 * i + 1, 2 * len(items)), j) for j, items in enumerate(members)
+                    for i in range(len(items)))
+    taken = [0] * len(members)
     ops = []
     for serial, (_, j) in enumerate(ranked[:n]):
-        (key, value, flags), _ = kinds[j]
+        key, value, flags = members[j][taken[j]]
+        taken[j] += 1
         name = f"{serial:07d}{'k' * (key - 7)}"
         ops.append((0, SET, name, key, value, 0, flags))
     words = [w for i, a in enumerate(args) if i and args[i - 1] == "-o" for w in a.split(",")]
@@ -143,8 +155,13 @@ def test_the_column_search_answers_as_the_python_one():
             chunks = {}
             for k, shape in zip(kinds, per_class):
                 for c, many in shape:
-                    chunks[c] = chunks.get(c, 0) + -(-n * k.count // total) * many
-            return cap.fits([(-(-n // classes[c][0]), classes[c][1]) for c, n in chunks.items()], limit)
+                    # kind j's items that come before n / total: (2i + 1) / (2 m_j) < n / total
+                    arrived = max(0, -(-(2 * n * k.count - total) // (2 * total)))
+                    if n <= 3:   # the rule itself, counted
+                        arrived = sum(1 for i in range(2 * n * k.count // total + 2)
+                                      if (2 * i + 1) * total < 2 * n * k.count)
+                    chunks[c] = chunks.get(c, 0) + arrived * many
+            return sum(-(-n // classes[c][0]) * classes[c][1] for c, n in chunks.items()) <= limit   # all pages
 
         fit = cap._column_fit(kinds, per_class, sum(k.count for k in kinds), classes, limit, exact)
         for n in [0, 1, 2, 3, 10, 999, 10 ** 5, 10 ** 9, 1 << 40, (1 << 61) - 1] + [rng.randint(0, 1 << 30)

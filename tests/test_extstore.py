@@ -143,3 +143,15 @@ def test_refusals_are_one_line(options, says):
 def test_node_plans_do_not_pretend_to_model_extstore():
     result = run("report", "-", "--nodes", "2", "-o", "ext_path=/x:1g", input="key,value\n1,1000\n")
     assert result.exit_code == 2 and "without extstore" in result.output
+
+
+def test_place_gives_the_true_reason_an_item_stays_in_ram():
+    # issue 30: under a one-page file place said "class 12 is below class 9"
+    one_page = run("place", "--key", "8", "--value", "1000", "--profile", "1.6.18", "-o", "ext_path=/x:64m").stdout
+    assert "is below class" not in one_page
+    assert "ext_path holds 1 page of 64 MiB (ext_page_size) and memcached writes to none" in " ".join(one_page.split())
+    small = run("place", "--key", "8", "--value", "100", "--profile", "1.6.18", "-o", "ext_path=/x:1g").stdout
+    assert "class 4 is below class 9 (ext_item_size 512)" in small
+    doc = json.loads(run("place", "--key", "8", "--value", "1000", "--profile", "1.6.18", "-o", "ext_path=/x:1g",
+                         "--format", "json").stdout)
+    assert doc["extstore"]["stays_in_ram"] is None and doc["extstore"]["flushed"]

@@ -5,6 +5,7 @@ a server (``require_memcached``)."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -136,3 +137,19 @@ def test_flushed_items_leave_what_the_model_says(memcached, profile, tmp_path):
     assert "10306 items" in said and "count them whole" in " ".join(said.split())
     # metadump: a flushed item is listed in its header's class at its whole size
     assert (dump["big00000"]["cls"], dump["big00000"]["size"]) == ("1", "1067")
+
+
+def test_a_file_of_one_page_is_never_written(memcached, profile, tmp_path):
+    """Issue 30: ``place`` said such an item stays in RAM because "class 12 is below class 9".  A 64 MiB
+    file under the default 64 MiB ext_page_size is one page, page 0, which extstore never puts on its
+    free list (1.6.18 extstore.c 343-355): memcached writes nothing, whatever the item's class."""
+    args = ["-m", "64", "-o", f"ext_path={tmp_path / 'f'}:64m,ext_item_age=0,slab_automove=0"]
+    placed = json.loads(run("place", "--key", "8", "--value", "1000", "--profile", profile.release,
+                            "--format", "json", *args).output)
+    if profile.extstore.reserved_pages:
+        assert placed["extstore"]["stays_in_ram"] == "no_flash_page" and not placed["extstore"]["flushed"]
+    with MemcachedServer(args, memcached=memcached) as srv:
+        srv.set_many((f"big{i:05d}" for i in range(2_000)), b"v" * 1000)
+        stats = _settle(srv, quiet=1.5)
+    assert int(stats["curr_items"]) == 2_000
+    assert (int(stats["extstore_objects_written"]) == 0) == (placed["extstore"]["stays_in_ram"] == "no_flash_page")

@@ -560,3 +560,17 @@ def test_a_busy_crawler_reply_is_a_rejected_row_that_says_why():
     assert totals == Counter({sized(168): 1}) and acct.rejected == 1
     assert "the crawler was busy" in acct.first_rejections[0].reason
     check_accounting(totals, acct)
+
+
+def test_one_metadump_key_decoder_counts_bytes_as_memcached_holds_them():
+    # issue 30: stats --sample-items counted user%FF%FE as 10 bytes (unquote to text, then UTF-8:
+    # each undecodable byte became a 3-byte U+FFFD) where the reader counts 6
+    from slabcalc.inputs.items import metadump_key_bytes, metadump_key_length, read_named_items
+
+    lines = ["key=user%FF%FE exp=-1 la=1763700000 cas=1 fetch=no cls=1 size=70",
+             "key=user%FF%FD exp=-1 la=1763700000 cas=2 fetch=no cls=1 size=70",
+             "key=abcdefghij exp=-1 la=1763700000 cas=3 fetch=no cls=1 size=70"]
+    assert metadump_key_bytes(lines[0]) == b"user\xff\xfe"
+    assert metadump_key_length(lines) == 6
+    named, _ = read_named_items(io.StringIO("\n".join(lines) + "\nEND\n"), "dump")
+    assert [name for name, _, _ in named] == ["user\ufffd\ufffd", "user\ufffd\ufffd", "abcdefghij"]

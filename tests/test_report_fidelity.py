@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from memcached_server import MemcachedServer
 
 from slabcalc import configure
+from slabcalc.analysis.arrival import FileOrder
 from slabcalc.analysis.report import build_report
 from slabcalc.cli import cli
 from slabcalc.inputs.items import Item
@@ -133,6 +134,9 @@ def test_chunked_capacity_matches_first_eviction(memcached, profile, key, value,
                                        str(value), "--flags", str(flags), "--format", "json", *args])
     document = json.loads(cli_run.output)
     assert (document["capacity"], document["limiting_class"]) == (expected.items, expected.limiting_class)
+    in_order = FileOrder(settings, settings.maxbytes)      # the same item, row after row of a file
+    in_order([Item(key, value, flags, None)] * (expected.items * 2 + 10))
+    assert (in_order.result.items, in_order.result.limiting_class) == (expected.items, expected.limiting_class)
 
     stored = 0
     with MemcachedServer(args, memcached=memcached) as server:

@@ -148,3 +148,21 @@ def test_parquet_traces_replay_as_their_csv(tmp_path):
     result = run("simulate", str(corrupt))
     assert result.exit_code == 1 and result.stderr.startswith(f"Error: {corrupt}: DuckDB: ")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_no_calcification_when_no_other_class_holds_memory(tmp_path):
+    """Issue 30: a Zipf trace whose every class evicts left nothing held elsewhere, yet simulate said
+    "classes 7, 12, 17, 22 evicted ... while other classes held 0 bytes" (from a transient peak while
+    classes still filled their first pages)."""
+    rng = random.Random(4)
+    objects, n = 20_000, 60_000
+    weights = [1 / (rank + 1) ** 0.8 for rank in range(objects)]
+    sizes = {obj: rng.choice([300, 1000, 3000, 9000]) for obj in range(objects)}
+    chosen = rng.choices(range(objects), weights, k=n)
+    path = tmp_path / "zipf.oracleGeneral"
+    oracle_general(path, [(i * 30 // n, obj, sizes[obj]) for i, obj in enumerate(chosen)])
+    doc = _doc(str(path), "--profile", "1.6.18", "-m", "8")
+    evicting = [c for c in doc["classes"] if c["evicted"]]
+    assert {c["class"] for c in evicting} == {c["class"] for c in doc["classes"] if c["items"]}   # every class
+    assert all(c["free_chunks"] == 0 for c in doc["classes"] if not c["evicted"])
+    assert doc["calcification"] is None

@@ -22,7 +22,7 @@ from slabcalc.errors import ValueRefused
 from slabcalc.model.capacity import Capacity, _largest_fitting
 from slabcalc.model.classes import class_for, slab_classes
 from slabcalc.model.distribution import Item, ItemColumns
-from slabcalc.model.extstore import Extstore, FlashUse, header_ntotal, pack
+from slabcalc.model.extstore import Extstore, FlashUse, header_ntotal, pack, why_in_ram
 from slabcalc.model.item import VALUE_MAX
 from slabcalc.model.placement import CHUNKED, TOO_LARGE, place
 from slabcalc.model.settings import Settings
@@ -168,7 +168,7 @@ def _where(settings, classes, ext, min_class, item: Item, size_key_length: int) 
         return TOO_LARGE, 0, 0, None, 0
     size = placement.item
     home = placement.lru_class.id
-    if home < min_class or size.total > ext.wbuf_size or not ext.usable_pages:   # no page to write to
+    if why_in_ram(ext, home, min_class, size.total) is not None:   # never written to flash
         return placement.status, size.total, home, None, 0
     header = header_ntotal(size.total, size.value, ext.header)
     return placement.status, size.total, home, header, class_for(classes, header).id

@@ -62,7 +62,6 @@ This module is long because it holds three searches and the exact dynamic progra
 from __future__ import annotations
 
 import heapq
-import math
 from dataclasses import dataclass, replace
 from functools import cached_property
 from itertools import chain, groupby
@@ -326,10 +325,11 @@ def best_slab_sizes(settings: Settings, requests: Requests, max_classes: int | N
 def _most_items(settings: Settings, requests: Requests, max_classes: int, memory_limit: int) -> SlabSizes:
     """The list under which the most items of the mix fit ``memory_limit``.
 
-    ``n`` items of the mix hold ``ceil(n * N / items)`` chunks of a class that
-    holds ``N`` for the whole mix (as :func:`slabcalc.analysis.report.capacity` scales),
-    so "do n items fit" is the page DP with requests scaled by ``n / items``;
-    it is monotone in ``n``, found by doubling then bisection.
+    The first ``n`` items of the proportional mix hold ``ceil((2nN - items) / (2 items))``
+    chunks (at least 0) of a class that holds ``N`` for the whole mix (as
+    :func:`slabcalc.analysis.report.capacity` counts them), so "do their pages fit" is the
+    page DP with requests so scaled (:func:`_solve`); it is monotone in ``n``, found by
+    doubling then bisection.  The list's capacity is then counted exactly.
     """
     if not requests.items:
         best = _solve(settings, requests, max_classes, scale=None)
@@ -393,7 +393,11 @@ def settings_for(settings: Settings, listed: Sequence[int]) -> Settings:
 
 
 def _solve(settings: Settings, requests: Requests, max_classes: int, scale) -> SlabSizes:
-    """The DP of the module docstring; ``scale=(n, items)`` counts ``ceil(chunks * n / items)``."""
+    """The DP of the module docstring; ``scale=(n, items)`` counts the chunks of a class that holds
+    ``X`` of the whole mix's as the first ``n`` items of the proportional mix hold them
+    (:func:`slabcalc.model.capacity._before`, the class one kind): ``ceil((2nX - items) / (2 items))``,
+    in pages ``ceil((2nX - items) / (2 items perslab))`` -- the DP's ``F`` scaled by ``2n``, its
+    chunks per page by ``2 items``, and ``items`` taken off each class (``shift``)."""
     import numpy as np
 
     p = settings.profile
@@ -414,7 +418,8 @@ def _solve(settings: Settings, requests: Requests, max_classes: int, scale) -> S
     m = len(values)
     covered = prefix[np.searchsorted(sizes, values, side="right")]           # F(v): requests <= v
     perslab = page // values
-    n, items = scale if scale is not None else (1, 1)
+    n, items = (2 * scale[0], 2 * scale[1]) if scale is not None else (1, 1)
+    shift = scale[1] if scale is not None else 0
     # costs are pages (one page length) or bytes (page lengths differ by class)
     unit = (np.ones(m, dtype=np.int64) if page_length is not None
             else np.fromiter((settings.page_length(int(c), int(q)) for c, q in zip(values, perslab)),
@@ -427,7 +432,7 @@ def _solve(settings: Settings, requests: Requests, max_classes: int, scale) -> S
 
     def cost(held, row):
         """Pages (or bytes) of ``held`` scaled requests in classes ``row``."""
-        return -(-held // q[row]) * unit[row]
+        return -(-(held - shift) // q[row]) * unit[row]
 
     limit = np.searchsorted(values, values - 2 * align, side="right")      # u allowed: values[u] <= v - 2a
     previous = np.searchsorted(values, values - align)                      # u == v - a, if a candidate
@@ -449,9 +454,9 @@ def _solve(settings: Settings, requests: Requests, max_classes: int, scale) -> S
             value, parent = _row_minima(g, f_cov, q, limit, dtype)
             reachable = value < INF
             fresh = np.full(m, INF, dtype=dtype)
-            fresh[reachable] = -(-(value[reachable] + f_cov[reachable]) // q[reachable])
+            fresh[reachable] = -(-(value[reachable] + f_cov[reachable] - shift) // q[reachable])
         else:
-            fresh, parent = _row_minima_full(g, f_cov, q, unit, limit, dtype)
+            fresh, parent = _row_minima_full(g, f_cov, q, unit, limit, dtype, shift)
         better = fresh < new[0]
         new[0][better] = fresh[better]
         taken[0] = better
@@ -470,7 +475,8 @@ def _solve(settings: Settings, requests: Requests, max_classes: int, scale) -> S
             break
         history.append((taken, parent, best_offset))
         layer = new
-    largest = -(-(total * n - f_cov) // (largest_perslab * items)) * (largest_length if page_length is None else 1)
+    largest = -(-(total * n - f_cov - shift) // (largest_perslab * items))
+    largest = np.maximum(largest, 0) * (largest_length if page_length is None else 1)
     totals = layer + largest[None, :]
     offset, v = np.unravel_index(int(np.argmin(totals)), totals.shape)
     best = int(totals[offset, v])
@@ -538,7 +544,7 @@ def _row_minima(g, f_cov, q, limit, dtype):
     return value, parent
 
 
-def _row_minima_full(g, f_cov, q, unit, limit, dtype):
+def _row_minima_full(g, f_cov, q, unit, limit, dtype, shift=0):
     """The exact new layer when page lengths differ by class: every row scanned in full."""
     import numpy as np
 
@@ -549,7 +555,7 @@ def _row_minima_full(g, f_cov, q, unit, limit, dtype):
         width = int(limit[v])
         if not width:
             continue
-        term = g[:width] + -(-(f_cov[v] - f_cov[:width]) // q[v]) * unit[v]
+        term = g[:width] + -(-(f_cov[v] - f_cov[:width] - shift) // q[v]) * unit[v]
         term[g[:width] >= INF] = INF
         u = int(np.argmin(term))
         fresh[v], parent[v] = term[u], u
@@ -681,37 +687,32 @@ def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, or
 @dataclass(frozen=True)
 class _BoundParts:
     """What :func:`capacity_bound` needs of a mix with chunked items, made once per search: the
-    chunk requests of the items' chunks other than tails, those of one item of each kind (the
-    first round of the mix), and each kind's count."""
+    chunk requests of the items' chunks other than tails, those of one item of each kind, and the
+    number of kinds."""
 
     not_tails: Requests
-    first_round: Requests
-    first_tails: int      # tails in the first round: each may fall back to the largest class
-    counts: tuple[int, ...]   # each kind's count
+    one_each: Requests     # one item of each kind, tails left out (a one-chunk size counts as a kind)
+    kinds: int
 
     @classmethod
     def of(cls, requests: Requests) -> _BoundParts | None:
         if not requests.chunked:
             return None
         not_tails: dict[int, int] = {}
-        first: dict[int, int] = {}
+        one_each: dict[int, int] = {}
         for size, n in requests.one_chunk:
             not_tails[size] = not_tails.get(size, 0) + n
-            first[size] = first.get(size, 0) + 1
-        tails = 0
+            one_each[size] = one_each.get(size, 0) + 1
         for shape, n in requests.chunked:
             for size, role in shape:
-                first[size] = first.get(size, 0) + 1
                 if role != "tail":
                     not_tails[size] = not_tails.get(size, 0) + n
-                else:
-                    tails += 1
+                    one_each[size] = one_each.get(size, 0) + 1
 
         def as_requests(counted: dict[int, int]) -> Requests:
             sizes = tuple(sorted(counted))
             return Requests(sizes, tuple(counted[s] for s in sizes), requests.items, 0)
-        counts = tuple(n for _, n in requests.one_chunk) + tuple(n for _, n in requests.chunked)
-        return cls(as_requests(not_tails), as_requests(first), tails, counts)
+        return cls(as_requests(not_tails), as_requests(one_each), len(requests.one_chunk) + len(requests.chunked))
 
 
 def capacity_bound(requests: Requests, classes: Sequence[SlabClass], rows, memory_limit: int,
@@ -719,76 +720,44 @@ def capacity_bound(requests: Requests, classes: Sequence[SlabClass], rows, memor
     """An upper bound of :func:`items_that_fit` for ``classes`` (``rows`` their :func:`usage`),
     cheap enough to skip the configurations that cannot win.
 
-    One-chunk mixes (:func:`slabcalc.model.capacity.capacity`): ``n`` items hold at least
-    ``n / items`` of each class's chunks, so either every class holds one page (``n`` at
-    most ``one_page``) or the unrounded pages fit ``-m``.
-
-    With chunked items (:func:`slabcalc.model.capacity.chunked_capacity`: the mix in the
-    order of each item's ``i / count``, ties by kind; first pages granted past ``-m``),
-    ``parts`` gives the rest.  At the first refusal, ``N`` items are stored, every one with a
-    ratio up to the refused item's ``r``: ``floor(r * m_j) + 1`` at most of kind ``j``.  The first round
-    (one item of each kind) gives every class it uses its first page.  If a page was granted
-    after that round, the last one found ``-m`` room, and no first page came later, so the
-    pages fit ``-m``: ``r`` times the unrounded page bytes of the whole mix (a tail that falls
-    back to the largest class only costs more) is at most ``-m``, and so are the pages, rounded
-    up, of ``r`` times each class's chunks other than tails (:func:`_rounded_ratio`).  If none was, the first page
-    asked for after the round was refused -- impossible when the round's pages leave room for
-    any page -- and every class holds what its first-round pages hold, which bounds ``r``
-    class by class (tails left out: they may fall back, so the largest class's first round
-    counts them too).
+    The mix arrives in proportion (:mod:`slabcalc.model.capacity`): kind ``j`` of
+    ``m_j`` items has its ``i``-th at ``(2i + 1) / (2 m_j)`` of the way.  Say the
+    first refused item comes at ``r``.  Every item before ``r`` was stored: at
+    least ``r m_j - 1/2`` of kind ``j``, so class ``c`` holds at least
+    ``r H_c - A_c / 2`` chunks other than tails (``H_c`` those of the whole mix,
+    ``A_c`` those of one item of each kind; tails are left out, they may fall back
+    to the largest class), in at least that over ``perslab`` pages.  The pages
+    granted take at most ``-m`` plus one page of each class: past ``-m`` only a
+    class's first page is granted (slabs.c 384-385), and after the last page
+    granted within ``-m``, each class gets at most its first.  That bounds ``r``;
+    and at most ``r m_j + 1/2`` items of kind ``j`` come up to ``r``: ``N <= r T +
+    K / 2`` for ``K`` kinds of ``T`` items.  One-chunk mixes are a kind a class
+    (``A_c = 1``); with chunked items ``parts`` counts a kind a size, which only
+    overcounts ``A_c`` and ``K``.
     """
     import numpy as np
 
-    items = requests.items
-    unrounded = sum(r.chunks * r.page_length / r.slab_class.perslab for r in rows)
-    if parts is None:
-        per_item = unrounded / max(items, 1)
-        bound = int(memory_limit / per_item) + 2 if per_item else 1 << 62
-        one_page = min((r.slab_class.perslab * items // r.chunks for r in rows), default=0)
-        return max(bound, one_page)
-    perslab = np.fromiter((c.perslab for c in classes), dtype=np.int64, count=len(classes))
-    held = np.asarray(class_chunks(parts.not_tails, classes), dtype=np.int64)
-    first = np.asarray(class_chunks(parts.first_round, classes), dtype=np.int64)
-    first[-1] += parts.first_tails
-    length = {r.slab_class.id: r.page_length for r in rows}
-    lengths = np.fromiter((length.get(c.id, 0) for c in classes), dtype=np.int64, count=len(classes))
-    ratio = min(max(memory_limit, 0) / unrounded if unrounded else float("inf"),
-                _rounded_ratio(held, perslab, lengths, memory_limit))
-    pages = -(-first // perslab)
-    round_bytes = int((pages * lengths).sum())
-    if round_bytes + int(lengths.max(initial=0)) > memory_limit:   # the first page after the round may be refused
-        used = held > 0
-        if used.any():
-            ratio = max(ratio, float(np.min(pages[used] * perslab[used] / held[used])))
-    if ratio == float("inf"):
+    if parts is None:       # rows: the classes with chunks, each one kind
+        held = np.fromiter((r.chunks for r in rows), dtype=np.float64, count=len(rows))
+        each = np.ones(len(rows), dtype=np.float64)
+        per_page = np.fromiter((r.slab_class.perslab for r in rows), dtype=np.float64, count=len(rows))
+        lengths = np.fromiter((r.page_length for r in rows), dtype=np.float64, count=len(rows))
+        first_pages, kinds = float(lengths.sum()), len(rows)
+    else:
+        held = np.asarray(class_chunks(parts.not_tails, classes), dtype=np.float64)
+        each = np.asarray(class_chunks(parts.one_each, classes), dtype=np.float64)
+        per_page = np.fromiter((c.perslab for c in classes), dtype=np.float64, count=len(classes))
+        length = {r.slab_class.id: r.page_length for r in rows}
+        lengths = np.fromiter((length.get(c.id, 0) for c in classes), dtype=np.float64, count=len(classes))
+        # the largest class may get a page for tails alone: at most a page of the release's rule
+        largest = max([classes[-1].chunk_size * classes[-1].perslab, *length.values()])
+        first_pages, kinds = float(lengths[each > 0].sum()) + largest, parts.kinds
+    unrounded = float((lengths * held / per_page).sum())
+    if not unrounded:
         return 1 << 62
-    # kind j has stored its items of ratio i / m_j up to r: at most floor(r * m_j) + 1 of them
-    return int(np.floor(ratio * np.asarray(parts.counts, dtype=np.float64)).sum()) + len(parts.counts) + 2
-
-
-def _rounded_ratio(held, perslab, lengths, memory_limit: int) -> float:
-    """A ratio ``r`` past which ``ceil(r * held / perslab)`` pages of every class (one entry a
-    class) pass ``-m``, raised by a part in 10^9 so that float rounding cannot have lowered it.
-
-    From where the pages, unrounded, fill ``-m`` less a page a class (rounded up, they cannot
-    pass it yet), the classes' next pages are taken in the order their ratios come, until the
-    pages pass ``-m``: a few steps a class.
-    """
-    shares = [(h / p, length) for h, p, length in zip(held.tolist(), perslab.tolist(), lengths.tolist()) if h]
-    if not shares:
-        return float("inf")
-    unrounded = sum(share * length for share, length in shares)
-    r = max(0.0, (memory_limit - sum(length for _, length in shares)) / unrounded)
-    pages = [math.ceil(r * share) for share, _ in shares]
-    cost = sum(n * length for n, (_, length) in zip(pages, shares))
-    upcoming = [(n / share, i) for i, (n, (share, _)) in enumerate(zip(pages, shares))]   # ceil steps up past these
-    heapq.heapify(upcoming)
-    while cost <= memory_limit:
-        r, i = heapq.heappop(upcoming)
-        pages[i] += 1
-        cost += shares[i][1]
-        heapq.heappush(upcoming, (pages[i] / shares[i][0], i))
-    return r * (1 + 1e-9) + 1e-12
+    slack = float((lengths * each / (2 * per_page)).sum())
+    ratio = (max(memory_limit, 0) + first_pages + slack) / unrounded
+    return int(ratio * requests.items * (1 + 1e-9)) + kinds // 2 + 2
 
 
 def search_chunk_max(settings: Settings, distribution, memory_limit: int | None = None,

@@ -72,15 +72,11 @@ def _sample_report(node, reason, lines, limit):
         return {"error": "no model settings"}, "sample: not modelled (the release or settings are unknown)"
     if not lines:
         return {"error": "no items"}, "sample: no items"
-    from collections import Counter
-    from urllib.parse import unquote
+    from slabcalc.inputs.items import metadump_key_length
 
-    # metadump gives sizes, not the key/value split a chunked item's chunks depend on:
-    # split them with the sample's most common key length
-    keys = Counter(len(unquote(line.split(" ", 1)[0][4:]).encode()) for line in lines)
     try:
         items, accounting = read_items(io.StringIO("\n".join(lines) + "\nEND\n"), f"{node.node} metadump")
-        report = build_report(node.settings, list(items), size_key_length=keys.most_common(1)[0][0])
+        report = build_report(node.settings, list(items), size_key_length=metadump_key_length(lines))
     except (InputError, ValueError) as exc:
         return {"error": str(exc)}, f"sample: {exc}"
     record = report_record(report, accounting)

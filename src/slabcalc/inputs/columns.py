@@ -79,9 +79,19 @@ class ColumnCounter:
                        given["flags"] if "flags" in given else np.zeros(rows, dtype=np.int64)]
         self.raw.append(columns)
         self.raw_rows += rows
+        self._latest = columns
         if self.raw_rows >= RAW_ROWS:
             self._count_raw()
         return rows
+
+    def latest(self):
+        """The rows of the block :meth:`take` took last, in their order, as an ItemColumns of counts 1."""
+        from slabcalc.model.distribution import ItemColumns
+
+        columns = dict(zip(self.names, self._latest))
+        rows = len(self._latest[0])
+        return ItemColumns(columns.get("key"), columns.get("value"), columns.get("flags"), columns.get("item_size"),
+                           np.ones(rows, dtype=np.int64))
 
     def _count_raw(self) -> None:
         """The rows held as read, reduced to their distinct rows and counts."""

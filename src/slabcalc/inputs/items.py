@@ -63,7 +63,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import chain, compress, count, islice
-from typing import Callable, Iterator, TextIO
+from typing import Callable, Iterator, Sequence, TextIO
 
 from slabcalc.errors import InputError  # noqa: F401 (raised here, caught by its callers)
 from slabcalc.inputs.aliases import ITEM_COLUMNS, by_alias
@@ -125,7 +125,8 @@ def open_input(path: str) -> tuple[TextIO, str]:
 
 
 def read_items(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False,
-               progress: Callable[[int], None] | None = None, columns: bool = False
+               progress: Callable[[int], None] | None = None, columns: bool = False,
+               arrivals: Callable[[object], None] | None = None
                ) -> tuple[Iterator[tuple[Item, int, int]], Accounting]:
     """The items of ``stream`` as ``(Item, count, rows)``, and their :class:`Accounting`.
 
@@ -144,8 +145,14 @@ def read_items(stream: TextIO, source: str, *, key_length: int | None = None, st
     rows the column counter read (large plain inputs) come last as one
     :class:`ItemColumns` instead of as triples: cheaper by far to size and
     place in bulk (:func:`slabcalc.analysis.report.build_report` takes both).
+
+    ``arrivals``, when given, is called with the accepted rows of each block in
+    the input's order (a list of Items, or an :class:`ItemColumns` of counts 1)
+    as they are read: what a capacity in the file's order walks.  Rows that
+    carry a count (a histogram) have no order and are not passed.
     """
     reader = _ItemReader(stream, source, key_length, strict, progress, columns)
+    reader.arrivals = None if reader.weighted else arrivals
     return reader.items(), reader.acct
 
 
@@ -235,6 +242,7 @@ class _ItemReader:
         self.pending: Counter[str] = Counter()
         self.stream = stream
         self.hand_out_columns = hand_out_columns           # see read_items(columns=...)
+        self.arrivals: Callable[[object], None] | None = None   # see read_items(arrivals=...)
         self.base = 0                                      # physical lines before the next block
 
         first, self.base = first_line(stream, source)
@@ -418,6 +426,8 @@ class _ItemReader:
             if not block.endswith(("\n", "\r")):
                 block += self.eol                      # the last line of the input, without its end
             taken = self._take(block)
+            if taken is not None and self.arrivals is not None:
+                self.arrivals(self.columns.latest())
             if taken is not None:
                 self.base += taken
                 acct.rows += taken
@@ -427,6 +437,8 @@ class _ItemReader:
                 lines = list(io.StringIO(block, newline=""))
                 totals = self._sort(lines)
                 self.base += len(lines)
+                if self.arrivals is not None:
+                    self.arrivals(self._in_order(lines))
             if self.progress is not None:
                 self.progress(acct.rows)
             if totals:
@@ -437,8 +449,6 @@ class _ItemReader:
 
     def named(self) -> Iterator[tuple[str, Item, int]]:
         """Every row with its key name, one at a time (see :func:`read_named_items`)."""
-        from urllib.parse import unquote_to_bytes   # only key names need it: keep start-up light
-
         fmt = self.acct.format
         name_at = getattr(self, "key_name_at", None)
         if fmt != "metadump" and name_at is None:
@@ -464,10 +474,22 @@ class _ItemReader:
                 acct.rows += 1
                 acct.items += weight
                 if fmt == "metadump":
-                    name = unquote_to_bytes(line.split(None, 1)[0][4:]).decode("utf-8", errors="replace")
+                    name = metadump_key_bytes(line).decode("utf-8", errors="replace")
                 else:
                     name = self._cells(line)[name_at].strip()
                 yield name, item, weight
+
+    def _in_order(self, lines: list[str]) -> list[Item]:
+        """The Items of ``lines`` that were accepted, in their order (for ``arrivals``)."""
+        cache = self.cache
+        found = []
+        for key in (lines if self.keyfunc is None else map(self.keyfunc, lines)):
+            what = cache[key]
+            if type(what) is str:
+                what = cache[what]
+            if type(what) is Item:
+                found.append(what)
+        return found
 
     def _take(self, block: str) -> int | None:
         """The rows of ``block`` if the column counter took it whole; None if it is read line by line."""
@@ -625,6 +647,21 @@ def _split(text: str, delimiter: str) -> list[str]:
         return next(csv.reader([text], delimiter=delimiter), [])
     except csv.Error:
         return text.split(delimiter)
+
+
+def metadump_key_bytes(line: str) -> bytes:
+    """The key of a metadump line as the bytes memcached holds: ``key=`` is the key URL-encoded
+    (1.6.18 crawler.c:249 prints it with ``uriencode``), so ``user%FF%FE`` is 6 bytes.
+    The one decoder of metadump keys: key lengths and key names both come from here."""
+    from urllib.parse import unquote_to_bytes   # only key names need it: keep start-up light
+
+    return unquote_to_bytes(line.split(None, 1)[0][4:])
+
+
+def metadump_key_length(lines: Sequence[str]) -> int:
+    """The most common key length, in bytes, of metadump ``lines``: metadump gives sizes, not the
+    key/value split a chunked item's chunks depend on, so a sample's items are split with it."""
+    return Counter(len(metadump_key_bytes(line)) for line in lines).most_common(1)[0][0]
 
 
 def _metadump_key(line: str) -> str:

@@ -2,14 +2,23 @@
 
 Two rules of ``do_slabs_newslab`` (1.6.18 slabs.c 369-399) decide it: a class's
 first page is always granted, and every further page needs ``total_malloced +
-page <= -m``.  The mix arrives interleaved: after ``n`` items, each kind of item
-has arrived in proportion to its count.
+page <= -m``.  A histogram (sizes with counts) has no order of its own, so the
+mix arrives interleaved in proportion: the ``i``-th item (from 0) of a kind of
+``m`` items comes at ``(i + 1/2) / m`` of the way through the mix.  After any
+number of items each kind holds its share rounded to the nearest item (a
+divisor apportionment, Sainte-Lague's), never rounded up: a kind of one item
+comes half way, not with the first item (issue 30: rounding every share up made
+10 blobs of a 48 410-item mix arrive first, and the capacity 4 893 instead of
+about 22 000).  Largest remainders would round as closely but are not an order:
+one more item can take an item from a kind (the Alabama paradox), and a first
+eviction needs the items in an order.  An item file has its own order
+(:mod:`slabcalc.model.arrival`).
 
-Items that fit one chunk take one chunk of one class, so pages follow from
-chunk counts alone (:func:`capacity`, a bisection over ``n``).
+Items that fit one chunk ask only their class for a chunk: the kinds of a mix are
+its classes (:func:`capacity`) and its chunked items' chunk shapes.
 
 Chunked items (larger than ``slab_chunk_max``) need the order of their chunks
-and a fallback, which counts cannot see (:func:`chunked_capacity`):
+and a fallback (:func:`chunked_capacity`):
 
 * the header chunk is taken first, then the body chunks as the value is read,
   the tail last (``do_item_alloc`` items.c 283-304, then ``do_item_alloc_chunk``
@@ -43,6 +52,7 @@ class Capacity:
     items: int
     limiting_class: int | None
     page_bytes: int = 0
+    basis: str = "mix"     # "mix": the items as a proportional mix; "order": in an item file's own order
 
 
 @dataclass(frozen=True)
@@ -101,22 +111,15 @@ def _largest_fitting(fit, start: int = 1) -> int | None:
 
 
 def capacity(rows: Sequence[ClassPages], items: int, memory_limit: int) -> Capacity:
-    """Items of a mix of one-chunk items (scaled proportionally) that ``-m`` holds before a
-    page is refused, and the class whose page is refused next."""
+    """Items of a mix of one-chunk items (in proportion, see the module docstring) that ``-m`` holds
+    before a page is refused, and the class whose page is refused.  Each class is one kind: its
+    chunks arrive evenly through the mix."""
+    rows = [r for r in rows if r.chunks]
     if not items or not rows:
         return Capacity(memory_limit, 0, None)
-    per_item = [(r.chunks, r.perslab, r.page_length, r.id) for r in rows]
-
-    def pages_for(n: int) -> list[tuple[int, int]]:
-        # n items of the mix hold ceil(n * chunks / items) chunks of each class
-        return [(-(-(-(-n * chunks // items)) // perslab), length) for chunks, perslab, length, _ in per_item]
-
-    low = _largest_fitting(lambda n: fits(pages_for(n), memory_limit))
-    if low is None:
-        return Capacity(memory_limit, 1 << 62, None)
-    before, after = pages_for(low), pages_for(low + 1)
-    limiting = next((cls for (b, _), (a, _), (_, _, _, cls) in zip(before, after, per_item) if a > b), None)
-    return Capacity(memory_limit, low, limiting, sum(n * length for n, length in before))
+    kinds = [Kind(r.chunks, ((r.id, "item"),), r.id) for r in rows]
+    pages = {r.id: (r.perslab, r.page_length) for r in rows}
+    return chunked_capacity(kinds, pages, max(pages), memory_limit, False)
 
 
 def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]], largest: int,
@@ -126,8 +129,7 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
     ``classes`` maps a class id to ``(perslab, page_length)``; ``largest`` is the
     largest class (where a chunked item lives and where a tail falls back to
     when ``fallback``).  Kind ``j`` of count ``m_j`` has its ``i``-th item at
-    ``i / m_j`` of the way through the mix (ties by kind order), so every kind
-    starts at once and then arrives in proportion.
+    ``(2i + 1) / (2 m_j)`` of the way through the mix (ties by kind order).
     """
     kinds = [k for k in kinds if k.count]
     if not kinds:
@@ -140,8 +142,8 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
             chunks[cls] = chunks.get(cls, 0) + 1
         per_class.append(tuple(chunks.items()))
 
-    def arrived(n: int) -> list[int]:  # items of each kind at n/total of the mix: ceil(n * m_j / total)
-        return [-(-n * k.count // total) for k in kinds]
+    def arrived(n: int) -> list[int]:  # items of each kind before n/total of the mix (see _before)
+        return [_before(n, k.count, total) for k in kinds]
 
     def held(counts: Sequence[int]) -> dict[int, int]:
         chunks: dict[int, int] = {}
@@ -155,14 +157,15 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
         return {cls: -(-n // classes[cls][0]) for cls, n in chunks.items()}
 
     # Up to n0 every page was granted with total_malloced at most what all pages
-    # take then: no allocation can have failed.  From there, item by item.
+    # take then: no allocation can have failed.  From there, item by item (a kind's
+    # first page may come later and be granted past -m: the walk sees it).
     # The search starts where the pages, not rounded up, fill -m: near n0, so it halves the steps.
     whole = held([k.count for k in kinds])
     per_item = sum(n * classes[c][1] / classes[c][0] for c, n in whole.items()) / total
     guess = max(1, min(int(memory_limit / per_item), 1 << 61)) if per_item else 1
 
-    def fit(n: int) -> bool:
-        return fits(((p, classes[c][1]) for c, p in pages(held(arrived(n))).items()), memory_limit)
+    def fit(n: int) -> bool:   # every page, first pages too, within -m
+        return sum(p * classes[c][1] for c, p in pages(held(arrived(n))).items()) <= memory_limit
 
     if len(kinds) >= 32:     # many kinds: the same sums over numpy columns
         fit = _column_fit(kinds, per_class, total, classes, memory_limit, fit)
@@ -191,10 +194,10 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
         return True
 
     stored = sum(counts)
-    # the next item of kind j arrives at counts[j] / m_j of the way (_arrival), then by kind
-    queue = [(*_arrival(c, k.count), j) for j, (k, c) in enumerate(zip(kinds, counts))]
+    # the next item of kind j arrives at (2 counts[j] + 1) / (2 m_j) of the way (_arrival), then by kind
+    queue = [(*_arrival(2 * c + 1, 2 * k.count), j) for j, (k, c) in enumerate(zip(kinds, counts))]
     heapq.heapify(queue)
-    while True:
+    while True:     # past the whole mix it goes on in the same proportions
         *_, j = heapq.heappop(queue)
         kind = kinds[j]
         for cls, role in kind.chunks:
@@ -210,14 +213,20 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
         stored += 1
         evictable.add(kind.lru_class)
         counts[j] += 1
-        heapq.heappush(queue, (*_arrival(counts[j], kind.count), j))
+        heapq.heappush(queue, (*_arrival(2 * counts[j] + 1, 2 * kind.count), j))
+
+
+def _before(n: int, m: int, total: int) -> int:
+    """Items of a kind of ``m`` (of ``total``) that arrive before ``n / total`` of the mix: those
+    with ``(2i + 1) / (2m) < n / total``, i.e. ``ceil((2nm - total) / (2 total))`` but not below 0."""
+    return max(0, -(-(2 * n * m - total) // (2 * total)))
 
 
 def _column_fit(kinds: Sequence[Kind], per_class: Sequence[tuple[tuple[int, int], ...]], total: int,
                 classes: dict[int, tuple[int, int]], memory_limit: int, exact):
     """chunked_capacity's test "the pages of the first ``n`` items of the mix fit", over numpy
-    columns: a kind's items ``ceil(n * m_j / total)``, times its chunks per class, pages rounded
-    up, then :func:`fits`' rule.  Where int64 could overflow, ``exact`` (the same test in Python
+    columns: a kind's items :func:`_before`, times its chunks per class, pages rounded up, all
+    within ``-m``.  Where int64 could overflow, ``exact`` (the same test in Python
     ints) answers instead."""
     import numpy as np
 
@@ -236,11 +245,11 @@ def _column_fit(kinds: Sequence[Kind], per_class: Sequence[tuple[tuple[int, int]
     widest, longest = int(many.sum(axis=1).max()), int(length.max())
 
     def fit(n: int) -> bool:
-        if n * most >= 1 << 62 or (n + len(kinds)) * widest * longest >= 1 << 62:
+        if 2 * n * most >= 1 << 62 or (n + len(kinds)) * widest * longest >= 1 << 62:
             return exact(n)
-        pages = -(-((-(-n * counts // total)) @ many) // perslab)
-        needed = 0 if pages.max() <= 1 else int((pages * length).sum())   # needed_bytes' rule
-        return needed <= memory_limit
+        arrived = np.maximum(0, -(-(2 * n * counts - total) // (2 * total)))   # _before
+        pages = -(-(arrived @ many) // perslab)
+        return int((pages * length).sum()) <= memory_limit
     return fit
 
 
@@ -272,10 +281,11 @@ def mix_capacity(settings, classes: Sequence, one_chunk: Mapping[int, int], chun
                  memory_limit: int) -> Capacity:
     """Capacity of a mix with chunked items under the class table ``classes``.
 
-    ``one_chunk`` counts the items that fit one chunk by size; ``chunked`` counts
-    chunked items by their chunk shape.  Where two kinds arrive at the same point
-    of the mix the smaller goes first (one-chunk items by size, then chunked
-    items by the bytes they ask for), so every caller gets the same answer.
+    ``one_chunk`` counts the items that fit one chunk by size (a kind a class:
+    to the allocator they are alike); ``chunked`` counts chunked items by their
+    chunk shape.  Where two kinds arrive at the same point of the mix the smaller
+    goes first (classes by id, then chunked items by the bytes they ask for), so
+    every caller gets the same answer.
     """
     from slabcalc.model.classes import class_for, classes_for
 
@@ -284,7 +294,10 @@ def mix_capacity(settings, classes: Sequence, one_chunk: Mapping[int, int], chun
 
     largest = classes[-1].id
     sizes = sorted(one_chunk)
-    kinds = [Kind(one_chunk[size], ((c.id, "item"),), c.id) for size, c in zip(sizes, classes_for(classes, sizes))]
+    by_class: dict[int, int] = {}
+    for size, c in zip(sizes, classes_for(classes, sizes)):
+        by_class[c.id] = by_class.get(c.id, 0) + one_chunk[size]
+    kinds = [Kind(n, ((cls, "item"),), cls) for cls, n in by_class.items() if n]
     kinds += [Kind(n, tuple((home(size), role) for size, role in shape), largest)
               for shape, n in sorted(chunked.items(), key=lambda kv: (sum(size for size, _ in kv[0]), kv[0]))]
     pages = {c.id: (c.perslab, settings.page_length(c.chunk_size, c.perslab)) for c in classes}

@@ -94,6 +94,31 @@ class Extstore:
         return self.wbuf_count * self.wbuf_size
 
 
+NO_FLASH_PAGE, LARGER_THAN_WBUF, BELOW_ITEM_SIZE = "no_flash_page", "larger_than_wbuf", "below_ext_item_size"
+
+
+def why_in_ram(ext: Extstore, lru_class: int, min_class: int, ntotal: int) -> str | None:
+    """Why an item of ``ntotal`` bytes whose LRU is ``lru_class`` is never written to flash, or None
+    when it is flushed.
+
+    * ``no_flash_page``: the files have no page extstore writes to.  The free
+      list is built from the last page down to page 1 (1.6.18 extstore.c
+      343-355): page 0 is never on it, so a file of one page (64 MiB under the
+      default ``ext_page_size`` of 64) gives ``_allocate_page`` nothing
+      (extstore.c 428-445), ``extstore_write_request`` fails (extstore.c
+      555-560) and the storage thread leaves the item in RAM (storage.c 514);
+    * ``larger_than_wbuf``: the item does not fit a write buffer;
+    * ``below_ext_item_size``: its class is below the class of ``ext_item_size``.
+    """
+    if not ext.usable_pages:
+        return NO_FLASH_PAGE
+    if ntotal > ext.wbuf_size:
+        return LARGER_THAN_WBUF
+    if lru_class < min_class:
+        return BELOW_ITEM_SIZE
+    return None
+
+
 def _uint(name: str, text: str | None) -> int:
     if text is None:
         raise Refused(f"Missing {name} argument", 1)

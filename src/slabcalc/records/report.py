@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING, Sequence
 from slabcalc.analysis.report import MIB, ClassUsage, Report
 from slabcalc.model.treatments import given_options, options_text
 
+# how a capacity was counted (Capacity.basis): an item file stored row by row, or the items as a mix
+CAPACITY_BASIS = {"order": "in the file's order", "mix": "as a proportional mix"}
+
 if TYPE_CHECKING:      # types only: key groups are read only under --group-by; ProcessMemory is only annotated here
     from slabcalc.analysis.keyspace import Group
     from slabcalc.analysis.process import ProcessMemory
@@ -67,6 +70,7 @@ def report_record(report: Report, accounting, what_if: Sequence[tuple[str, Repor
         "totals": totals,
         "capacity": report.capacity.items if report.capacity else None,
         "limiting_class": report.capacity.limiting_class if report.capacity else None,
+        "capacity_basis": report.capacity.basis if report.capacity else None,   # "order" or "mix"
         "memory_limit_needed_mb": report.memory_limit_needed if report.classes else None,
         "worst_class": worst.slab_class.id if worst else None,
         "approximated_items": report.approximated,
@@ -208,9 +212,12 @@ def _extstore_summary(lines: dict, ext, record: dict) -> dict:
 
     e, flash, t = ext.extstore, ext.flash, record["totals"]
     out = {k: v for k, v in lines.items() if k not in ("capacity", "-m needed")}
-    out["extstore"] = (f"classes {ext.min_class} and up (ext_item_size {e.item_size}) go to flash: "
-                       f"{t['flash_items']} items; {t['header_items']} header items of {e.header} value bytes "
-                       f"stay in RAM, {t['ram_items']} items stay whole")
+    if not e.usable_pages:
+        out["extstore"] = f"nothing goes to flash: {no_flash_page(e)}; all {t['ram_items']} items stay in RAM"
+    else:
+        out["extstore"] = (f"classes {ext.min_class} and up (ext_item_size {e.item_size}) go to flash: "
+                           f"{t['flash_items']} items; {t['header_items']} header items of {e.header} value "
+                           f"bytes stay in RAM, {t['ram_items']} items stay whole")
     if ext.capacity is None:
         out["RAM"] = f"-m {ext.ram.memory_limit_needed if ext.ram.classes else 0} holds what stays in RAM"
     out["flash"] = (f"{flash.bytes_used} item bytes in {flash.wbufs} write buffers of {format_size(e.wbuf_size)} "
@@ -244,14 +251,27 @@ def _extstore_summary(lines: dict, ext, record: dict) -> dict:
     return out
 
 
-def place_extstore_record(ext, item_size: int) -> dict:
-    """``place``'s ``extstore`` section: where one item (``item_size`` bytes) lives under extstore."""
+def no_flash_page(e) -> str:
+    """Why a store with no usable page is never written to (:func:`slabcalc.model.extstore.why_in_ram`)."""
+    pages = e.page_count
+    return (f"ext_path holds {pages} page{'s' if pages != 1 else ''} of {e.page_size >> 20} MiB "
+            f"(ext_page_size) and memcached writes to none"
+            + (": page 0 is never on extstore's free list" if e.reserved_pages else ""))
+
+
+def place_extstore_record(ext, item_size: int, lru_class: int) -> dict:
+    """``place``'s ``extstore`` section: where one item (``item_size`` bytes, in ``lru_class``'s LRU)
+    lives under extstore, and why it stays in RAM when it does (``stays_in_ram``, see
+    :func:`slabcalc.model.extstore.why_in_ram`)."""
+    from slabcalc.model.extstore import why_in_ram
+
     e = ext.extstore
     flushed = next((row for row in ext.classes if row.flash_items), None)
     header = next((row for row in ext.classes if row.header_items), None)
     per_wbuf = e.wbuf_size // item_size if flushed else 0
     record = {
         "flushed": flushed is not None,
+        "stays_in_ram": why_in_ram(e, lru_class, ext.min_class, item_size),
         "min_class": ext.min_class,
         "header_size": ext.ram.classes[0].requested_bytes if flushed else None,
         "header_class": header.class_id if header else None,
@@ -300,7 +320,8 @@ def _summary(report: Report, accounting, record: dict) -> dict:
                                 f"{worst.page_bytes - worst.requested_bytes} bytes not holding item data")
     if report.capacity:
         cap = report.capacity
-        lines["capacity"] = (f"-m {cap.memory_limit // MIB} holds {cap.items} items of this mix"
+        lines["capacity"] = (f"-m {cap.memory_limit // MIB} holds {cap.items} items "
+                             f"{CAPACITY_BASIS[cap.basis]}"
                              + (f"; class {cap.limiting_class} runs out first" if cap.limiting_class else ""))
     elif report.classes:
         lines["-m needed"] = f"-m {report.memory_limit_needed} holds them all"

@@ -67,14 +67,8 @@ def _place_lines(settings, record, other, other_name):
     """The ``place`` breakdown as (field, value) lines for a table."""
     from slabcalc.model.treatments import given_options, options_text
 
-    lines = [
-        ("header", record["header"]),
-        ("cas", record["cas"]),
-        ("key + 1", record["key"]),
-        ("suffix (flags)", record["suffix"]),
-        ("value + 2", record["value"]),
-        ("item_size", record["item_size"]),
-    ]
+    lines = [("header", record["header"]), ("cas", record["cas"]), ("key + 1", record["key"]),
+             ("suffix (flags)", record["suffix"]), ("value + 2", record["value"]), ("item_size", record["item_size"])]
     if record["status"] == "too_large":
         lines.append(("status", f"too large: over -I {settings.item_size_max} bytes "
                                 f"({settings.profile.too_large})"))
@@ -99,12 +93,9 @@ def _place_lines(settings, record, other, other_name):
     if record.get("extstore"):
         lines += _extstore_lines(settings, record)
     if other is not None:
-        label = "with -C (no CAS)" if other_name == "without_cas" else "with CAS"
-        if other["status"] == "too_large":
-            summary = f"{other['item_size']} bytes: too large"
-        else:
-            summary = f"{other['item_size']} bytes, class {other['class']}, waste {other['waste']}"
-        lines.append((label, summary))
+        summary = (f"{other['item_size']} bytes: too large" if other["status"] == "too_large" else
+                   f"{other['item_size']} bytes, class {other['class']}, waste {other['waste']}")
+        lines.append(("with -C (no CAS)" if other_name == "without_cas" else "with CAS", summary))
     unmodelled = options_text(given_options(settings, "layout"), modelled=False)
     if unmodelled:          # the modelled words show in the answer itself (JSON: settings.options, all)
         lines.append(("options", unmodelled))
@@ -129,7 +120,7 @@ def _add_capacity(settings, record, key_length, value_length, flags):
         from slabcalc.records.report import place_extstore_record
 
         ext = extstore_report(settings, item, settings.memory_limit)
-        record["extstore"] = place_extstore_record(ext, record["item_size"])
+        record["extstore"] = place_extstore_record(ext, record["item_size"], record["class"])
         if ext.capacity is None:
             return
         record["capacity"], record["limiting_class"] = ext.capacity.items, None
@@ -139,7 +130,15 @@ def _add_capacity(settings, record, key_length, value_length, flags):
 
 
 def _extstore_lines(settings, record):
+    from slabcalc.records.report import no_flash_page
+
     e, x = settings.extstore, record["extstore"]
+    why = x["stays_in_ram"]
+    if why == "no_flash_page":
+        return [("extstore", f"stays in RAM: {no_flash_page(e)}")]
+    if why == "larger_than_wbuf":
+        return [("extstore", f"stays in RAM: {record['item_size']} bytes do not fit a "
+                             f"{e.wbuf_size >> 20} MiB write buffer (ext_wbuf_size)")]
     if not x["flushed"]:
         return [("extstore", f"stays in RAM: class {record['class']} is below class {x['min_class']} "
                              f"(ext_item_size {e.item_size})")]

@@ -36,7 +36,9 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     value sizes (with --key), lru_crawler metadump lines, or stats sizes
     output.  Per class: items, chunks, pages, requested and used bytes, waste
     and free page bytes; then totals and a summary.  With -m, how many items
-    of this mix fit; without, the -m that holds them all.
+    fit before the first eviction: an item file's rows stored in the file's
+    order, a histogram's as a proportional mix (docs/capacity.md); without,
+    the -m that holds them all.
 
     \b
     Python: build_report(settings, read_items(...)[0], memory_limit)
@@ -44,9 +46,13 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     from slabcalc.analysis.ram import ram_report
     from slabcalc.inputs.items import InputError, read_items
 
+    from slabcalc.analysis.arrival import walkers, with_file_order
+
     settings = settings_from(**model)
     check_layout_options(settings, "report")
     limit = settings.memory_limit
+    versus = [(text, _vs_settings(settings, model, text)) for text in what_if]
+    orders = [_file_order(s, key_length) for s in [settings] + [vs for _, vs in versus]]
     read = warehouse_items(file, settings, key_length)
     if read is not None:
         if deploy["group_by"] is not None:
@@ -57,14 +63,15 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
             if deploy["group_by"] is not None:   # read twice: sizes for the report, names for the groups
                 stream, deploy["text"] = keep_text(stream)
             items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
-                                           progress=progress, columns=True)
+                                           progress=progress, columns=True, arrivals=walkers(orders))
             triples = list(items)               # build_report sums an item that comes more than once
     try:
         base, ext = ram_report(settings, triples, limit, key_length or 16)
+        base = with_file_order(base, orders[0])
         others = []
-        for text in what_if:           # each --vs asks with its own -m (G1: it used the baseline's)
-            vs = _vs_settings(settings, model, text)
-            others.append((text, ram_report(vs, triples, vs.memory_limit, key_length or 16)[0]))
+        for (text, vs), order in zip(versus, orders[1:]):   # each --vs with its own -m (G1: it used the baseline's)
+            others.append((text, with_file_order(ram_report(vs, triples, vs.memory_limit, key_length or 16)[0],
+                                                 order)))
         if ext is not None and (deploy["nodes"] is not None or deploy["node_ram"] is not None):
             raise Refusal("--nodes and --node-ram plan nodes without extstore; drop -o ext_path to plan them")
         plan = deploy_plan(settings, base, triples, {**deploy, "strict": strict}, key_length or 16, source,
@@ -79,6 +86,16 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
         from slabcalc.records.report import report_record
 
         draw("plot_classes", report_record(base, accounting)["classes"], plot)
+
+
+def _file_order(settings, key_length):
+    """The capacity walk in the file's order under ``settings``: only with -m, and not with extstore
+    (whose capacity is RAM and flash together)."""
+    from slabcalc.analysis.arrival import FileOrder
+
+    if settings.memory_limit is None or settings.extstore is not None:
+        return None
+    return FileOrder(settings, settings.memory_limit, key_length or 16)
 
 
 def _vs_settings(settings, model, text):
