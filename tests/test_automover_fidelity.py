@@ -68,3 +68,25 @@ def test_the_printed_commands_do_what_the_finding_says(memcached):
         assert int(server.slab_stats().per_class[6]["total_pages"]) == pages + 1
         assert server._command(commands[0]) == "OK"
         assert server.stats("settings")["slab_automove"] == "1"
+
+
+@pytest.mark.parametrize("options", [["-o", "slab_automove=0"], ["-o", "no_modern"], ["-o", "no_slab_reassign"]])
+def test_simulates_calcification_action_starts_the_server_it_names(memcached, options):
+    """simulate's calcification finding ends with an action; its flag string, after the flags simulated,
+    starts the release it names with the automover on."""
+    import json
+
+    from click.testing import CliRunner
+
+    from slabcalc.cli import cli
+
+    release = server_version(memcached)
+    args = ["simulate", "examples/calcification.csv", "--profile", release, "-m", "4", *options, "--format", "json"]
+    found = json.loads(CliRunner().invoke(cli, args).stdout)["calcification"]
+    said = found["action"]
+    assert said.startswith(f"for memcached {release}: -o ") and said.endswith("on a running node") == (
+        options != ["-o", "no_modern"] and options != ["-o", "no_slab_reassign"]), said
+    flag = said.split(": ", 1)[1].split(" (at the next start)")[0]
+    with MemcachedServer(["-m", "4", *options, *shlex.split(flag)], memcached=memcached) as server:
+        settings = server.stats("settings")
+    assert settings["slab_automove"] == "1" and settings["slab_reassign"] == "yes"

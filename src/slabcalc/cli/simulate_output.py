@@ -65,7 +65,7 @@ def _simulation_lines(result, record, finding_lines):
                                      f"{t['slab_reassign_rescues']} rescued, "
                                      f"{t['slab_reassign_evictions_nomem']} dropped (slab_reassign_evictions_nomem)"))
     lines.append(("items", f"{t['curr_items']} at the end (t={record['end_time']})"))
-    lines += finding_lines(result.finding, result.model, t["slabs_moved"])
+    lines += finding_lines(result.finding, result.model, t["slabs_moved"], result.settings)
     if result.sample is not None:
         from slabcalc.records.simulate import sample_lines
 

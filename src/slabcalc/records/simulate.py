@@ -96,7 +96,7 @@ def simulation_record(sim: Simulation, accounting=None) -> dict:
         "model": model_record(sim.model),
         "classes": [class_record(r) for r in sim.classes],
         "totals": totals_record(sim.totals),
-        "calcification": finding_record(sim.finding),
+        "calcification": finding_record(sim.finding, sim.settings, sim.model),
         "end_time": _clean(sim.end_time),
     }
     if accounting is not None:
@@ -135,19 +135,40 @@ def sample_lines(s) -> list[tuple[str, str]]:
     ]
 
 
-def finding_record(f: Finding | None) -> dict | None:
+def finding_record(f: Finding | None, settings, model: Model) -> dict | None:
     if f is None:
         return None
     return {
         "evicting_classes": list(f.evicting), "evicted": f.evicted, "free_bytes": f.free_bytes,
         "expired_bytes": f.expired_bytes, "idle_bytes": f.idle_bytes, "holding_classes": list(f.holders),
         "peak_free_bytes": f.peak_free_bytes, "peak_time": f.peak_time, "peak_class": f.peak_class,
-        "pages_moved": f.pages_moved, "global_page_pool": f.pool_pages,
+        "pages_moved": f.pages_moved, "global_page_pool": f.pool_pages, "action": finding_action(settings, model),
     }
 
 
-def finding_lines(f: Finding | None, model: Model, pages_moved: int = 0) -> list[tuple[str, str]]:
-    """The calcification finding as (field, text) lines for a report."""
+def finding_action(settings, model: Model) -> str:
+    """What to change after a calcification finding: with no page moves, the flag that turns the
+    automover on (checked by the release's own option rules, as memcached reads them); with page moves,
+    the automover already did what its rules allow, and the limit is ``-m``."""
+    from slabcalc.analysis.automover import AUTOMOVE_NOW, TURN_ON, TURN_ON_REASSIGN
+    from slabcalc.model.settings import Refused, configure
+
+    release = settings.profile.release
+    if model.automove:
+        return ("more -m: the automover already moves pages as its rules allow; simulate with a list of -m "
+                "(-m 16,32,64) shows the hits each buys")
+    flag = TURN_ON if settings.slab_reassign else TURN_ON_REASSIGN
+    try:
+        configure(settings.profile, settings.as_argv() + flag.split())
+    except Refused:
+        return f"memcached {release} cannot move pages: more -m, or classes that fit the items (optimize)"
+    now = f", or {AUTOMOVE_NOW} on a running node" if settings.slab_reassign else ""
+    return f"for memcached {release}: {flag} (at the next start){now}"
+
+
+def finding_lines(f: Finding | None, model: Model, pages_moved: int = 0,
+                  settings=None) -> list[tuple[str, str]]:
+    """The calcification finding as (field, text) lines for a report (with ``settings``, its action)."""
     if f is None:
         return [("calcification", "none: no class evicted while another held free chunks or expired items")]
     plural = "es" if len(f.evicting) > 1 else ""
@@ -161,4 +182,6 @@ def finding_lines(f: Finding | None, model: Model, pages_moved: int = 0) -> list
         lines.append(("calcification peak", f"class {f.peak_class} evicted at t={_number(f.peak_time)} while "
                                              f"other classes had {f.peak_free_bytes} bytes in free chunks"))
     lines.append(("why", why(model, pages_moved)))
+    if settings is not None:
+        lines.append(("action", finding_action(settings, model)))
     return lines
