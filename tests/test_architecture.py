@@ -223,3 +223,21 @@ def test_an_input_of_a_block_or_more_is_counted_by_numpy(tmp_path):
     row = "10,100\n"
     items.write_text("key,value\n" + row * (BLOCK_SIZE // len(row) + 1))
     assert "numpy" in _modules_loaded_by(["report", str(items), "--format", "json"], tmp_path)
+
+
+def test_the_key_limit_is_read_from_the_profile():
+    """The longest key is the profile's ``key_max`` (memcached's KEY_MAX_LENGTH): no module spells it as a
+    literal 250 or a constant of its own, and ``--key``/``--strict`` are declared once, in cli/options.py."""
+    found = []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and type(node.value) is int and node.value == 250:
+                found.append(f"{name}:{node.lineno} the literal 250")
+            if isinstance(node, (ast.Name, ast.Attribute)) and getattr(node, "id", getattr(node, "attr", "")) in (
+                    "KEY_MAX", "KEY_MAX_LENGTH"):
+                found.append(f"{name}:{node.lineno} a KEY_MAX of its own")
+            if name != "slabcalc.cli.options" and isinstance(node, ast.Call) and \
+                    getattr(node.func, "attr", "") == "option" and \
+                    any(isinstance(a, ast.Constant) and a.value in ("--key", "--strict") for a in node.args):
+                found.append(f"{name}:{node.lineno} declares {node.args[0].value}")
+    assert found == []
