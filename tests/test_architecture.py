@@ -241,3 +241,19 @@ def test_the_key_limit_is_read_from_the_profile():
                     any(isinstance(a, ast.Constant) and a.value in ("--key", "--strict") for a in node.args):
                 found.append(f"{name}:{node.lineno} declares {node.args[0].value}")
     assert found == []
+
+
+def test_cas_bytes_are_worked_out_in_one_place():
+    """Whether an item carries CAS bytes, and how many, is ``Settings.cas_bytes``: no other module reads
+    the profile's ``cas_size`` or compares its ``cas`` rule."""
+    found = []
+    for name, path in modules().items():
+        if name in ("slabcalc.model.settings", "slabcalc.model.profile"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "cas_size":
+                found.append(f"{name}:{node.lineno} reads cas_size")
+            if isinstance(node, ast.Compare) and any(isinstance(s, ast.Constant) and s.value == "appended"
+                                                     for s in [node.left, *node.comparators]):
+                found.append(f"{name}:{node.lineno} compares the CAS rule")
+    assert found == []

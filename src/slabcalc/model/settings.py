@@ -68,6 +68,14 @@ class Settings:
         return self.maxconns if self.maxconns is not None else (rules.maxconns_default if rules else 1024)
 
     @property
+    def cas_bytes(self) -> int:
+        """Bytes the CAS adds to every item: the profile's ``cas_size`` when it is appended to the
+        header and ``-C`` was not given, else 0 (1.6.18 memcached.h:143 ITEM_ntotal adds
+        ``sizeof(uint64_t)`` only for ITEM_CAS items; 1.2 keeps it inside the header itself)."""
+        p = self.profile
+        return p.cas_size if (p.cas == "appended" and self.use_cas) else 0
+
+    @property
     def suffix_rule(self) -> str:
         """How client flags are stored (``item.suffix`` of the profile, or as an option set it)."""
         return self.suffix or self.profile.suffix
