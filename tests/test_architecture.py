@@ -257,3 +257,17 @@ def test_cas_bytes_are_worked_out_in_one_place():
                                                      for s in [node.left, *node.comparators]):
                 found.append(f"{name}:{node.lineno} compares the CAS rule")
     assert found == []
+
+
+def test_memcached_suboption_words_are_spelled_by_the_argv_writer():
+    """``-o slab_chunk_max=`` and ``-o slab_sizes=`` are written by ``model.settings.argv_words`` alone:
+    Settings.as_argv, the command line's options, stats' flags of a running server and optimize's
+    candidates all hand it values (issue 30: five writers of memcached's argv)."""
+    found = []
+    for name, path in modules().items():
+        if name == "slabcalc.model.settings":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in ("slab_chunk_max=", "slab_sizes="):
+                found.append(f"{name}:{node.lineno} writes {node.value}")
+    assert found == []
