@@ -223,3 +223,51 @@ def test_an_input_of_a_block_or_more_is_counted_by_numpy(tmp_path):
     row = "10,100\n"
     items.write_text("key,value\n" + row * (BLOCK_SIZE // len(row) + 1))
     assert "numpy" in _modules_loaded_by(["report", str(items), "--format", "json"], tmp_path)
+
+
+def test_the_key_limit_is_read_from_the_profile():
+    """The longest key is the profile's ``key_max`` (memcached's KEY_MAX_LENGTH): no module spells it as a
+    literal 250 or a constant of its own, and ``--key``/``--strict`` are declared once, in cli/options.py."""
+    found = []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and type(node.value) is int and node.value == 250:
+                found.append(f"{name}:{node.lineno} the literal 250")
+            if isinstance(node, (ast.Name, ast.Attribute)) and getattr(node, "id", getattr(node, "attr", "")) in (
+                    "KEY_MAX", "KEY_MAX_LENGTH"):
+                found.append(f"{name}:{node.lineno} a KEY_MAX of its own")
+            if name != "slabcalc.cli.options" and isinstance(node, ast.Call) and \
+                    getattr(node.func, "attr", "") == "option" and \
+                    any(isinstance(a, ast.Constant) and a.value in ("--key", "--strict") for a in node.args):
+                found.append(f"{name}:{node.lineno} declares {node.args[0].value}")
+    assert found == []
+
+
+def test_cas_bytes_are_worked_out_in_one_place():
+    """Whether an item carries CAS bytes, and how many, is ``Settings.cas_bytes``: no other module reads
+    the profile's ``cas_size`` or compares its ``cas`` rule."""
+    found = []
+    for name, path in modules().items():
+        if name in ("slabcalc.model.settings", "slabcalc.model.profile"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "cas_size":
+                found.append(f"{name}:{node.lineno} reads cas_size")
+            if isinstance(node, ast.Compare) and any(isinstance(s, ast.Constant) and s.value == "appended"
+                                                     for s in [node.left, *node.comparators]):
+                found.append(f"{name}:{node.lineno} compares the CAS rule")
+    assert found == []
+
+
+def test_memcached_suboption_words_are_spelled_by_the_argv_writer():
+    """``-o slab_chunk_max=`` and ``-o slab_sizes=`` are written by ``model.settings.argv_words`` alone:
+    Settings.as_argv, the command line's options, stats' flags of a running server and optimize's
+    candidates all hand it values (issue 30: five writers of memcached's argv)."""
+    found = []
+    for name, path in modules().items():
+        if name == "slabcalc.model.settings":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in ("slab_chunk_max=", "slab_sizes="):
+                found.append(f"{name}:{node.lineno} writes {node.value}")
+    assert found == []

@@ -104,6 +104,10 @@ def test_slab_sizes_commas_and_dashes_agree():
     (["classes", "-m", "1.5g"], "-m/--memory-limit"),
     (["classes", "-m", "1000k"], "whole megabytes"),
     (["place", "--key", "251", "--value", "1"], "key length must be 1..250 bytes, not 251"),
+    (["report", "-", "--key", "251"], "--key: key length must be 1..250 bytes (memcached 1.6.45), not 251"),
+    (["optimize", "-", "--key", "0"], "--key: key length must be 1..250 bytes (memcached 1.6.45), not 0"),
+    (["simulate", "-", "--key", "251"], "--key: key length must be 1..250 bytes (memcached 1.6.45), not 251"),
+    (["compare", "-", "--key", "251"], "--key: key length must be 1..250 bytes (memcached 1.6.45), not 251"),
     (["place", "--key", "1", "--value", "-1"], "Invalid value for '--value'"),
     (["place", "--key", "1", "--value", "1", "--flags", "-1"], "flags must be 0..4294967295"),
     (["classes", "--format", "nope"], "Invalid value for '--format'"),
@@ -367,3 +371,18 @@ def test_every_option_says_what_happens_when_it_is_not_given():
         pass
 
     assert list(_silent_options(probe)) == [("", "--quiet-one")]     # the check can fail
+
+
+def test_the_key_limit_is_the_profiles(tmp_path):
+    """--key and the rows' keys are held to the profile's key_max, not to a number of slabcalc's own."""
+    profile = tmp_path / "short.yaml"
+    profile.write_text('schema: 1\nbase: "1.6.45"\nitem:\n  key_max: 100\n')
+    data = tmp_path / "items.csv"
+    data.write_text("key,value\n100,10\n101,10\n")
+    refused = run("report", str(data), "--profile", str(profile), "--key", "101")
+    assert refused.exit_code == 2, refused.output
+    assert refused.output.strip().endswith("--key: key length must be 1..100 bytes (memcached 1.6.45), not 101")
+    strict = run("report", str(data), "--profile", str(profile), "--strict")
+    assert strict.exit_code == 1, strict.output
+    assert "items.csv:3: key length must be 1..100" in strict.output
+    assert run("report", str(data), "--strict").exit_code == 0     # the bundled 1.6.45 takes 250

@@ -24,6 +24,16 @@ def test_issue_42_mem_requested_of_ten_small_items():
         assert {c.class_id for c in sizes} == {1}
 
 
+def test_cas_bytes_are_the_eight_of_t_issue_42_and_none_with_minus_c():
+    # t/issue_42.t's 80 bytes per item on 64-bit 1.4 hold 8 of CAS (memcached.h ITEM_ntotal);
+    # -C takes them off; 1.2 keeps its CAS inside the header (56 bytes on 64-bit), so it adds nothing there
+    s = configure(load_profile("1.4.24"))
+    assert s.cas_bytes == 8 and item_size(s, 4, 10).total == 80
+    no_cas = configure(load_profile("1.4.24"), ["-C"])
+    assert no_cas.cas_bytes == 0 and item_size(no_cas, 4, 10).total == 72
+    assert configure(load_profile("1.2.8")).cas_bytes == 0
+
+
 def test_evictions_t_values_go_to_class_31():
     # t/evictions.t (1.4.2+): 66560-byte values are counted in items:31
     for release in ("1.4.24", "1.6.18", "1.6.45"):

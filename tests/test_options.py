@@ -173,3 +173,19 @@ def test_the_examples_of_docs_options_md_print_what_it_shows(monkeypatch):
     for command, expected in examples:
         result = run(*command.split()[1:])
         assert result.output.rstrip("\n") == expected.rstrip("\n"), command
+
+
+@pytest.mark.parametrize("release,argv,words", [
+    ("1.6.18", ["-m", "64", "-o", "slab_chunk_max=16384,slab_sizes=96-200-1024-4096"],
+     "slab_chunk_max=16384,slab_sizes=96-200-1024-4096"),
+    ("1.6.45", ["-m", "64", "-C", "-o", "slab_chunk_max=64"], "slab_chunk_max=64"),        # KiB from 1.6.24
+    ("1.4.39", ["-m", "64", "-o", "slab_chunk_max=16384"], "slab_chunk_max=16384"),
+])
+def test_the_argv_writer_gives_back_the_words_memcached_took(release, argv, words):
+    """``Settings.as_argv`` (through ``argv_words``) writes slab_chunk_max in the release's unit and
+    slab_sizes dash-separated, and memcached's options read back give the same settings."""
+    settings = configure(load_profile(release), argv)
+    written = settings.as_argv()
+    assert written[written.index("-o") + 1] == words
+    assert ("-C" in written) == ("-C" in argv)
+    assert configure(load_profile(release), written) == settings

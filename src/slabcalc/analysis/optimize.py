@@ -774,7 +774,7 @@ def search_chunk_max(settings: Settings, distribution, memory_limit: int | None 
     size = CHUNK_MAX_SMALLEST
     while size <= settings.slab_page_size:
         try:   # a size the release's unit cannot say is no candidate
-            words = argv_words(suboptions=[f"slab_chunk_max={chunk_max_value(p, size)}"])
+            words = argv_words(slab_chunk_max=chunk_max_value(p, size))
         except ValueError:
             words = None
         if words is not None and size != settings.slab_chunk_max:
@@ -924,7 +924,7 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit:
         answer = best_slab_sizes(settings, requests, max_classes, memory_limit)
         plain = replace(settings, slab_sizes=None)
         listed = merge_thin_sizes(plain, requests, answer.listed)
-        flags = " ".join(argv_words(suboptions=[_slab_sizes_word(listed)]))
+        flags = " ".join(argv_words(slab_sizes=listed))
         chosen = settings_for(plain, listed)
         _check_accepted(settings, listed)
         found.append(candidate("slab_sizes", flags, chosen,
@@ -953,13 +953,9 @@ def _as_columns(distribution: list[tuple]) -> list:
             *((item, n) for item, n in distribution if item.item_size is None)]
 
 
-def _slab_sizes_word(listed: Sequence[int]) -> str:
-    return "slab_sizes=" + "-".join(map(str, listed))
-
-
 def _check_accepted(settings: Settings, listed: Sequence[int]) -> None:
     """memcached must start with the list (refusals are memcached's own checks)."""
-    argv = replace(settings, slab_sizes=None).as_argv() + argv_words(suboptions=[_slab_sizes_word(listed)])
+    argv = replace(settings, slab_sizes=tuple(listed)).as_argv()
     made = configure(settings.profile, argv)
     if made.slab_sizes != tuple(listed):
         raise AssertionError(f"memcached would read slab_sizes as {made.slab_sizes}, not {tuple(listed)}")

@@ -118,7 +118,7 @@ def item_for_size(settings: Settings, ntotal: int, key_length: int) -> tuple[int
     the release sizes an item, so it is kept per sizing rule (optimize asks again per candidate).
     """
     p = settings.profile
-    rule = (p.header, p.cas, p.cas_size, settings.use_cas, settings.suffix_rule, p.flags_size, p.key_max)
+    rule = (p.header, settings.cas_bytes, settings.suffix_rule, p.flags_size, p.key_max)
     found = _SPLITS.get((rule, ntotal, key_length))
     if found is None:
         found = _SPLITS[(rule, ntotal, key_length)] = _item_for_size(settings, ntotal, key_length)

@@ -60,14 +60,13 @@ def memcached_args(dump: Dump, profile) -> tuple[list[str], list[str]]:
         memory = maxbytes // MIB
         if maxbytes % MIB:
             notes.append(f"maxbytes {maxbytes} is not whole megabytes")
-    subopts = []
-    if "slab_chunk_max" in s and profile.has_slab_chunk_max:
-        chunk_max = int(s["slab_chunk_max"])
-        if chunk_max != profile.default_slab_chunk_max:
-            try:
-                subopts.append(f"slab_chunk_max={chunk_max_value(profile, chunk_max)}")
-            except ValueError as exc:   # no flag of this release says it: the drift check will show
-                notes.append(str(exc))
+    subopts, chunk_max = [], None
+    given_max = int(s["slab_chunk_max"]) if "slab_chunk_max" in s and profile.has_slab_chunk_max else None
+    if given_max is not None and given_max != profile.default_slab_chunk_max:
+        try:
+            chunk_max = chunk_max_value(profile, given_max)
+        except ValueError as exc:   # no flag of this release says it: the drift check will show
+            notes.append(str(exc))
     for name, on, off in (("slab_reassign", "slab_reassign", "no_slab_reassign"),
                           ("inline_ascii_response", "inline_ascii_resp", "no_inline_ascii_resp")):
         option = {"yes": on, "no": off}.get(s.get(name, ""))
@@ -75,7 +74,8 @@ def memcached_args(dump: Dump, profile) -> tuple[list[str], list[str]]:
             subopts.append(option)
     return argv_words(memory_mb=memory, chunk_size=s.get("chunk_size"), factor=s.get("growth_factor"),
                       item_size_max=s.get("item_size_max"),
-                      no_cas=s.get("cas_enabled") == "no" and profile.has_cas_option, suboptions=subopts), notes
+                      no_cas=s.get("cas_enabled") == "no" and profile.has_cas_option, slab_chunk_max=chunk_max,
+                      suboptions=subopts), notes
 
 
 def resolve_settings(dump: Dump, server_args: Sequence[str] | None = None) -> tuple[Settings | None, list[str]]:

@@ -28,14 +28,12 @@ def draw(kind: str, data, path: str) -> None:
 def memcached_argv(profile, slab_min_size, factor, max_item_size, memory_limit, cas, slab_chunk_max,
                     slab_sizes, extra_options, threads=None, conn_limit=None, prealloc=False) -> list[str]:
     """The command-line flags a real memcached would be started with."""
-    subopts = []
-    if slab_chunk_max is not None:
-        subopts.append(f"slab_chunk_max={_chunk_max_in_release_unit(profile, slab_chunk_max)}")
-    if slab_sizes is not None:
-        subopts.append("slab_sizes=" + slab_sizes.replace(",", "-").replace(" ", ""))
     return argv_words(memory_mb=_megabytes(memory_limit) if memory_limit is not None else None,
                       chunk_size=slab_min_size, factor=factor, item_size_max=max_item_size, no_cas=cas is False,
-                      suboptions=[*subopts, *extra_options], threads=threads, maxconns=conn_limit,
+                      slab_chunk_max=(_chunk_max_in_release_unit(profile, slab_chunk_max)
+                                      if slab_chunk_max is not None else None),
+                      slab_sizes=slab_sizes.replace(",", "-").replace(" ", "") if slab_sizes is not None else None,
+                      suboptions=extra_options, threads=threads, maxconns=conn_limit,
                       preallocate=prealloc)
 
 

@@ -77,6 +77,36 @@ def model_options(func: Callable) -> Callable:
     return func
 
 
+KEY_HELP = ("Key length for inputs without a key column (a column of value sizes), 1 to the release's key_max.  "
+            "Not given: such an input is refused.")
+
+
+def key_option(key_help: str = KEY_HELP, required: bool = False) -> Callable:
+    """``--key BYTES``: a key length, 1 to the release's key_max (checked by :func:`check_key`)."""
+    return click.option("--key", "key_length", type=int, default=None, required=required, metavar="BYTES",
+                        help=key_help)
+
+
+def input_options(key_help: str = KEY_HELP) -> Callable:
+    """``--key`` and ``--strict``, for every command that reads an input of items or operations.
+
+    ``--key``'s range is the release's (the profile's ``key_max``): :func:`check_key` checks it once
+    the settings are known."""
+    def decorate(func: Callable) -> Callable:
+        func = click.option("--strict", is_flag=True,
+                            help="Stop at the first bad row (exit 1, file and line named).")(func)
+        return key_option(key_help)(func)
+    return decorate
+
+
+def check_key(settings, key_length: int | None) -> None:
+    """``--key`` within the release's key lengths (1..``key_max``, memcached's KEY_MAX_LENGTH), or a
+    one-line refusal (exit 2)."""
+    key_max = settings.profile.key_max
+    if key_length is not None and not 1 <= key_length <= key_max:
+        raise Refusal(f"--key: key length must be 1..{key_max} bytes ({settings.profile.label}), not {key_length}")
+
+
 class FormatChoice(click.ParamType):
     """``--format``: table, csv, json, a command's own extras, or any tabulate format (any case).
 

@@ -74,7 +74,7 @@ def deploy_plan(settings, base, triples, deploy, key_length, source, wbuf_bucket
 
         # the same rows as the report's (G2): the same header rules, the same rejections
         named, _ = read_named_items(io.StringIO(deploy["text"]), source, key_length=key_length,
-                                    strict=deploy["strict"])
+                                    strict=deploy["strict"], key_max=settings.profile.key_max)
         plan["groups"] = breakdown(settings, named, deploy["group_by"], deploy["separator"], key_length)
     gauge = plan["needed"] or plan["node_plan"]
     memory = (gauge.memory if gauge is not None else plan["process"]).total

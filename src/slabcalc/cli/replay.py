@@ -10,9 +10,9 @@ from slabcalc.cli.common import open_input_for
 from slabcalc.cli.errors import DataError
 
 
-def replay_file(file: str, input_format: str, key_length, strict: bool, run: Callable):
+def replay_file(file: str, input_format: str, key_length, strict: bool, run: Callable, key_max: int | None = None):
     """``(run(ops), accounting)`` for the workload in FILE (``-``: standard input) read as
-    ``input_format`` (auto, csv, twitter, oracleGeneral)."""
+    ``input_format`` (auto, csv, twitter, oracleGeneral); ``key_max``: the profile's longest key."""
     from slabcalc.inputs.traces import is_oracle_general
     from slabcalc.inputs.warehouse import reader_for
 
@@ -20,16 +20,16 @@ def replay_file(file: str, input_format: str, key_length, strict: bool, run: Cal
         return _oracle_general(file, key_length, strict, run)
     form = None if input_format == "auto" else input_format
     if input_format in ("auto", "csv", "twitter") and file != "-" and reader_for(file):
-        return _warehouse(file, key_length, strict, form, run)
+        return _warehouse(file, key_length, strict, form, run, key_max)
     from slabcalc.inputs.workload import read_workload
 
     with open_input_for(file, "simulate", "a workload", "ops.csv", value_errors=True) as (stream, source, progress):
         ops, accounting = read_workload(stream, source, key_length=key_length, strict=strict, progress=progress,
-                                        form=form)
+                                        form=form, key_max=key_max)
         return run(ops), accounting
 
 
-def _warehouse(file, key_length, strict, form, run):
+def _warehouse(file, key_length, strict, form, run, key_max):
     """A Parquet, JSON-lines or gzipped-CSV workload, its rows read through DuckDB."""
     from slabcalc.errors import SlabcalcError
     from slabcalc.inputs.warehouse import TraceLines, kind_of
@@ -37,7 +37,8 @@ def _warehouse(file, key_length, strict, form, run):
 
     try:
         with TraceLines(file) as lines:
-            ops, accounting = read_workload(iter(lines), file, key_length=key_length, strict=strict, form=form)
+            ops, accounting = read_workload(iter(lines), file, key_length=key_length, strict=strict, form=form,
+                                            key_max=key_max)
             result = run(ops)
     except SlabcalcError as exc:
         raise DataError(str(exc) if str(exc).startswith(file) else f"{file}: {exc}") from None

@@ -75,7 +75,8 @@ def _sample_report(node, reason, lines, limit):
     from slabcalc.inputs.items import metadump_key_length
 
     try:
-        items, accounting = read_items(io.StringIO("\n".join(lines) + "\nEND\n"), f"{node.node} metadump")
+        items, accounting = read_items(io.StringIO("\n".join(lines) + "\nEND\n"), f"{node.node} metadump",
+                                       key_max=node.settings.profile.key_max)
         report = build_report(node.settings, list(items), size_key_length=metadump_key_length(lines))
     except (InputError, ValueError) as exc:
         return {"error": str(exc)}, f"sample: {exc}"

@@ -5,7 +5,7 @@ The fast path of :mod:`slabcalc.inputs.items`: an item log of millions of
 even hash that many lines in twice the time the ``csv`` module takes to
 split them, so such a block is handed to numpy whole: checked (every row is
 the header's columns of 1 to 18 digits, separated by the delimiter, ended
-by a line end), parsed, range-checked (key 1..250, flags at most
+by a line end), parsed, range-checked (key 1..key_max, flags at most
 2**32 - 1) and reduced to its distinct rows and their counts, all in C.  A
 block that fails any check is not taken, and the caller reads it line by
 line, where every row is accepted or rejected with a reason.

@@ -70,7 +70,6 @@ from slabcalc.inputs.aliases import ITEM_COLUMNS, by_alias
 from slabcalc.model.distribution import Item, ItemColumns, new_items  # noqa: F401 (Item, ItemColumns re-exported)
 from slabcalc.model.item import FLAGS_MAX
 
-KEY_MAX = 250            # KEY_MAX in memcached.h: the longest key the protocol takes
 BLOCK_SIZE = 1 << 20     # characters read at a time (then to the end of that line)
 FAST = True              # offer blocks to the column counter (numpy); tests turn it off
 CACHE_MAX = 1 << 20      # distinct lines held before the items counted so far are handed out
@@ -124,9 +123,19 @@ def open_input(path: str) -> tuple[TextIO, str]:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
+def key_max_of(key_max: int | None) -> int:
+    """The longest key a row may give: ``key_max`` (the caller's profile's ``key_max``, memcached's
+    KEY_MAX_LENGTH), or the default release's when the caller has no profile."""
+    if key_max is not None:
+        return key_max
+    from slabcalc.model.profile import load_profile
+
+    return load_profile().key_max
+
+
 def read_items(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False,
                progress: Callable[[int], None] | None = None, columns: bool = False,
-               arrivals: Callable[[object], None] | None = None
+               arrivals: Callable[[object], None] | None = None, key_max: int | None = None
                ) -> tuple[Iterator[tuple[Item, int, int]], Accounting]:
     """The items of ``stream`` as ``(Item, count, rows)``, and their :class:`Accounting`.
 
@@ -139,8 +148,8 @@ def read_items(stream: TextIO, source: str, *, key_length: int | None = None, st
     rows; it is filled in block by block and final when the iterator is
     exhausted.  The stream is not closed.
 
-    ``key_length`` is the key of rows that give only a value length;
-    ``progress(rows_so_far)`` is called after each block; ``strict`` raises
+    ``key_length`` is the key of rows that give only a value length; ``key_max`` the longest key
+    (the profile's, :func:`key_max_of`); ``progress(rows_so_far)`` is called after each block; ``strict`` raises
     :class:`InputError` at the first rejected row.  With ``columns``, the
     rows the column counter read (large plain inputs) come last as one
     :class:`ItemColumns` instead of as triples: cheaper by far to size and
@@ -151,13 +160,13 @@ def read_items(stream: TextIO, source: str, *, key_length: int | None = None, st
     as they are read: what a capacity in the file's order walks.  Rows that
     carry a count (a histogram) have no order and are not passed.
     """
-    reader = _ItemReader(stream, source, key_length, strict, progress, columns)
+    reader = _ItemReader(stream, source, key_length, strict, progress, columns, key_max)
     reader.arrivals = None if reader.weighted else arrivals
     return reader.items(), reader.acct
 
 
-def read_named_items(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False
-                     ) -> tuple[Iterator[tuple[str, Item, int]], Accounting]:
+def read_named_items(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False,
+                     key_max: int | None = None) -> tuple[Iterator[tuple[str, Item, int]], Accounting]:
     """``(key name, Item, count)`` for every accepted row of a metadump or of a CSV with a
     ``key_name`` column, and their :class:`Accounting`.
 
@@ -165,7 +174,7 @@ def read_named_items(stream: TextIO, source: str, *, key_length: int | None = No
     ``read_items`` rejects is rejected here, counted, and fatal only with
     ``strict``), line by line, with the names ``--group-by`` needs.
     """
-    reader = _ItemReader(stream, source, key_length, strict, None)
+    reader = _ItemReader(stream, source, key_length, strict, None, key_max=key_max)
     return reader.named(), reader.acct
 
 
@@ -196,7 +205,6 @@ class _Marker:
 _BLANK = _Marker("blank")        # a blank line: not a row
 _IGNORED = _Marker("ignored")    # END, STAT sizes_status enabled: not a row either
 
-_KEYS = range(1, KEY_MAX + 1)
 _FLAGS = range(FLAGS_MAX + 1)
 _SIZES_DISABLED = "memcached's size tracking is disabled (start it with -o track_sizes)"
 
@@ -231,8 +239,10 @@ class _ItemReader:
     """
 
     def __init__(self, stream: TextIO, source: str, key_length: int | None, strict: bool,
-                 progress: Callable[[int], None] | None, hand_out_columns: bool = False):
+                 progress: Callable[[int], None] | None, hand_out_columns: bool = False,
+                 key_max: int | None = None):
         self.source, self.key_length, self.strict, self.progress = source, key_length, strict, progress
+        self.keys = range(1, key_max_of(key_max) + 1)      # the key lengths memcached takes
         self.keyfunc: Callable[[str], str] | None = None   # line -> cache key (metadump)
         self.weighted = False                              # rows carry a count
         self.layout: tuple[str, ...] | None = None         # the columns of a plain line, in order
@@ -306,8 +316,8 @@ class _ItemReader:
     def _given_key(self, missing: str) -> int:
         if self.key_length is None:
             raise InputError(f"{self.source}: {missing}")
-        if self.key_length not in _KEYS:
-            raise InputError(f"{self.source}: key length must be 1..{KEY_MAX}, not {self.key_length}")
+        if self.key_length not in self.keys:
+            raise InputError(f"{self.source}: key length must be 1..{self.keys[-1]}, not {self.key_length}")
         return self.key_length
 
     def _check_stats(self, text: str) -> None:
@@ -349,8 +359,8 @@ class _ItemReader:
             key = len(cells[self.key_name_at].strip().encode()) if self.key_name_at < len(cells) else 0
         else:
             key = self.key if self.key_at is None else _cell_number(cells, self.key_at, "key", line)
-        if key not in _KEYS:
-            raise _Rejected(f"key length must be 1..{KEY_MAX}", str(key))
+        if key not in self.keys:
+            raise _Rejected(f"key length must be 1..{self.keys[-1]}", str(key))
         value = _cell_number(cells, self.value_at, "value", line)
         flags = 0 if self.flags_at is None else _cell_number(cells, self.flags_at, "flags", line)
         if flags not in _FLAGS:
@@ -503,7 +513,7 @@ class _ItemReader:
             except ImportError:           # without numpy every block is read line by line
                 self.fast = False
                 return None
-            self.columns = ColumnCounter(self.layout, self.delimiter, self.key, KEY_MAX, FLAGS_MAX)
+            self.columns = ColumnCounter(self.layout, self.delimiter, self.key, self.keys[-1], FLAGS_MAX)
         if "\r" in block:
             block = block.replace("\r\n", "\n")     # a lone \r is not plain: the counter refuses it
         return self.columns.take(block)

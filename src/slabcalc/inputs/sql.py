@@ -82,7 +82,6 @@ def histogram_sql(settings, dialect: str, table: str, key_col: str, value_col: s
     key_len = f"CAST({key} AS {d.bigint})" if lengths else d.byte_length.format(key)
     value_len = f"CAST({value} AS {d.bigint})" if lengths else d.byte_length.format(value)
     p = settings.profile
-    cas = p.cas_size if (p.cas == "appended" and settings.use_cas) else 0
     rule = settings.suffix_rule
     flags_note = {"binary": f"{p.flags_size} bytes of flags unless 0", "binary_always": f"{p.flags_size} bytes",
                   "text_unsigned": '" %u %d\\r\\n" of flags and length', "text_signed": '" %d %d\\r\\n"'}[rule]
@@ -90,7 +89,7 @@ def histogram_sql(settings, dialect: str, table: str, key_col: str, value_col: s
     counted = f", CAST({quote(count_col)} AS {d.bigint}) AS n" if count_col else ""
     return "\n".join([
         f"-- slabcalc: item sizes for {p.label} ({' '.join(settings.as_argv())})",
-        f"-- ntotal = {p.header} header + {cas} CAS + key + 1 + suffix ({flags_note}) + value + 2;",
+        f"-- ntotal = {p.header} header + {settings.cas_bytes} CAS + key + 1 + suffix ({flags_note}) + value + 2;",
         "-- save the result as CSV and run: slabcalc report FILE.csv (with the same options)",
         f"SELECT key, value, flags, {count} AS count" + (", COUNT(*) AS rows" if rows else ""),
         "FROM (",

@@ -5,7 +5,7 @@ on all cores, into the ``(Item, count, rows)`` triples ``report``, ``optimize`` 
 The columns are found by the names every item reader accepts (inputs/aliases.py): a key (its text,
 or a key length), a value (its text or length), flags and a count are optional.  The accounting is
 of the file's rows: rows read = placed + too large + rejected, the rejected ones (no key, a key of
-0 or more than 250 bytes, a negative or missing value) counted by the query.
+0 or more than the profile's key_max, a negative or missing value) counted by the query.
 """
 
 from __future__ import annotations

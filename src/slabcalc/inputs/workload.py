@@ -32,7 +32,6 @@ from typing import Callable, Iterator, TextIO
 from slabcalc.inputs.aliases import WORKLOAD_COLUMNS, by_alias
 from slabcalc.inputs.items import (
     FIRST_REJECTIONS,
-    KEY_MAX,
     TEXT_MAX,
     Accounting,
     InputError,
@@ -40,6 +39,7 @@ from slabcalc.inputs.items import (
     _split,
     first_line,
     header_columns,
+    key_max_of,
 )
 from slabcalc.model.item import FLAGS_MAX, VALUE_MAX
 from slabcalc.model.ops import DELETE, GET, SET, TOUCH
@@ -62,23 +62,25 @@ class _Bad(Exception):
 
 
 def read_workload(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False,
-                  progress: Callable[[int], None] | None = None, form: str | None = None
-                  ) -> tuple[Iterator[tuple], Accounting]:
+                  progress: Callable[[int], None] | None = None, form: str | None = None,
+                  key_max: int | None = None) -> tuple[Iterator[tuple], Accounting]:
     """The operations of ``stream`` as ``(time, op, key, key_size, value_size, ttl, flags)``.
 
     The form is read from the first non-blank line at once (an unusable
     header raises :class:`InputError` here); rows are read as the iterator is
     consumed, and the :class:`Accounting` is final when it is exhausted.
     ``key_length`` is the key size of sets when the input has neither a key
-    nor a key_size column; ``progress(rows)`` is called every 65 536 rows; ``form`` (``csv`` or
+    nor a key_size column; ``key_max`` the longest key (the profile's: :func:`key_max_of`);
+    ``progress(rows)`` is called every 65 536 rows; ``form`` (``csv`` or
     ``twitter``) overrides telling the form from the first line.
     """
-    reader = _WorkloadReader(stream, source, key_length, strict, progress, form)
+    reader = _WorkloadReader(stream, source, key_length, strict, progress, form, key_max)
     return reader.ops(), reader.acct
 
 
 class _WorkloadReader:
-    def __init__(self, stream, source, key_length, strict, progress, form=None):
+    def __init__(self, stream, source, key_length, strict, progress, form=None, key_max=None):
+        self.key_max = key_max_of(key_max)
         self.stream, self.source, self.strict, self.progress = stream, source, strict, progress
         first, self.line = first_line(stream, source)
         text = first.strip()
@@ -98,8 +100,8 @@ class _WorkloadReader:
         if "key" not in columns and "key_size" not in columns:
             if key_length is None:
                 raise InputError(f"{source}: no key or key_size column; give --key N")
-            if not 1 <= key_length <= KEY_MAX:
-                raise InputError(f"{source}: key length must be 1..{KEY_MAX}, not {key_length}")
+            if not 1 <= key_length <= self.key_max:
+                raise InputError(f"{source}: key length must be 1..{self.key_max}, not {key_length}")
         if "value_size" not in columns:
             raise InputError(f"{source}:{self.line}: no value_size column in the header {text!r} (one of "
                              f"{', '.join(_ALIASES['value_size'])})")
@@ -122,7 +124,7 @@ class _WorkloadReader:
         i_ksize, i_vsize, i_ttl, i_flags = at.get("key_size"), at["value_size"], at.get("ttl"), at.get("flags")
         i_count = at.get("count")
         width = max(at.values()) + 1
-        ops, key_length, progress = OPS, self.key_length, self.progress
+        ops, key_length, key_max, progress = OPS, self.key_length, self.key_max, self.progress
         last = 0.0
         serial = 0
         line = self.line - (1 if self.first is not None else 0)
@@ -162,7 +164,7 @@ class _WorkloadReader:
                     value = int(cells[i_vsize]) if op == SET else 0
                     ttl = int(cells[i_ttl]) if i_ttl is not None and cells[i_ttl].strip() else 0
                     flags = int(cells[i_flags]) if i_flags is not None and cells[i_flags].strip() else 0
-                    if not (last <= t < TIME_MAX and 0 < size <= KEY_MAX and 0 <= value <= VALUE_MAX and ttl >= 0
+                    if not (last <= t < TIME_MAX and 0 < size <= key_max and 0 <= value <= VALUE_MAX and ttl >= 0
                             and 0 <= flags <= FLAGS_MAX):
                         raise _Bad(*self._why(t, last, size, value, ttl, flags))
                     repeat = int(cells[i_count]) if i_count is not None else 1
@@ -197,8 +199,8 @@ class _WorkloadReader:
             return f"time must be a number of seconds, 0 to {TIME_MAX:g}", str(t)
         if t < last:
             return f"time goes backwards (after {last:g})", f"{t:g}"
-        if not 0 < size <= KEY_MAX:
-            return f"key length must be 1..{KEY_MAX}", str(size)
+        if not 0 < size <= self.key_max:
+            return f"key length must be 1..{self.key_max}", str(size)
         if not 0 <= value <= VALUE_MAX:
             return f"value_size must be 0..{VALUE_MAX}", str(value)
         if ttl < 0:

@@ -64,13 +64,12 @@ def item_size(settings: Settings, key_length: int, value_length: int, flags: int
     """The breakdown of ``ntotal`` for a key and value of these lengths."""
     check_item(settings, key_length, value_length, flags)
     p = settings.profile
-    cas = p.cas_size if (p.cas == "appended" and settings.use_cas) else 0
     return ItemSize(
         key_length=key_length,
         value_length=value_length,
         flags=flags,
         header=p.header,
-        cas=cas,
+        cas=settings.cas_bytes,
         key=key_length + 1,
         suffix=suffix_length(settings.suffix_rule, flags, value_length, p.flags_size),
         value=value_length + 2,
@@ -100,7 +99,7 @@ def ntotal_function(settings: Settings):
     lengths already validated (``slabcalc report`` sizes millions of rows).
     """
     p = settings.profile
-    fixed = p.header + (p.cas_size if (p.cas == "appended" and settings.use_cas) else 0) + 1 + 2
+    fixed = p.header + settings.cas_bytes + 1 + 2
     rule, flags_size = settings.suffix_rule, p.flags_size
     if rule == "binary":
         return lambda key, value, flags: fixed + key + value + (flags_size if flags else 0)
@@ -120,7 +119,7 @@ def ntotal_array(settings: Settings, key, value, flags):
     import numpy as np  # only callers that already hold numpy arrays get here
 
     p = settings.profile
-    fixed = p.header + (p.cas_size if (p.cas == "appended" and settings.use_cas) else 0) + 1 + 2
+    fixed = p.header + settings.cas_bytes + 1 + 2
     rule, flags_size = settings.suffix_rule, p.flags_size
     total = key + value + fixed
     if rule == "binary":

@@ -68,6 +68,14 @@ class Settings:
         return self.maxconns if self.maxconns is not None else (rules.maxconns_default if rules else 1024)
 
     @property
+    def cas_bytes(self) -> int:
+        """Bytes the CAS adds to every item: the profile's ``cas_size`` when it is appended to the
+        header and ``-C`` was not given, else 0 (1.6.18 memcached.h:143 ITEM_ntotal adds
+        ``sizeof(uint64_t)`` only for ITEM_CAS items; 1.2 keeps it inside the header itself)."""
+        p = self.profile
+        return p.cas_size if (p.cas == "appended" and self.use_cas) else 0
+
+    @property
     def suffix_rule(self) -> str:
         """How client flags are stored (``item.suffix`` of the profile, or as an option set it)."""
         return self.suffix or self.profile.suffix
@@ -102,10 +110,6 @@ class Settings:
         """Options that start a real memcached of this profile with these settings."""
         p = self.profile
         subopts = []
-        if p.has_slab_chunk_max and self.slab_chunk_max != p.default_slab_chunk_max:
-            subopts.append(f"slab_chunk_max={chunk_max_value(p, self.slab_chunk_max)}")
-        if self.slab_sizes:
-            subopts.append("slab_sizes=" + "-".join(map(str, self.slab_sizes)))
         if self.slab_reassign != p.default_slab_reassign and (
                 "slab_reassign" if self.slab_reassign else "no_slab_reassign") in p.suboptions:
             subopts.append("slab_reassign" if self.slab_reassign else "no_slab_reassign")
@@ -115,10 +119,12 @@ class Settings:
             subopts.append("no_hashexpand")
         if self.extstore is not None:
             subopts += self.extstore.words
+        chunk_max = (chunk_max_value(p, self.slab_chunk_max)
+                     if p.has_slab_chunk_max and self.slab_chunk_max != p.default_slab_chunk_max else None)
         return argv_words(memory_mb=self.maxbytes >> 20, chunk_size=self.chunk_size, factor=repr(self.factor),
                           item_size_max=self.item_size_max, no_cas=p.has_cas_option and not self.use_cas,
-                          suboptions=subopts, threads=self.threads, maxconns=self.maxconns,
-                          preallocate=self.preallocate)
+                          slab_chunk_max=chunk_max, slab_sizes=self.slab_sizes or None, suboptions=subopts,
+                          threads=self.threads, maxconns=self.maxconns, preallocate=self.preallocate)
 
 
 FREED_BYTES = 16   # bytes glibc's free() overwrites at the start of a small chunk (tcache next, key)
@@ -415,13 +421,22 @@ def _parse_slab_chunk_max(p: Profile, text: str | None, printed: list[str]) -> i
 
 
 def argv_words(*, memory_mb=None, chunk_size=None, factor=None, item_size_max=None, no_cas: bool = False,
-               suboptions=(), threads=None, maxconns=None, preallocate: bool = False) -> list[str]:
+               slab_chunk_max=None, slab_sizes=None, suboptions=(), threads=None, maxconns=None,
+               preallocate: bool = False) -> list[str]:
     """memcached's command line, spelled in one place: ``-m``, ``-n``, ``-f``, ``-I``, ``-C``, ``-t``,
-    ``-c``, ``-L`` and ``-o``.
+    ``-c``, ``-L`` and ``-o`` (``slab_chunk_max=`` and ``slab_sizes=`` first, then ``suboptions``).
 
     Values are written as given (text is passed through for memcached to parse
-    as it does, ``-f 1,25`` included); ``None`` leaves the flag out.
+    as it does, ``-f 1,25`` included); ``None`` leaves the flag out.  ``slab_chunk_max``
+    is in the release's unit (:func:`chunk_max_value`); ``slab_sizes`` a sequence of chunk
+    sizes or the text of one.
     """
+    words = []
+    if slab_chunk_max is not None:
+        words.append(f"slab_chunk_max={slab_chunk_max}")
+    if slab_sizes is not None:
+        words.append("slab_sizes=" + (slab_sizes if isinstance(slab_sizes, str) else "-".join(map(str, slab_sizes))))
+    suboptions = [*words, *suboptions]
     argv: list[str] = []
     for flag, value in (("-m", memory_mb), ("-n", chunk_size), ("-f", factor), ("-I", item_size_max),
                         ("-t", threads), ("-c", maxconns)):

@@ -9,7 +9,7 @@ from slabcalc.cli.commands.report import report
 from slabcalc.cli.common import check_layout_options, open_input_for, say_rejected, settings_from, warehouse_items
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
-from slabcalc.cli.options import SIZE, format_option, model_options
+from slabcalc.cli.options import SIZE, check_key, format_option, model_options
 from slabcalc.cli.tables import COMPARE_COLUMNS
 from slabcalc.errors import SlabcalcError
 
@@ -48,6 +48,7 @@ def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator
     from slabcalc.records.compare import comparison_record
 
     settings = settings_from(**model)
+    check_key(settings, key_length)
     check_layout_options(settings, "compare")
     if fetch_chunksize < 4096:
         raise Refusal(f"--fetch-chunksize: Varnish's minimum is 4k, not {fetch_chunksize}")
@@ -62,7 +63,8 @@ def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator
             raise DataError(f"{source}: {exc}") from None
     else:
         with open_input_for(file, "compare", value_errors=True) as (stream, source, _):
-            items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
+            items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
+                                           key_max=settings.profile.key_max)
             result = compare_stores(settings, items, options)
     say_rejected(accounting)
     record = comparison_record(result, accounting, options)

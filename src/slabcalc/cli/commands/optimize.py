@@ -8,16 +8,13 @@ from slabcalc.cli.common import check_layout_options, measure, open_input_for, s
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.optimize_output import print_optimum
-from slabcalc.cli.options import format_option, gate_options, measured, model_options
+from slabcalc.cli.options import check_key, format_option, gate_options, input_options, measured, model_options
 from slabcalc.errors import SlabcalcError
 
 
 @cli.command()
 @click.argument("file", default="-", metavar="[FILE]")
-@click.option("--key", "key_length", type=click.IntRange(1, 250), default=None, metavar="BYTES",
-              help="Key length for inputs without a key column (a column of value sizes).  Not given: "
-                   "such an input is refused.")
-@click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
+@input_options()
 @click.option("--max-classes", "max_classes", type=click.IntRange(1, 199), default=None, metavar="K",
               help="At most K sizes in -o slab_sizes (default: the release's limit, 62).")
 @click.option("--validate", "validate", type=click.FloatRange(0, 1, max_open=True), default=0.2, show_default=True,
@@ -53,6 +50,7 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
     from slabcalc.records.optimize import optimum_record
 
     settings = settings_from(**model)
+    check_key(settings, key_length)
     check_layout_options(settings, "optimize")
     limit = settings.memory_limit
     if max_classes is not None and max_classes > settings.profile.max_regular:
@@ -70,7 +68,8 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
         with open_input_for(file, "optimize") as (stream, source, _):
             if hot is not None:
                 stream, left_out = _hot_items(stream, source, hot)
-            items, accounting = read_items(stream, source, key_length=key_length, strict=strict)
+            items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
+                                           key_max=settings.profile.key_max)
             triples = list(items)
     say_rejected(accounting)
     try:
@@ -109,7 +108,8 @@ def _add_hits(record, found, workload, key_length) -> None:
     from slabcalc.inputs.workload import read_workload
 
     with open_input_for(workload, "optimize --workload", "a workload", "ops.csv", value_errors=True) as (stream, src, _):
-        ops, accounting = read_workload(stream, src, key_length=key_length)
+        ops, accounting = read_workload(stream, src, key_length=key_length,
+                                        key_max=found.baseline.report.settings.profile.key_max)
         ops = list(ops)
     say_rejected(accounting)
     rows = {"": found.baseline, **{c.flags: c for c in found.candidates if c is found.first_of(c.space)}}

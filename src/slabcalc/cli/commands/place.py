@@ -7,12 +7,12 @@ import click
 from slabcalc.cli import output
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
-from slabcalc.cli.options import SIZE, format_option, model_options, with_settings
+from slabcalc.cli.options import SIZE, format_option, key_option, model_options, with_settings
 from slabcalc.errors import ValueRefused
 
 
 @cli.command()
-@click.option("--key", "key_length", type=int, required=True, metavar="BYTES", help="Key length in bytes (1-250).")
+@key_option("Key length in bytes (1 to the release's key_max).", required=True)
 @click.option("--value", "value_length", type=SIZE, required=True, metavar="BYTES",
               help="Value length in bytes (units allowed: 600k).")
 @click.option("--flags", type=int, default=0, show_default=True, help="Client flags (0 to 4294967295).")

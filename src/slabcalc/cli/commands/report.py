@@ -8,7 +8,8 @@ from slabcalc.cli import output
 from slabcalc.cli.common import check_layout_options, draw, memcached_argv, open_input_for, say_rejected, settings_from, warehouse_items
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
-from slabcalc.cli.options import deploy_options, format_option, gate_options, model_options, plot_option
+from slabcalc.cli.options import (check_key, deploy_options, format_option, gate_options, input_options, model_options,
+                                  plot_option)
 from slabcalc.cli.plan import add_plan, deploy_plan, keep_text, print_plan
 from slabcalc.cli.tables import REPORT_COLUMNS, REPORT_ESSENTIAL, WHAT_IF_COLUMNS
 from slabcalc.errors import SlabcalcError
@@ -16,10 +17,7 @@ from slabcalc.errors import SlabcalcError
 
 @cli.command()
 @click.argument("file", default="-", metavar="[FILE]")
-@click.option("--key", "key_length", type=click.IntRange(1, 250), default=None, metavar="BYTES",
-              help="Key length for inputs without a key column (a column of value sizes).  Not given: "
-                   "such an input is refused.")
-@click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
+@input_options()
 @click.option("--vs", "what_if", multiple=True, metavar="OPTIONS",
               help='Compare with other memcached options, e.g. --vs "-f 1.08" --vs "-C" (repeatable).  '
                    'Not given: no comparison.')
@@ -49,6 +47,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     from slabcalc.analysis.arrival import walkers, with_file_order
 
     settings = settings_from(**model)
+    check_key(settings, key_length)
     check_layout_options(settings, "report")
     limit = settings.memory_limit
     versus = [(text, _vs_settings(settings, model, text)) for text in what_if]
@@ -63,7 +62,8 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
             if deploy["group_by"] is not None:   # read twice: sizes for the report, names for the groups
                 stream, deploy["text"] = keep_text(stream)
             items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
-                                           progress=progress, columns=True, arrivals=walkers(orders))
+                                           key_max=settings.profile.key_max, progress=progress, columns=True,
+                                           arrivals=walkers(orders))
             triples = list(items)               # build_report sums an item that comes more than once
     try:
         base, ext = ram_report(settings, triples, limit, key_length or 16)

@@ -7,16 +7,14 @@ import click
 from slabcalc.cli.common import draw, say_rejected, settings_from
 from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
-from slabcalc.cli.options import format_option, model_options, plot_option
+from slabcalc.cli.options import check_key, format_option, input_options, model_options, plot_option
 from slabcalc.cli.simulate_output import print_simulation
 
 
 @cli.command("simulate")
 @click.argument("file", default="-", metavar="[FILE]")
-@click.option("--key", "key_length", type=click.IntRange(1, 250), default=None, metavar="BYTES",
-              help="Key size of sets when the input has neither a key nor a key_size column.  Not given: "
-                   "such an input is refused (oracleGeneral: 16).")
-@click.option("--strict", is_flag=True, help="Stop at the first bad row (exit 1, file and line named).")
+@input_options("Key size of sets when the input has neither a key nor a key_size column, 1 to the "
+               "release's key_max.  Not given: such an input is refused (oracleGeneral: 16).")
 @click.option("--every", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
               help="Add a timeline: pages, items and evictions per class every SECONDS of workload time.  "
                    "Not given: the end state only.")
@@ -81,6 +79,7 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
     noted: set = set()
     limits = memory_limits(model.pop("memory_limit"))
     every_settings = [settings_from(**model, memory_limit=limit, noted=noted) for limit in limits]
+    check_key(every_settings[0], key_length)
     try:
         for settings in every_settings:
             describe_model(settings, background_for(settings))
@@ -92,7 +91,8 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
         return _curve(every_settings, file, input_format, key_length, strict, uptime, sample, plot, fmt)
     settings = every_settings[0]
     result, accounting = replay_file(file, input_format, key_length, strict,
-                                     lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample))
+                                     lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample),
+                                     key_max=settings.profile.key_max)
     say_rejected(accounting)
     record = simulation_record(result, accounting)
     print_simulation(result, record, fmt)
@@ -115,7 +115,7 @@ def _curve(every_settings, file, input_format, key_length, strict, uptime, sampl
 
     progress = progress_printer() if sys.stderr.isatty() else None
     curve, accounting = replay_file(file, input_format, key_length, strict, lambda ops: hit_ratio_curve(
-        every_settings, ops, boot=uptime, sample=sample, progress=progress))
+        every_settings, ops, boot=uptime, sample=sample, progress=progress), key_max=every_settings[0].profile.key_max)
     say_rejected(accounting)
     record = curve_record(curve, accounting)
     print_curve(record, fmt)
