@@ -19,7 +19,7 @@ from clirun import run
 from slabcalc import configure
 from slabcalc.engines.background import background_for
 from slabcalc.engines.engine import Engine
-from slabcalc.engines.sample import Sampled, SampleError, check_rate, key_hash
+from slabcalc.engines.sample import Sampled, SampleError, TooCoarse, check_rate, key_hash
 from slabcalc.engines.simulate import GET, SET, simulate
 from slabcalc.engines.slabs import Slabs
 
@@ -130,7 +130,7 @@ def _mixed(n: int, keys: int, seconds: float, seed: int = 18):
 def test_counts_are_the_sample_scaled_back(profile):
     """A sample is a replay of its keys with pages holding the rate's share of their chunks: its
     pages, page moves and memory are the node's as they are, every other count times 1/rate."""
-    settings = configure(profile, ["-m", "64"])
+    settings = configure(profile, ["-m", "128"])        # room for 0.25 (a rate of 0.16 or more)
     ops = list(_mixed(100_000, 80_000, 60))
     sim = simulate(settings, ops, sample=0.25)
     kept = Sampled(0.25)
@@ -138,12 +138,12 @@ def test_counts_are_the_sample_scaled_back(profile):
     raw = engine.results(None, engine.run(kept.filter(iter(ops))))
     s = sim.sample
     assert (s.ops, s.sampled_ops, s.rate) == (100_000, kept.kept, 0.25)
-    assert sim.settings.maxbytes == 64 << 20 and sim.totals.ops == 100_000
+    assert sim.settings.maxbytes == 128 << 20 and sim.totals.ops == 100_000
     for name in ("gets", "hits", "evicted", "curr_items", "reclaimed", "crawler_reclaimed"):
         assert getattr(sim.totals, name) == round(getattr(raw.totals, name) * 4), name
     for name in ("pages", "total_malloced", "pages_moved", "global_page_pool"):
         assert getattr(sim.totals, name) == getattr(raw.totals, name), name
-    assert raw.totals.evicted > 0 and sim.totals.pages >= 64        # -m 64 (a first page may go past it)
+    assert raw.totals.evicted > 0 and sim.totals.pages >= 128       # -m 128 (a first page may go past it)
     by_class = {r.slab_class.id: r for r in raw.classes}
     for r in sim.classes:
         was = by_class[r.slab_class.id]
@@ -161,6 +161,68 @@ def test_a_sample_of_one_is_the_whole_replay(profile):
     assert sampled.totals == whole.totals and sampled.classes == whole.classes
     assert sampled.sample.sampled_ops == 20_000
     assert (sampled.sample.evicted_error, sampled.sample.coarse_classes) == (0, ())
+
+
+# -- room: -m must hold 20 sampled chunks of every class the workload uses ------------------------
+
+def _sets(*value_sizes: int, times: int = 200):
+    """``times`` sets of each value size (10-byte keys), one key each, a second apart."""
+    return [(float(i), SET, f"k{size}:{i:06d}", 10, size, 0, 0)
+            for size in value_sizes for i in range(times)]
+
+
+def test_a_rate_whose_minus_m_cannot_hold_20_sampled_chunks_a_class_is_refused_at_its_boundary(profile):
+    """1.6.18 defaults, -m 100: a 450 000-byte value sits in class 39 (524 288-byte chunks, 2 a
+    1 MiB page, as `stats slabs` shows them).  20 sampled chunks of it take 20 / (2 R) pages, so
+    100 pages hold them from R = 10 / 100 = 0.1 up; below, refused, naming 0.1.  A 10-byte value
+    (class 1: 96 bytes, 10 922 a page) adds 20 / 10 922 pages: then 0.1 is short, and 0.101 (the
+    exact 0.1000183 rounded up) is named -- though that class's items come after the refusal was
+    due, as they are read."""
+    settings = configure(profile, ["-m", "100"])
+    big = _sets(450_000)
+    assert simulate(settings, big, sample=0.1).sample.rate == 0.1          # exactly at the boundary
+    with pytest.raises(TooCoarse, match=r"--sample 0.0999 is too coarse for -m 100: .* cannot hold 20 sampled "
+                                        r"chunks of each of the 1 classes .*--sample 0.1$") as refused:
+        simulate(settings, big, sample=0.0999)
+    assert refused.value.smallest == 0.1
+    exact = (20 / 2 + 20 / 10922) / 100
+    assert 0.1 < exact < 0.101
+    both = big + [(1000.0 + t, op, key, k, v, ttl, f) for t, op, key, k, v, ttl, f in _sets(10)]
+    for short in (0.05, 0.1):
+        with pytest.raises(TooCoarse, match=r"2 classes the workload uses; the smallest rate that can is "
+                                            r"--sample 0.101$"):
+            simulate(settings, both, sample=short)
+    assert simulate(settings, both, sample=0.101).totals.ops == len(both)
+    # a chunked item uses each class it has a chunk in: 700 000 bytes, a header in class 2, chunks in 39, 35
+    with pytest.raises(TooCoarse, match="of each of the 3 classes"):
+        simulate(settings, _sets(700_000), sample=0.1)
+    assert simulate(settings, big, sample=1).sample.rate == 1               # the whole replay is never refused
+
+
+def test_a_refused_rate_stops_replaying_when_it_is_found(profile):
+    """The refusal is due at the first set of class 39: the operations after it are read (for the
+    classes they use), not replayed."""
+    from slabcalc.engines.sample import Room
+
+    settings = configure(profile, ["-m", "10"])        # class 39 needs 10 / 0.99 pages: more than 10
+    engine = Engine(settings, background_for(settings), share=0.99)
+    ops = _sets(10, times=50) + [(60.0, SET, "big", 10, 450_000, 0, 0)] + _sets(2000, times=50)
+    with pytest.raises(TooCoarse, match="3 classes"):
+        engine.run(Sampled(0.99).filter(iter(ops), Room(settings, 0.99)))
+    assert 40 < engine.counts["ops"] <= 50
+
+
+def test_a_curve_is_refused_by_its_smallest_limit(profile):
+    """-m 100 and 200 at 0.06: 200 pages have room from 0.05 up, 100 only from 0.1, which decides,
+    before any replay; at 0.1 both replay."""
+    from slabcalc.analysis.curve import hit_ratio_curve
+
+    settings = [configure(profile, ["-m", str(mb)]) for mb in (200, 100)]
+    done = []
+    with pytest.raises(TooCoarse, match=r"for -m 100: .*--sample 0.1$"):
+        hit_ratio_curve(settings, _sets(450_000), sample=0.06, workers=1, progress=lambda *a: done.append(a))
+    assert done == []
+    assert len(hit_ratio_curve(settings, _sets(450_000), sample=0.1, workers=1).points) == 2
 
 
 def half_a_million_operations_without_page_moves() -> dict:
@@ -250,6 +312,12 @@ def test_the_command_line(tmp_path):
     assert 0 < s["sampled_ops"] < 30_000 and "0.1 sample of the keys" in doc["model"]["text"]
     text = run("simulate", str(path), "-m", "640", "--sample", "0.1", "--profile", "1.6.18").stdout
     assert "every other count is the sample's times 10" in " ".join(text.split()) and "sampling error" in text
+    result = run("simulate", str(path), "-m", "32", "--sample", "0.1", "--profile", "1.6.18")
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert result.stderr.startswith("Error: --sample 0.1 is too coarse for -m 32: ")
+    smallest = result.stderr.split("--sample ")[-1].strip()
+    assert 0.1 < float(smallest) < 1 and len(result.stderr.strip().splitlines()) == 1
+    assert run("simulate", str(path), "-m", "32", "--sample", smallest, "--profile", "1.6.18").exit_code == 0
     for bad, why in (("0", "0<x<=1"), ("1.5", "0<x<=1"), ("x", "not a valid float")):
         result = run("simulate", str(path), "-m", "640", "--sample", bad)
         assert result.exit_code == 2 and why in result.stderr, result.stderr

@@ -17,6 +17,7 @@ from typing import Callable, Iterable, Sequence
 
 from slabcalc.engines.ideal import IdealLru, ideal_lru
 from slabcalc.engines.results import Simulation
+from slabcalc.engines.sample import room_for
 from slabcalc.engines.simulate import simulate
 from slabcalc.model.settings import Settings
 
@@ -51,11 +52,15 @@ def hit_ratio_curve(settings: Sequence[Settings], ops: Iterable[tuple], *, boot:
     LRU of each one's ``-m``.
 
     ``boot`` and ``sample`` are :func:`simulate`'s (a sample replays every ``-m`` on the same keys,
-    the ideal LRU in the sample's share of the bytes).  ``workers`` bounds the processes (default
-    ``os.cpu_count()``; 1 replays here, one ``-m`` after another).  ``progress(point, done,
-    total)`` is called as each ``-m`` finishes, in the order they finish.
+    the ideal LRU in the sample's share of the bytes); a rate too small for the smallest ``-m``
+    (:class:`~slabcalc.engines.sample.Room`) raises ``TooCoarse`` before any replay.  ``workers``
+    bounds the processes (default ``os.cpu_count()``; 1 replays here, one ``-m`` after
+    another).  ``progress(point, done, total)`` is called as each ``-m`` finishes, in the order
+    they finish.
     """
     ops = ops if isinstance(ops, (list, tuple)) else list(ops)
+    if sample is not None and sample < 1 and settings:        # the smallest -m has the least room: it decides
+        room_for(min(settings, key=lambda s: s.maxbytes or float("inf")), ops, sample).check()
     total = len(settings)
     workers = max(1, min(total, workers or os.cpu_count() or 1))
     points: list[CurvePoint | None] = [None] * total

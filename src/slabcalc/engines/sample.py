@@ -23,6 +23,19 @@ counts, and names the classes that hold so few sampled items that their
 figures are mostly chance.  The automover compares the ages of COLD tails,
 which are noisier over fewer items; ``benchmarks/sample_bench.py`` measures
 the whole error against full replays, and ``tests/test_sample.py`` bounds it.
+
+A class's holding in a sample moves in whole sampled chunks, and one chunk of class ``c``
+stands for ``1 / (R * perslab)`` of the node's pages: at 1 % a chunk of the 512 KB class
+(2 a page) is 50 pages.  The carry keeps a class within one chunk of its pages' share, and a
+class takes pages until one holds a chunk, so the error of each class's memory is one sampled
+chunk.  That is small only against a holding of many chunks: a sample is made only when ``-m``
+could hold :data:`ROOM_CHUNKS` sampled chunks of every class the workload stores in, all at
+once (:class:`Room`) -- one chunk is then at most a twentieth of such a holding, inside the 5 %
+the tests hold a sample to.  Below that (``sum(N * page_length_c / (R * perslab_c)) > -m``) the
+chunks, not the keys, decide the figures, and the rate is refused (:class:`TooCoarse`) with the
+smallest that has room, ``N * sum(page_length_c / perslab_c) / -m``.  It is refused, not
+raised to that rate: the rate sets the replay's time and memory, and a correction could
+multiply both by a hundred, or make the sample the whole replay, without being asked.
 """
 
 from __future__ import annotations
@@ -30,14 +43,20 @@ from __future__ import annotations
 import math
 import zlib
 from dataclasses import dataclass, field, fields, replace
+from fractions import Fraction
 from typing import Iterable, Iterator
 
 from slabcalc.engines.results import Simulation
 from slabcalc.errors import SlabcalcError
-from slabcalc.model.ops import GET
+from slabcalc.model.classes import class_for, slab_classes
+from slabcalc.model.item import ntotal_function
+from slabcalc.model.ops import FILL, GET, SET
+from slabcalc.model.placement import TOO_LARGE, place
+from slabcalc.model.settings import Settings
 
 HASH_SPACE = 1 << 32
 COARSE_ITEMS = 100      # a class with fewer sampled items than this is named as coarse
+ROOM_CHUNKS = 20        # sampled chunks of each class the workload uses that -m must be able to hold
 
 
 class SampleError(SlabcalcError, ValueError):
@@ -54,6 +73,15 @@ def key_hash(key) -> int:
     h ^= h >> 13
     h = (h * 0xC2B2AE35) & 0xFFFFFFFF
     return h ^ (h >> 16)
+
+
+class TooCoarse(SampleError):
+    """A rate at which -m cannot hold :data:`ROOM_CHUNKS` sampled chunks of each class the workload
+    uses; ``smallest`` is the smallest rate that can (1: none below the whole replay)."""
+
+    def __init__(self, message: str, smallest: float):
+        super().__init__(message)
+        self.smallest = smallest
 
 
 def check_rate(rate: float) -> float:
@@ -87,18 +115,119 @@ class Sampled:
             return found
         engine.fetch = counted
 
-    def filter(self, operations: Iterable[tuple]) -> Iterator[tuple]:
-        """The operations (``(time, op, key, ...)``) of the keys whose hash is under the rate."""
+    def filter(self, operations: Iterable[tuple], room: "Room | None" = None) -> Iterator[tuple]:
+        """The operations (``(time, op, key, ...)``) of the keys whose hash is under the rate.
+
+        With ``room``, every operation's item (sampled or not) is placed as it is read; once the
+        workload's classes leave no room at the rate, the rest is read without replaying it (the
+        smallest rate that has room needs every class) and :class:`TooCoarse` is raised."""
         threshold = int(self.rate * HASH_SPACE)
         ops = kept = 0
+        if room is not None:        # every set is placed: what room.add does for a size it knows, here
+            ntotal, class_at, used = room._ntotal, room._class_at, room.classes
         try:
             for op in operations:
                 ops += 1
+                if (room is not None and (op[1] == SET or op[1] == FILL)
+                        and class_at.get(ntotal(op[3], op[4], op[6])) not in used and room.add(op[3], op[4], op[6])):
+                    for op in operations:
+                        ops += 1
+                        if op[1] == SET or op[1] == FILL:
+                            room.add(op[3], op[4], op[6])
+                    room.check()
                 if key_hash(op[2]) < threshold:
                     kept += 1
                     yield op
         finally:
             self.ops, self.kept = ops, kept
+
+
+class Room:
+    """The classes a workload stores in, found as its items are placed, and the smallest sample rate
+    at which ``settings``' ``-m`` holds :data:`ROOM_CHUNKS` sampled chunks of each at once.
+
+    ``N`` chunks of class ``c`` take ``N / (R * perslab_c)`` of its pages at rate ``R``, each page
+    ``page_length_c`` bytes of ``-m`` (``do_slabs_newslab``, 1.6.18 slabs.c:369): the smallest
+    rate is ``N * sum(page_length_c / perslab_c) / -m`` over the classes used, an item of several
+    chunks (1.6.18 items.c do_item_alloc_chunk) using each class it has a chunk in."""
+
+    def __init__(self, settings: Settings, rate: float = 1.0):
+        self.settings, self.limit, self.rate = settings, settings.maxbytes, rate
+        self._table = slab_classes(settings)
+        self._by_id = {c.id: c for c in self._table}
+        self._ntotal = ntotal_function(settings)
+        self._max_single = min(self._table[-1].chunk_size, settings.item_size_max)
+        self._class_at: dict[int, int] = {}      # ntotal -> class, as the items are met
+        self._large: dict[tuple, tuple] = {}      # (key, value, flags) -> the classes of its chunks
+        self.classes: set[int] = set()
+        self.need = Fraction(0)          # sum of page_length_c / perslab_c over self.classes
+
+    def add(self, key_size: int, value_size: int, flags: int) -> bool:
+        """Place one item (every set of a workload: kept cheap); True if it used a new class and
+        the classes so far leave no room at ``self.rate``."""
+        size = self._ntotal(key_size, value_size, flags)
+        if size <= self._max_single:
+            cls = self._class_at.get(size)
+            if cls is None:
+                cls = self._class_at[size] = class_for(self._table, size).id
+            return cls not in self.classes and self._grew((cls,))
+        spec = (key_size, value_size, flags)
+        used = self._large.get(spec)
+        if used is None:            # an item of several chunks, or too large for memcached (no class)
+            placement = place(self.settings, key_size, value_size, flags, self._table)
+            used = self._large[spec] = (() if placement.status == TOO_LARGE
+                                        else tuple(c.class_id for c in placement.chunks))
+        return not self.classes.issuperset(used) and self._grew(used)
+
+    def _grew(self, used: Iterable[int]) -> bool:
+        for cls in set(used) - self.classes:
+            self.classes.add(cls)
+            c = self._by_id[cls]
+            self.need += Fraction(self.settings.page_length(c.chunk_size, c.perslab), c.perslab)
+        return not self.fits(self.rate)
+
+    def smallest(self) -> Fraction:
+        """The smallest rate with room (may be over 1: no sample has room)."""
+        if not self.limit:
+            return Fraction(0)
+        return ROOM_CHUNKS * self.need / self.limit
+
+    def fits(self, rate: float) -> bool:
+        # a rate printed to three figures (rounded up) must pass: a float's own error is forgiven
+        return rate >= 1 or rate >= float(self.smallest()) * (1 - 1e-9)
+
+    def check(self) -> None:
+        """Raise :class:`TooCoarse` if ``self.rate`` leaves no room, naming the smallest that does."""
+        rate = self.rate
+        if self.fits(rate):
+            return
+        smallest = _rounded_up(self.smallest())
+        mb = self.limit / (1 << 20)
+        if smallest >= 1:
+            advice = "no sample has room: replay it whole (no --sample)"
+        else:
+            advice = f"the smallest rate that can is --sample {smallest:g}"
+        raise TooCoarse(f"--sample {rate:g} is too coarse for -m {mb:g}: a sample holds whole chunks, and "
+                        f"-m {mb:g} cannot hold {ROOM_CHUNKS} sampled chunks of each of the {len(self.classes)} "
+                        f"classes the workload uses; {advice}", min(smallest, 1.0))
+
+
+def _rounded_up(rate: Fraction) -> float:
+    """``rate`` rounded up to three significant figures."""
+    if rate <= 0:
+        return 0.0
+    exponent = math.floor(math.log10(rate)) - 2
+    step = Fraction(10) ** exponent
+    return float(math.ceil(rate / step) * step)
+
+
+def room_for(settings: Settings, operations: Iterable[tuple], rate: float = 1.0) -> Room:
+    """The :class:`Room` of a workload held in memory (a curve's): every item it stores placed."""
+    room = Room(settings, rate)
+    for op in operations:
+        if op[1] == SET or op[1] == FILL:
+            room.add(op[3], op[4], op[6])
+    return room
 
 
 @dataclass(frozen=True)
@@ -171,5 +300,6 @@ def scale_back(sim: Simulation, sampled: Sampled) -> Simulation:
                    timeline=tuple(_scaled_copy(row, rate) for row in sim.timeline), sample=info, snapshots=())
 
 
-__all__ = ["HASH_SPACE", "COARSE_ITEMS", "Sample", "SampleError", "Sampled", "key_hash", "check_rate",
+__all__ = ["HASH_SPACE", "COARSE_ITEMS", "ROOM_CHUNKS", "Room", "Sample", "SampleError", "Sampled", "TooCoarse",
+           "key_hash", "check_rate", "room_for",
            "scale_back", "errors"]

@@ -87,19 +87,21 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     whole state (the result's ``snapshots``).  ``sample`` (0 < rate <= 1)
     replays only the keys whose hash falls under the rate, each page
     holding that share of its chunks, and scales the counts back (:mod:`.sample`; the result's
-    ``sample`` says how, and with what error).
+    ``sample`` says how, and with what error); a rate at which ``-m`` cannot hold enough sampled
+    chunks of each class the workload uses raises :class:`~.sample.TooCoarse`.
     """
     background = background_for(settings, suboptions)
     if lru is not None and lru != background.lru:
         background = with_lru(background, lru)
     model = describe_model(settings, background)
     if sample is not None:
-        from slabcalc.engines.sample import Sampled, check_rate, scale_back
+        from slabcalc.engines.sample import Room, Sampled, check_rate, scale_back
 
         sampled = Sampled(check_rate(sample))
         engine = Engine(settings, background, boot=boot, share=sample)
         sampled.count_reads(engine)
-        timeline = engine.run(sampled.filter(ops), every=every, at=())
+        room = Room(settings, sample) if sample < 1 else None
+        timeline = engine.run(sampled.filter(ops, room), every=every, at=())
         model = replace(model, text=f"{model.text}; replayed on a {sample:.4g} sample of the keys (their hash "
                                     f"under the rate), each page holding {sample:.4g} of its chunks, counts "
                                     f"scaled back by {1 / sample:.4g}")

@@ -30,7 +30,9 @@ from slabcalc.cli.simulate_output import print_simulation
 @click.option("--sample", "sample", type=click.FloatRange(0, 1, min_open=True), default=None, metavar="RATE",
               help="Replay only the keys whose hash falls under RATE (0 < RATE <= 1; SHARDS-style spatial "
                    "sampling), each page holding RATE of its chunks, and scale the counts back, with their "
-                   "error: for nodes too large to replay whole.  Not given: every key.")
+                   "error: for nodes too large to replay whole.  A RATE at which -m cannot hold 20 sampled chunks "
+                   "of each class the workload uses is refused, naming the smallest that can.  Not given: every "
+                   "key.")
 @plot_option
 @model_options
 @format_option(command="simulate")
@@ -90,9 +92,8 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
             raise Refusal("--every draws the timeline of one replay: give one -m with it, not a list")
         return _curve(every_settings, file, input_format, key_length, strict, uptime, sample, plot, fmt)
     settings = every_settings[0]
-    result, accounting = replay_file(file, input_format, key_length, strict,
-                                     lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample),
-                                     key_max=settings.profile.key_max)
+    result, accounting = replay_file(file, input_format, key_length, strict, refusing_coarse(
+        lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample)), key_max=settings.profile.key_max)
     say_rejected(accounting)
     record = simulation_record(result, accounting)
     print_simulation(result, record, fmt)
@@ -102,6 +103,18 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
         from slabcalc.records.simulate import memory_records
 
         draw("plot_classes", memory_records(result), plot)
+
+
+def refusing_coarse(run):
+    """``run`` with a sample rate too small for -m (``TooCoarse``) a usage error: one line, exit 2."""
+    from slabcalc.engines.sample import TooCoarse
+
+    def refusing(ops):
+        try:
+            return run(ops)
+        except TooCoarse as exc:
+            raise Refusal(str(exc)) from None
+    return refusing
 
 
 def _curve(every_settings, file, input_format, key_length, strict, uptime, sample, plot, fmt):
@@ -114,8 +127,9 @@ def _curve(every_settings, file, input_format, key_length, strict, uptime, sampl
     from slabcalc.records.curve import curve_record
 
     progress = progress_printer() if sys.stderr.isatty() else None
-    curve, accounting = replay_file(file, input_format, key_length, strict, lambda ops: hit_ratio_curve(
-        every_settings, ops, boot=uptime, sample=sample, progress=progress), key_max=every_settings[0].profile.key_max)
+    curve, accounting = replay_file(file, input_format, key_length, strict, refusing_coarse(
+        lambda ops: hit_ratio_curve(every_settings, ops, boot=uptime, sample=sample, progress=progress)),
+        key_max=every_settings[0].profile.key_max)
     say_rejected(accounting)
     record = curve_record(curve, accounting)
     print_curve(record, fmt)
