@@ -140,7 +140,7 @@ class Crawler:
         for cls, seg in self.lrus:
             lru = q[seg][cls]
             items = lru.values()
-            if len(items) == longest:
+            if items and len(items) == longest:
                 items.pop()
             for item in items:
                 if item.exptime and item.exptime < soonest:
