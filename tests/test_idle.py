@@ -4,7 +4,8 @@ The property test replays random small workloads (sets, gets, deletes,
 touches; TTLs from none to a day; gaps from none to a quarter of an hour) through two
 engines, one jumping over idle seconds and one stepping every wake-up
 (``fast_forward=False``), and requires the same results, every class and
-total, every timeline row and every snapshot.  ``-f 4`` keeps the class table
+total, every timeline row and every snapshot, and the state left for later
+requests (items, the threads' schedules, the automover's window).  ``-f 4`` keeps the class table
 to 7 classes, so stepping a quarter of an hour costs little; the crawler's longest
 wait is cut from an hour to two minutes, so the crawls reach their steady
 cycle -- the one the jumps over whole cycles skip -- within the workloads'
@@ -48,9 +49,23 @@ def engine(release, args, fast_forward, boot=0.0, crawl_max_wait=120):
 
 
 def replay(release, args, ops, fast_forward, boot=0.0, every=None, at=(), **kw):
+    """The results, the snapshots, and the state the threads and the items are left in."""
     e = engine(release, args, fast_forward, boot, **kw)
     timeline = e.run(ops, every=every, at=at)
-    return e.results(None, timeline), e.snapshots
+    return e.results(None, timeline), e.snapshots, state(e)
+
+
+def state(e):
+    """What later requests would meet: every item's place and times, the threads' schedules, the
+    automover's window."""
+    items = sorted((i.key, i.cls, i.seg, i.time, i.exptime, i.fetched, i.active) for i in e.index.values())
+    threads = tuple(actor.idle_key(0) for actor in e.actors)
+    maintainer = getattr(e, "maintainer", None)
+    crawler = maintainer and maintainer.crawler
+    automover = (maintainer and maintainer.automover) or next((a.automover for a in e.actors
+                                                               if hasattr(a, "automover")), None)
+    return (items, threads, crawler and crawler.idle_key(0),
+            automover and (automover.cur, automover.window))
 
 
 def gaps():
