@@ -26,8 +26,11 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from operator import itemgetter
 
 from slabcalc.engines.lru import COLD
+
+AGE, DIRTY, RATIO, SEEN = (itemgetter(i) for i in range(4))     # a window slot's fields
 
 
 class WindowedAutomover:
@@ -100,11 +103,11 @@ class WindowedAutomover:
             lru = cold[c]
             slot[0] = now - lru.next.time if lru.n else 0
             window = self.window[c]
-            age = sum(s[0] for s in window) // self.size
-            seen = sum(s[3] for s in window)
-            ratio = sum(s[2] for s in window)
+            age = sum(map(AGE, window)) // self.size      # map: the same sums, in the same order, faster
+            seen = sum(map(SEEN, window))
+            ratio = sum(map(RATIO, window))
             if sampled is None:
-                dirty = sum(s[1] for s in window)
+                dirty = sum(map(DIRTY, window))
             else:
                 if pages[c] - b_pages[c] > 0:
                     slot[1] = 2                 # a page gained: what the sampled events do not count
