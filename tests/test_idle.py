@@ -86,7 +86,7 @@ def workloads(draw):
     return ops
 
 
-@hsettings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@hsettings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(server=st.sampled_from(SERVERS), ops=workloads(), boot=st.sampled_from([0.0, 2.0, 0.25]),
        every=st.sampled_from([None, 60.0]), share=st.sampled_from([1.0, 1.0, 1.0, 0.5]))
 def test_jumping_over_idle_seconds_changes_no_counter(server, ops, boot, every, share):

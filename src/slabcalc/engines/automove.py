@@ -217,7 +217,7 @@ class MoverThread:
 
         e = self.e
         wake = self.next_wake
-        second = math.floor(wake / 1_000_000)
+        second = wake // 1_000_000
         if self.last_move_second != second:
             source, dest = self.automover.run()
             if source != -1 and dest != -1:

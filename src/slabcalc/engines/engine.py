@@ -14,9 +14,11 @@ time ``t`` is second ``floor(t)`` of the server's clock.  A TTL is a duration:
 Between requests, the background threads run at the instants the real ones
 wake (:mod:`.maintainer`, :mod:`.crawler`, :mod:`.automove`, :mod:`.mover`),
 on the same clock, from the server's start (``boot`` seconds before the
-workload's time 0).  A page move asked for during a request is carried out
-when the request is done (the mover is a thread of its own that needs
-milliseconds for a page).
+workload's time 0); the idle stretches between them, where the threads only
+repeat themselves, are jumped over to the next instant anything can change
+(:mod:`.idle`; ``fast_forward=False`` steps every wake-up).  A page move
+asked for during a request is carried out when the request is done (the
+mover is a thread of its own that needs milliseconds for a page).
 
 This module is long because memcached's request paths (set, get, touch, delete, the chunked set, eviction) share the engine's state and run in its one loop; the background threads are modules of their own.
 """
@@ -387,7 +389,7 @@ class Engine:
                 break
             if idle is not None and wake + IDLE_AHEAD <= t_us and idle.skip(wake, t_us):
                 continue
-            self.now = epoch + math.floor(wake / US)
+            self.now = epoch + wake // US          # whole microseconds: exact at any time
             actor.step()
             if self.pending_move is not None:
                 self.move_pending()

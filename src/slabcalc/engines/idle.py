@@ -98,7 +98,7 @@ class Idle:
         if bound <= second:
             return False
         end = t_us if bound == math.inf else min(t_us, (bound + 1 - e.epoch) * US)
-        cycles = math.floor((end - wake) / cycle)
+        cycles = (math.floor(end) - wake) // cycle          # every wake-up skipped is before end
         if cycles < 1:
             return False
         seconds = cycles * cycle // US
