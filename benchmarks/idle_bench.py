@@ -8,9 +8,10 @@ Prints, for memcached 1.6.18 and 1.6.45 defaults (maintainer, crawler, automover
   day (``--stepped-week``: over the whole week too, which takes minutes), the counts of both
   compared;
 * an oracleGeneral trace of ``--records`` requests whose timestamps are random 32-bit values
-  (records going back in time are rejected by the reader, as a trace's are), read and replayed.
+  (records going back in time are rejected by the reader, as a trace's are), read and replayed;
+  and one of ``--sorted-records`` such timestamps put in order (a request every 8 months or so).
 
-Run: python benchmarks/idle_bench.py [--stepped-week] [--records 20000]
+Run: python benchmarks/idle_bench.py [--stepped-week] [--records 20000] [--sorted-records 200]
 """
 
 from __future__ import annotations
@@ -41,16 +42,30 @@ def replay(release: str, ops: list[tuple], fast_forward: bool):
     return time.perf_counter() - start, engine.results(None, timeline)
 
 
-def oracle_trace(records: int, seed: int = 29) -> bytes:
+def oracle_trace(records: int, ordered: bool = False, seed: int = 29) -> bytes:
     rng = random.Random(seed)
-    return b"".join(RECORD.pack(rng.getrandbits(32), rng.randrange(5000), rng.randrange(100, 5000), -1)
-                    for _ in range(records))
+    clocks = [rng.getrandbits(32) for _ in range(records)]
+    if ordered:
+        clocks.sort()
+    return b"".join(RECORD.pack(clock, rng.randrange(5000), rng.randrange(100, 5000), -1) for clock in clocks)
+
+
+def replay_trace(data: bytes, what: str) -> None:
+    settings = configure(load_profile("1.6.18"), ["-m", "64"])
+    start = time.perf_counter()
+    ops, accounting = read_oracle_general(io.BytesIO(data), "random.oracleGeneral")
+    sim = simulate(settings, ops)
+    elapsed = time.perf_counter() - start
+    print(f"oracleGeneral, {accounting.rows:,} records with {what}: {elapsed:.2f} s "
+          f"({accounting.items:,} replayed up to t={sim.end_time:,.0f} s, {accounting.rejected:,} rejected "
+          f"as going back in time; {sim.totals.gets:,} gets, {sim.totals.hits:,} hits)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stepped-week", action="store_true", help="also step the whole week (minutes)")
     parser.add_argument("--records", type=int, default=20_000)
+    parser.add_argument("--sorted-records", type=int, default=200)
     args = parser.parse_args()
     for release in ("1.6.18", "1.6.45"):
         print(f"memcached {release} -m 64 (LRU maintainer, crawler, slab_automove=1): two requests apart")
@@ -62,16 +77,8 @@ def main() -> None:
                 stepped, ref = replay(release, two_requests(gap), False)
                 line += f"   stepping {stepped:8.2f} s   counts {'identical' if ref == sim else 'DIFFER'}"
             print(line)
-    data = oracle_trace(args.records)
-    settings = configure(load_profile("1.6.18"), ["-m", "64"])
-    start = time.perf_counter()
-    ops, accounting = read_oracle_general(io.BytesIO(data), "random.oracleGeneral")
-    sim = simulate(settings, ops)
-    elapsed = time.perf_counter() - start
-    print(f"oracleGeneral, {args.records:,} records with random 32-bit timestamps: {elapsed:.2f} s "
-          f"({accounting.items:,} replayed up to t={sim.end_time:,.0f} s, {accounting.rejected:,} rejected "
-          f"as going back in time; {sim.totals.gets:,} gets, {sim.totals.hits:,} hits)")
-
+    replay_trace(oracle_trace(args.records), "random 32-bit timestamps")
+    replay_trace(oracle_trace(args.sorted_records, ordered=True), "random 32-bit timestamps in order")
 
 if __name__ == "__main__":
     main()
