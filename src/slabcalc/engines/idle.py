@@ -64,7 +64,7 @@ class Idle:
         if stamp != self.stamp:
             self.stamp, self.seen = stamp, {}
         crawler = self.crawler
-        frozen = (keys, wake % US, crawler.changes if crawler is not None else None)
+        frozen = (keys, wake % US, crawler.changes if crawler is not None else None, stamp)
         if self.last != (wake - US, frozen):
             self.last = (wake, frozen)
             return False
