@@ -128,7 +128,7 @@ class WindowedAutomover:
         return src, dst
 
     def _free_enough(self, c: int) -> bool:
-        """More than 2.5 pages of free chunks (slab_automove.c 117; a sampled replay: by two
+        """More than 2.5 pages of free chunks (slab_automove.c 131; a sampled replay: by two
         standard deviations of their count, see ``__init__``)."""
         slabs = self.e.slabs
         chunks = len(slabs.free[c])
@@ -137,9 +137,11 @@ class WindowedAutomover:
         return (chunks - 2 * math.sqrt(chunks)) * 10 > slabs.per_page[c] * self.reclaim_tenths
 
     # -- idle stretches (engines/idle.py) -------------------------------------------------------
-    # A run that finds no counter changed since the last writes a clean slot (the COLD tail's age),
-    # and can move a page only to the pool: from the first class with free chunks enough whose
-    # window has come clean.  Until then, runs only fill slots, and a stretch of them has a closed form.
+    # A run that finds no counter changed since the last writes a clean slot (the COLD tail's age;
+    # 1.6.18 slab_automove.c 97-120), and can move a page only to the pool: from the first class
+    # with free chunks enough whose window has come clean (131-137; a move between classes needs
+    # the youngest to have evicted in this run).  Until then, runs only fill slots, and a stretch of
+    # them has a closed form.
 
     def quiet_runs(self, first: int) -> float:
         """How many runs, one a second from second ``first``, certainly give no page (nothing

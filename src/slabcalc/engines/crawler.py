@@ -120,7 +120,8 @@ class Crawler:
             s.end_time = now
 
     # -- idle stretches (engines/idle.py) -------------------------------------------------------
-    # Between crawls a check changes nothing until an LRU's crawl is due.  A crawl that frees
+    # Between crawls a check changes nothing until an LRU's crawl is due (1.6.18 items.c 1549:
+    # current_time > next_crawls) or a finished one is to be scheduled (1487).  A crawl that frees
     # nothing and finds no item expiring within the hour ends as the one before it did: the
     # crawler, once every wait has grown to its longest, repeats itself.
 

@@ -182,9 +182,11 @@ class Maintainer:
         return True
 
     # -- idle stretches (engines/idle.py) ----------------------------------------------------
-    # Once every class's wait is at its longest and no juggle finds work, a second of the thread
-    # is the second before it moved on by 1 s: the same wake-ups at the same offsets, the same
-    # waits, and one crawler check and one automover run in each second of current_time.
+    # Once every class's wait is at its longest (a juggle that finds nothing grows it by an eighth
+    # up to MAX_LRU_MAINTAINER_SLEEP, 1.6.18 items.c 1645-1651) and no juggle finds work, a second
+    # of the thread is the second before it moved on by 1 s: the same wake-ups at the same offsets,
+    # the same waits, and one crawler check and one automover run in each second of current_time
+    # (items.c 1669, 1674).
 
     def idle_key(self, ref: int):
         """The thread's state relative to ``ref`` (microseconds), or None while it has queued bumps."""
