@@ -1,15 +1,16 @@
 """Idle stretches jumped over (engines/idle.py) give what stepping every wake-up gives, counter by counter.
 
-The property test replays random small workloads (sets, gets, deletes,
-touches; TTLs from none to a day; gaps from none to a quarter of an hour) through two
+The property test replays random small workloads (sets, gets, deletes, touches;
+TTLs from none to a day; gaps from none to a quarter of an hour) through two
 engines, one jumping over idle seconds and one stepping every wake-up
 (``fast_forward=False``), and requires the same results, every class and
-total, every timeline row and every snapshot, and the state left for later
-requests (items, the threads' schedules, the automover's window).  ``-f 4`` keeps the class table
-to 7 classes, so stepping a quarter of an hour costs little; the crawler's longest
-wait is cut from an hour to two minutes, so the crawls reach their steady
-cycle -- the one the jumps over whole cycles skip -- within the workloads'
-gaps (the rules do not depend on the constant's value).
+total, every timeline row and every snapshot, and the same state left for
+later requests (items, the threads' schedules, the automover's window).
+``-f 4`` keeps the class table to 7 classes, so stepping a quarter of an hour
+costs little; the crawler's longest wait is cut from an hour to two minutes,
+so the crawls reach their steady cycle -- the one the jumps over whole cycles
+skip -- within the workloads' gaps (the rules do not depend on the constant's
+value).
 """
 
 from __future__ import annotations
@@ -135,9 +136,10 @@ def test_a_jump_past_a_crawl_due_is_caught(monkeypatch):
 
 
 @pytest.mark.parametrize("gap", [7 * 86400.0, 4_000_000_000.0])
-def test_a_week_or_a_century_of_idle_server_takes_a_fraction_of_a_second(gap):
-    # not timed (benchmarks/idle_bench.py prints the figures): the jumps must reach the far request
-    # at all -- stepped, a week is 600 000 wake-ups; this asserts the count of steps stays small
+def test_a_week_or_a_century_of_idle_server_is_a_few_hundred_wake_ups(gap):
+    # not timed (benchmarks/idle_bench.py prints the figures): stepped, a week is 600 000 wake-ups
+    # of the maintainer; jumping, a few hundred (the crawl waits growing to an hour, a crawl cycle
+    # seen twice), and a century no more
     ops = [(0.0, SET, "a", 1, 100, 0, 0), (1.0, SET, "b", 1, 100, 100000, 0), (gap, GET, "a", 1, 0, 0, 0)]
     config = configure(load_profile("1.6.18"), [])
     e = Engine(config, background_for(config))
@@ -146,4 +148,4 @@ def test_a_week_or_a_century_of_idle_server_takes_a_fraction_of_a_second(gap):
     e.maintainer.step = lambda: (steps.append(1), step())
     e.run(ops)
     assert e.results(None).totals.hits == 1
-    assert len(steps) < 20_000
+    assert len(steps) < 2_000
