@@ -69,22 +69,24 @@ class Idle:
             self.last = (wake, frozen)
             return False
         # this second went as the one before it did
+        jumped = 0
         if crawler is not None:
             cyclic = (keys, wake % US, crawler.idle_key(e.epoch + wake // US))
             earlier = self.seen.get(cyclic)
-            if earlier is not None and self._jump(wake, t_us, wake - earlier, crawls=True):
-                self.last = None
-                return True
-            if len(self.seen) < CYCLES_KEPT:
+            if earlier is not None:
+                jumped = self._jump(wake, t_us, wake - earlier, crawls=True)
+            if not jumped and len(self.seen) < CYCLES_KEPT:
                 self.seen[cyclic] = wake
-        if self._jump(wake, t_us, US, crawls=False):
-            self.last = None
-            return True
-        self.last = (wake, frozen)
-        return False
+        if not jumped:
+            jumped = self._jump(wake, t_us, US, crawls=False)
+        # after a jump the threads are as they were here, later: the next second may be compared to it
+        self.last = (wake + jumped, frozen)
+        self.next_check = wake + jumped + US
+        return jumped > 0
 
-    def _jump(self, wake: int, t_us: float, cycle: int, crawls: bool) -> bool:
-        """Skip whole ``cycle``s (microseconds) from ``wake``, none past ``t_us`` nor past the quiet bound."""
+    def _jump(self, wake: int, t_us: float, cycle: int, crawls: bool) -> int:
+        """Skip whole ``cycle``s (microseconds) from ``wake``, none past ``t_us`` nor past the quiet
+        bound; the microseconds skipped."""
         e = self.e
         crawler = self.crawler
         second = e.epoch + wake // US          # current_time at the wake-up
@@ -93,20 +95,20 @@ class Idle:
             bound = self._crawls_bound() if crawls else crawler.due_through()
         for actor in e.actors:
             if bound <= second:
-                return False
+                return 0
             bound = min(bound, actor.quiet_through())
         if bound <= second:
-            return False
+            return 0
         end = t_us if bound == math.inf else min(t_us, (bound + 1 - e.epoch) * US)
         cycles = (math.floor(end) - wake) // cycle          # every wake-up skipped is before end
         if cycles < 1:
-            return False
+            return 0
         seconds = cycles * cycle // US
         for actor in e.actors:
             actor.skip(seconds)
         if crawls:
             crawler.skip(seconds)
-        return True
+        return seconds * US
 
     def _stamp(self):
         """What requests, juggles, crawls and page moves change (nothing else may, for a jump)."""
