@@ -26,8 +26,11 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from operator import itemgetter
 
 from slabcalc.engines.lru import COLD
+
+AGE, DIRTY, RATIO, SEEN = (itemgetter(i) for i in range(4))     # a window slot's fields
 
 
 class WindowedAutomover:
@@ -86,7 +89,6 @@ class WindowedAutomover:
         oldest, oldest_age = -1, 0
         youngest, youngest_age, youngest_evicting = -1, None, False
         cold = e.lrus.q[COLD]
-        free, perslab, per_page = e.slabs.free, e.slabs.perslab, e.slabs.per_page
         may_free = e.slabs.full or not self.needs_full     # 1.6.45: slab_automove.c 130
         for c in range(1, n):
             slot = self.window[c][slot_at]
@@ -101,19 +103,16 @@ class WindowedAutomover:
             lru = cold[c]
             slot[0] = now - lru.next.time if lru.n else 0
             window = self.window[c]
-            age = sum(s[0] for s in window) // self.size
-            seen = sum(s[3] for s in window)
-            ratio = sum(s[2] for s in window)
+            age = sum(map(AGE, window)) // self.size      # map: the same sums, in the same order, faster
+            seen = sum(map(SEEN, window))
+            ratio = sum(map(RATIO, window))
             if sampled is None:
-                dirty = sum(s[1] for s in window)
-                free_enough = len(free[c]) * 10 > perslab[c] * self.reclaim_tenths
+                dirty = sum(map(DIRTY, window))
             else:
                 if pages[c] - b_pages[c] > 0:
                     slot[1] = 2                 # a page gained: what the sampled events do not count
                 dirty = sampled[c] + sum(s[1] == 2 for s in window)
-                chunks = len(free[c])
-                free_enough = (chunks - 2 * math.sqrt(chunks)) * 10 > per_page[c] * self.reclaim_tenths
-            if free_enough and dirty == 0 and may_free:
+            if dirty == 0 and may_free and self._free_enough(c):
                 src, dst = c, 0
                 oldest = youngest = -1
                 break
@@ -127,6 +126,61 @@ class WindowedAutomover:
             if youngest_age < oldest_age * self.ratio and youngest_evicting:
                 src, dst = oldest, youngest
         return src, dst
+
+    def _free_enough(self, c: int) -> bool:
+        """More than 2.5 pages of free chunks (slab_automove.c 131; a sampled replay: by two
+        standard deviations of their count, see ``__init__``)."""
+        slabs = self.e.slabs
+        chunks = len(slabs.free[c])
+        if self.share == 1:
+            return chunks * 10 > slabs.perslab[c] * self.reclaim_tenths
+        return (chunks - 2 * math.sqrt(chunks)) * 10 > slabs.per_page[c] * self.reclaim_tenths
+
+    # -- idle stretches (engines/idle.py) -------------------------------------------------------
+    # A run that finds no counter changed since the last writes a clean slot (the COLD tail's age;
+    # 1.6.18 slab_automove.c 97-120), and can move a page only to the pool: from the first class
+    # with free chunks enough whose window has come clean (131-137; a move between classes needs
+    # the youngest to have evicted in this run).  Until then, runs only fill slots, and a stretch of
+    # them has a closed form.
+
+    def quiet_runs(self, first: int) -> float:
+        """How many runs, one a second from second ``first``, certainly give no page (nothing
+        evicted, allocated or freed meanwhile); 0 when counters have changed since the last run."""
+        if self._counters() != self.before:
+            return 0
+        if not (self.e.slabs.full or not self.needs_full):
+            return math.inf
+        runs = math.inf
+        size, cur = self.size, self.cur
+        for c in range(1, len(self.window)):
+            if not self._free_enough(c):
+                continue
+            clean = 1                   # run j writes slot (cur + j) % size, clean
+            for i, slot in enumerate(self.window[c]):
+                if (slot[1] == 2) if self.share != 1 else slot[1]:
+                    clean = max(clean, (i - cur - 1) % size + 1)
+            if self.share != 1 and self.recent[c]:       # its events leave at second time + W/R
+                clean = max(clean, math.ceil(self.recent[c][-1][0] + size / self.share) - first)
+            runs = min(runs, clean - 1)
+        return runs
+
+    def skip(self, first: int, runs: int) -> None:
+        """``runs`` quiet runs, one a second from second ``first``: each fills its slot of every
+        class's window, clean, with the age of the COLD tail at its second."""
+        cold = self.e.lrus.q[COLD]
+        size, window = self.size, self.window
+        for j in range(max(1, runs - size + 1), runs + 1):
+            now = first + j - 1
+            at = (self.cur + j) % size
+            for c in range(1, len(window)):
+                lru = cold[c]
+                window[c][at][:] = [now - lru.next.time if lru.n else 0, 0, 0.0, 0]
+        self.cur += runs
+        if self.share != 1:
+            since = first + runs - 1 - self.size / self.share
+            for recent in self.recent:
+                while recent and recent[0][0] <= since:
+                    recent.popleft()
 
     def _sampled(self, now: int, d_evicted: list[int], d_oom: list[int]) -> list[int]:
         """A sampled replay's evictions and allocation failures per class in the last W/R seconds."""
@@ -156,7 +210,7 @@ class MoverThread:
     def __init__(self, engine, start: float):
         self.e = engine
         self.automover = WindowedAutomover(engine)
-        self.next_wake = start * 1_000_000       # the thread starts with the server
+        self.next_wake = round(start * 1_000_000)    # the thread starts with the server (whole microseconds)
         self.idle_runs = 0                       # algo_backoff
         self.last_move_second = None             # am_last.tv_sec
 
@@ -165,7 +219,7 @@ class MoverThread:
 
         e = self.e
         wake = self.next_wake
-        second = math.floor(wake / 1_000_000)
+        second = wake // 1_000_000
         if self.last_move_second != second:
             source, dest = self.automover.run()
             if source != -1 and dest != -1:
@@ -176,6 +230,27 @@ class MoverThread:
                 return                           # run again at once (next_wake unchanged)
         self.next_wake = wake + (1_000_000 if self.idle_runs > 10 else 100_000)
         self.idle_runs += 1
+
+    # -- idle stretches (engines/idle.py): past 11 idle runs, one run a second ------------------
+
+    def idle_key(self, ref: int):
+        """The thread's state relative to ``ref`` (microseconds); None until it sleeps 1 s a run,
+        or while a move's second holds the runs back."""
+        if self.idle_runs <= 10:
+            return None
+        if self.last_move_second is not None and self.last_move_second >= self.next_wake // 1_000_000:
+            return None
+        return (self.next_wake - ref,)
+
+    def quiet_through(self) -> float:
+        """The last second through which its runs certainly move nothing."""
+        first = self.e.epoch + self.next_wake // 1_000_000      # current_time of its next run
+        return first - 1 + self.automover.quiet_runs(first)
+
+    def skip(self, seconds: int) -> None:
+        self.automover.skip(self.e.epoch + self.next_wake // 1_000_000, seconds)
+        self.next_wake += seconds * 1_000_000
+        self.idle_runs += seconds
 
 
 class PickAny:

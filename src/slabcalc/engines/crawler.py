@@ -24,9 +24,12 @@ of the check.
 
 from __future__ import annotations
 
+import math
+
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM
 
 BUCKETS = 60
+HOUR = 3600         # crawler.c: items expiring within the hour are counted by minute
 
 
 class _Stats:
@@ -49,6 +52,7 @@ class Crawler:
         self.stats = {lru: _Stats() for lru in self.lrus}
         self.next_crawl = dict.fromkeys(self.lrus, 0)
         self.wait = dict.fromkeys(self.lrus, 0)
+        self.changes = 0            # schedules and crawls so far (an idle stretch has none)
 
     def check(self) -> None:
         """``lru_maintainer_crawler_check``: schedule, then crawl what is due."""
@@ -75,10 +79,12 @@ class Crawler:
                 self.wait[lru] = wait = min(wait, self.max_wait)
                 self.next_crawl[lru] = now + wait + self.min_wait
                 s.complete = False
+                self.changes += 1
             if now > self.next_crawl[lru]:
                 todo.append(lru)
                 self.next_crawl[lru] = now + self.min_wait
         if todo:
+            self.changes += 1
             self.crawl(todo)
 
     def crawl(self, todo) -> None:
@@ -107,9 +113,53 @@ class Crawler:
                 s.seen += 1
                 if not exptime:
                     s.noexp += 1
-                elif exptime - now <= 3599:
+                elif exptime - now < HOUR:
                     bucket = (exptime - now) // 60
                     if bucket <= BUCKETS:
                         s.histo[bucket] += 1
             s.complete = True
             s.end_time = now
+
+    # -- idle stretches (engines/idle.py) -------------------------------------------------------
+    # Between crawls a check changes nothing until an LRU's crawl is due (1.6.18 items.c 1549:
+    # current_time > next_crawls) or a finished one is to be scheduled (1487).  A crawl that frees
+    # nothing and finds no item expiring within the hour ends as the one before it did: the
+    # crawler, once every wait has grown to its longest, repeats itself.
+
+    def due_through(self) -> float:
+        """The last second through which a check certainly does nothing (no crawl to schedule, none due)."""
+        if any(s.complete for s in self.stats.values()):
+            return -math.inf
+        return min(self.next_crawl.values())
+
+    def quiet_through(self) -> float:
+        """The last second at which every crawl certainly frees nothing and counts no item in its
+        histogram (none expires within the hour), the items left as they are.  A crawl never
+        reaches the head of the longest LRU (it stops one item short), so that item does not count."""
+        q = self.e.lrus.q
+        longest = max(len(q[seg][cls]) for cls, seg in self.lrus)
+        soonest = math.inf
+        for cls, seg in self.lrus:
+            lru = q[seg][cls]
+            items = lru.values()
+            if items and len(items) == longest:
+                items.pop()
+            for item in items:
+                if item.exptime and item.exptime < soonest:
+                    soonest = item.exptime
+        return soonest - HOUR
+
+    def idle_key(self, second: int):
+        """The schedule and the last crawl's statistics, relative to ``second``."""
+        base = second
+        return tuple((self.next_crawl[lru] - base, self.wait[lru], s.seen, s.noexp, s.complete,
+                      s.end_time - base if s.end_time else 0, tuple(s.histo) if any(s.histo) else None)
+                     for lru, s in self.stats.items())
+
+    def skip(self, seconds: int) -> None:
+        """The crawler's state ``seconds`` later, crawls repeating as they did."""
+        for lru in self.lrus:
+            self.next_crawl[lru] += seconds
+            s = self.stats[lru]
+            if s.end_time:
+                s.end_time += seconds

@@ -14,9 +14,11 @@ time ``t`` is second ``floor(t)`` of the server's clock.  A TTL is a duration:
 Between requests, the background threads run at the instants the real ones
 wake (:mod:`.maintainer`, :mod:`.crawler`, :mod:`.automove`, :mod:`.mover`),
 on the same clock, from the server's start (``boot`` seconds before the
-workload's time 0).  A page move asked for during a request is carried out
-when the request is done (the mover is a thread of its own that needs
-milliseconds for a page).
+workload's time 0); the idle stretches between them, where the threads only
+repeat themselves, are jumped over to the next instant anything can change
+(:mod:`.idle`; ``fast_forward=False`` steps every wake-up).  A page move
+asked for during a request is carried out when the request is done (the
+mover is a thread of its own that needs milliseconds for a page).
 
 This module is long because memcached's request paths (set, get, touch, delete, the chunked set, eviction) share the engine's state and run in its one loop; the background threads are modules of their own.
 """
@@ -39,6 +41,7 @@ from slabcalc.model.settings import Settings
 
 CLOCK_START = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
 US = 1_000_000
+IDLE_AHEAD = 2 * US     # look for an idle stretch to jump over only with this much time before the next request
 
 
 def _next_wake(actor) -> float:
@@ -48,7 +51,8 @@ def _next_wake(actor) -> float:
 class Engine:
     """memcached's memory, changed one request at a time, with its background threads."""
 
-    def __init__(self, settings: Settings, background: Background, boot: float = 0.0, share: float = 1.0):
+    def __init__(self, settings: Settings, background: Background, boot: float = 0.0, share: float = 1.0,
+                 fast_forward: bool = True):
         classes = slab_classes(settings)
         check_placeable(settings, classes)
         self.settings, self.classes, self.bg = settings, classes, background
@@ -105,6 +109,11 @@ class Engine:
 
             self.actors.append(MoverThread(self, start=-boot))
         self.next_wake = min((a.next_wake for a in self.actors), default=math.inf)
+        self.idle = None                # fast_forward: idle stretches jumped over, not stepped (.idle)
+        if fast_forward and self.actors:
+            from slabcalc.engines.idle import Idle
+
+            self.idle = Idle(self)
         if background.slab_reassign and background.slab_automove == 2:
             from slabcalc.engines.automove import PickAny
 
@@ -380,14 +389,16 @@ class Engine:
         self.time = t
 
     def _background_until(self, t_us: float) -> None:
-        """Every thread's wake-ups at or before ``t_us``, in time order."""
-        actors, epoch = self.actors, self.epoch
+        """Every thread's wake-ups at or before ``t_us``, in time order (idle seconds jumped over)."""
+        actors, epoch, idle = self.actors, self.epoch, self.idle
         while True:
             actor = min(actors, key=_next_wake) if len(actors) > 1 else actors[0]
             wake = actor.next_wake
             if wake > t_us:
                 break
-            self.now = epoch + math.floor(wake / US)
+            if idle is not None and wake + IDLE_AHEAD <= t_us and idle.skip(wake, t_us):
+                continue
+            self.now = epoch + wake // US          # whole microseconds: exact at any time
             actor.step()
             if self.pending_move is not None:
                 self.move_pending()

@@ -24,9 +24,10 @@ nothing, the WARM tail) and then the COLD tail, until a pass does nothing.
 
 from __future__ import annotations
 
+import math
 from heapq import heappop, heappush
 
-from slabcalc.engines.lru import COLD, HOT, WARM
+from slabcalc.engines.lru import COLD, HOT, TEMP, WARM
 
 US = 1_000_000
 PHANTOM = 64        # the classes past the largest (MAX_NUMBER_OF_SLAB_CLASSES is 64)
@@ -39,7 +40,7 @@ class Maintainer:
         const = engine.bg.constant
         self.min_sleep, self.max_sleep = const["maintainer_sleep_min_us"], const["maintainer_sleep_max_us"]
         self.juggles = const["juggles"]
-        self.next_wake = start * US            # the thread starts with the server
+        self.next_wake = round(start * US)     # the thread starts with the server (whole microseconds)
         self.to_sleep = self.min_sleep
         # Every class memcached has (1..63), used or not, keeps its own wait, counted down by the
         # thread's last sleep at each wake-up (a zero sleep counts as 1 ms).  Held as the point of
@@ -182,3 +183,95 @@ class Maintainer:
             if (item.exptime and item.exptime < now) or item.active:
                 return False
         return True
+
+    # -- idle stretches (engines/idle.py) ----------------------------------------------------
+    # Once every class's wait is at its longest (a juggle that finds nothing grows it by an eighth
+    # up to MAX_LRU_MAINTAINER_SLEEP, 1.6.18 items.c 1645-1651) and no juggle finds work, a second
+    # of the thread is the second before it moved on by 1 s: the same wake-ups at the same offsets,
+    # the same waits, and one crawler check and one automover run in each second of current_time
+    # (items.c 1669, 1674).
+
+    def idle_key(self, ref: int):
+        """The thread's state relative to ``ref`` (microseconds), or None while it has queued bumps."""
+        if self.e.bumps:
+            return None
+        second = ref // US
+        return (self.next_wake - ref, self.clock - self.next_wake, self.to_sleep, tuple(self.backoff),
+                tuple(sorted(((entry >> CLS_BITS) - self.clock, entry & CLS_MASK) for entry in self.due)),
+                None if self.last_crawler_check is None else self.last_crawler_check - second,
+                None if self.last_automove_check is None else self.last_automove_check - second)
+
+    def quiet_through(self) -> float:
+        """The last second of ``current_time`` through which this thread's wake-ups, the LRUs left
+        as they are, juggle nothing and the automover moves nothing (the crawler: :mod:`.crawler`)."""
+        bound = math.inf
+        if self.juggling:
+            for cls in range(1, len(self.e.size)):
+                bound = min(bound, self.juggle_quiet_through(cls))
+                if bound == -math.inf:
+                    return bound
+        if self.automover is not None:
+            last = self.last_automove_check
+            first = (self.e.epoch + self.next_wake // US) if last is None else last + 1
+            bound = min(bound, first - 1 + self.automover.quiet_runs(first))
+        return bound
+
+    def skip(self, seconds: int) -> None:
+        """``seconds`` whole seconds of an idle stretch pass: every wake-up as it was, 1 s later each
+        second; the automover's runs of those seconds fill its window."""
+        d = seconds * US
+        if self.automover is not None:
+            last = self.last_automove_check
+            self.automover.skip((self.e.epoch + self.next_wake // US) if last is None else last + 1, seconds)
+        self.next_wake += d
+        self.clock += d
+        shift = d << CLS_BITS
+        self.due = [entry + shift for entry in self.due]       # a heap still: every entry moved alike
+        if self.last_crawler_check is not None:
+            self.last_crawler_check += seconds
+        if self.last_automove_check is not None:
+            self.last_automove_check += seconds
+
+    def juggle_quiet_through(self, cls: int) -> float:
+        """The last second through which :meth:`_idle` of ``cls`` stays true, its LRUs left as they
+        are: only ``current_time`` changes what it reads -- an expired tail (``exptime <
+        current_time``) and a HOT or WARM tail older than its share of the COLD tail's age."""
+        q = self.e.lrus.q
+        hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
+        bound = math.inf
+        cold_time = cold.next.time if cold.n else None
+        bg = self.e.bg
+        for lru, factor in ((hot, bg.hot_max_factor), (warm, bg.warm_max_factor)):
+            if lru.n:
+                item = lru.next
+                if item.exptime:
+                    bound = min(bound, item.exptime)
+                bound = min(bound, _young_through(item.time, cold_time, factor, self.e.now))
+        if cold.n and self.e.segmented and cold.next.exptime:
+            bound = min(bound, cold.next.exptime)
+        if self.e.temp is not None:     # the TEMP pulls free an expired tail (engines/temp_lru.py)
+            temp = q[TEMP][cls]
+            if temp.n and temp.next.exptime:
+                bound = min(bound, temp.next.exptime)
+        return bound
+
+
+def _young_through(time: int, cold_time: int | None, factor: float, now: int) -> float:
+    """The last second from ``now`` on at which ``now - time > int((now - cold_time) * factor)`` is
+    certainly false (``cold_time`` None: a cold age of 0): a closed form for the age rule of ``_idle``.
+
+    With ``x = now - cold_time``, ``int(x * factor)`` is above ``x * factor - 1.5`` (float
+    rounding included), so the rule can hold only when ``x * (1 - factor) > time - cold_time - 1.5``:
+    a bound, not the exact second -- the wake-ups from there on are stepped.
+    """
+    if cold_time is None:
+        return time
+    slack = time - cold_time - 1.5
+    if factor < 1:
+        return cold_time + math.floor(slack / (1 - factor)) - 1
+    if factor == 1:                     # x * 1.0 is exact: the rule is cold_time > time, for good
+        return math.inf if cold_time <= time else -math.inf
+    if slack >= 0:                      # the left side only falls as x grows
+        return math.inf
+    # the rule can hold only while x < -slack / (factor - 1): after that, never again
+    return math.inf if now - cold_time > -slack / (factor - 1) + 1 else -math.inf

@@ -1,0 +1,165 @@
+"""Idle stretches jumped over (engines/idle.py) give what stepping every wake-up gives, counter by counter.
+
+The property test replays random small workloads (sets, gets, deletes, touches;
+TTLs from none to a day; gaps from none to a quarter of an hour) through two
+engines, one jumping over idle seconds and one stepping every wake-up
+(``fast_forward=False``), and requires the same results, every class and
+total, every timeline row and every snapshot, and the same state left for
+later requests (items, the threads' schedules, the automover's window).
+``-f 4`` keeps the class table to 7 classes, so stepping a quarter of an hour
+costs little; the crawler's longest wait is cut from an hour to two minutes,
+so the crawls reach their steady cycle -- the one the jumps over whole cycles
+skip -- within the workloads' gaps (the rules do not depend on the constant's
+value).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+
+from slabcalc import configure, load_profile
+from slabcalc.engines.background import background_for
+from slabcalc.engines.crawler import Crawler
+from slabcalc.engines.engine import Engine
+from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH
+
+SERVERS = [
+    ("1.6.18", []),
+    ("1.6.18", ["-o", "slab_automove=2"]),
+    ("1.6.18", ["-o", "slab_automove_window=3"]),
+    ("1.6.18", ["-o", "no_lru_crawler"]),
+    ("1.6.18", ["-o", "hot_max_factor=1.0,warm_max_factor=0.5"]),
+    ("1.6.45", []),
+    ("1.6.45", ["-o", "slab_automove=2,slab_automove_window=4"]),
+    ("1.5", []),
+    ("1.4.30", ["-o", "lru_maintainer,lru_crawler"]),
+    ("1.6.18", ["-o", "temporary_ttl=400"]),          # the TEMP LRU: its expired tails are events too
+    ("1.6.18", ["-o", "temporary_ttl=30,slab_automove=2"]),
+]
+SIZES = [40, 300, 1500, 6000, 30000, 200000, 700000]      # a class each with -f 4; the last chunked
+TTLS = [0, 0, 1, 5, 30, 90, 400, 4000, 86400]
+
+
+def engine(release, args, fast_forward, boot=0.0, crawl_max_wait=120, share=1.0):
+    config = configure(load_profile(release), ["-m", "2", "-f", "4"] + args)
+    bg = background_for(config)
+    constants = dict(bg.rules.constants, crawl_max_wait=crawl_max_wait)
+    bg = replace(bg, rules=replace(bg.rules, constants=constants))
+    return Engine(config, bg, boot=boot, fast_forward=fast_forward, share=share)
+
+
+def replay(release, args, ops, fast_forward, boot=0.0, every=None, at=(), **kw):
+    """The results, the snapshots, and the state the threads and the items are left in."""
+    e = engine(release, args, fast_forward, boot, **kw)
+    timeline = e.run(ops, every=every, at=at)
+    return e.results(None, timeline), e.snapshots, state(e)
+
+
+def state(e):
+    """What later requests would meet: every item's place and times, the threads' schedules, the
+    automover's window."""
+    items = sorted((i.key, i.cls, i.seg, i.time, i.exptime, i.fetched, i.active) for i in e.index.values())
+    threads = tuple(actor.idle_key(0) for actor in e.actors)
+    maintainer = getattr(e, "maintainer", None)
+    crawler = maintainer and maintainer.crawler
+    automover = (maintainer and maintainer.automover) or next((a.automover for a in e.actors
+                                                               if hasattr(a, "automover")), None)
+    return (items, threads, crawler and crawler.idle_key(0),
+            automover and (automover.cur, automover.window))
+
+
+def gaps():
+    return st.one_of(st.just(0.0), st.floats(0, 3, allow_nan=False), st.integers(1, 200).map(float),
+                     st.integers(200, 900).map(float))
+
+
+@st.composite
+def workloads(draw):
+    n = draw(st.integers(1, 25))
+    t, ops = 0.0, []
+    for _ in range(n):
+        t = round(t + draw(gaps()), 3)
+        op = draw(st.sampled_from([SET, SET, SET, GET, GET, TOUCH, DELETE]))
+        key = f"k{draw(st.integers(0, 12))}"
+        size = draw(st.sampled_from(SIZES)) if op == SET else 0
+        ops.append((t, op, key, len(key), size, draw(st.sampled_from(TTLS)), 0))
+    return ops
+
+
+@hsettings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(server=st.sampled_from(SERVERS), ops=workloads(), boot=st.sampled_from([0.0, 2.0, 0.25]),
+       every=st.sampled_from([None, 60.0]), share=st.sampled_from([1.0, 1.0, 1.0, 0.5]))
+def test_jumping_over_idle_seconds_changes_no_counter(server, ops, boot, every, share):
+    # share 0.5: a sampled replay (engines/sample.py), whose automover windows read W/R seconds back
+    release, args = server
+    at = [ops[-1][0] / 2, ops[-1][0] + 300]
+    jumped = replay(release, args, ops, True, boot, every, at, share=share)
+    stepped = replay(release, args, ops, False, boot, every, at, share=share)
+    assert jumped == stepped
+
+
+def test_an_hour_of_idle_server_is_jumped_over_with_its_expiries_and_crawls():
+    # items expire during the idle stretches and are freed there by the crawler or the maintainer;
+    # the crawls settle into their cycle (waits at their longest) and are jumped over in whole cycles
+    ops = [(0.0, SET, "a", 1, 300, 0, 0), (0.0, SET, "b", 1, 300, 50, 0), (1.0, SET, "c", 1, 300, 700, 0),
+           (2.0, SET, "d", 1, 6000, 3000, 0), (1500.0, GET, "a", 1, 0, 0, 0), (2000.0, TOUCH, "a", 1, 0, 100, 0),
+           (2000.0, SET, "e", 1, 30000, 0, 0), (3600.0, GET, "e", 1, 0, 0, 0)]
+    for release, args in [SERVERS[0], SERVERS[5], SERVERS[7]]:
+        jumped = replay(release, args, ops, True, every=600.0, at=[1000.0])
+        assert jumped == replay(release, args, ops, False, every=600.0, at=[1000.0]), release
+        totals = jumped[0].totals
+        # b, behind the live COLD tail a, is freed by a crawl; c, the head of the longest LRU, is never
+        # crawled, and goes when a has moved to WARM (touched: ACTIVE) and c is the COLD tail; a and d
+        # expire at their LRU's tail: the maintainer frees them.  e is left.
+        assert (totals.crawler_reclaimed, totals.reclaimed, totals.curr_items) == (1, 3, 1), release
+
+
+def test_a_jump_past_a_crawl_due_is_caught(monkeypatch):
+    # The planted fault: the crawler says it has nothing due for 1000 s more than it has.  Stepped,
+    # the crawls run at current_time 62, 129, then every 127 s (wait 120 + 5, checked 1 s after the
+    # crawl, due 1 s past it): ..., 637, 764.  x (set at 662 with a TTL of 100: exptime 762) sits
+    # between two live COLD items, where only a crawl frees it: the crawl at 764 does, and the get
+    # at 778 misses.  Jumping with the fault, the crawls after 62 wait for the request at 662 and
+    # then run 127 s apart from there: none between 762 and 778, and the get finds x expired.
+    ops = [(0.0, SET, "a", 1, 300, 0, 0), (0.0, SET, "b", 1, 300, 30, 0), (0.0, SET, "c", 1, 300, 0, 0),
+           (600.0, GET, "a", 1, 0, 0, 0), (600.0, SET, "x", 1, 300, 100, 0), (600.0, SET, "y", 1, 300, 0, 0),
+           (716.0, GET, "x", 1, 0, 0, 0)]
+    stepped = replay("1.6.18", [], ops, False)
+    assert replay("1.6.18", [], ops, True) == stepped
+    assert (stepped[0].totals.crawler_reclaimed, stepped[0].totals.get_expired) == (2, 0)     # b and x
+    due_through = Crawler.due_through
+    monkeypatch.setattr(Crawler, "due_through", lambda self: due_through(self) + 1000)
+    faulty = replay("1.6.18", [], ops, True)
+    assert (faulty[0].totals.crawler_reclaimed, faulty[0].totals.get_expired) == (1, 1)
+    assert faulty != stepped
+
+
+@pytest.mark.parametrize("gap", [7 * 86400.0, 4_000_000_000.0])
+def test_a_week_or_a_century_of_idle_server_is_a_few_hundred_wake_ups(gap):
+    # not timed (benchmarks/idle_bench.py prints the figures): stepped, a week is 600 000 wake-ups
+    # of the maintainer; jumping, a few hundred (the crawl waits growing to an hour, a crawl cycle
+    # seen twice), and a century no more
+    ops = [(0.0, SET, "a", 1, 100, 0, 0), (1.0, SET, "b", 1, 100, 100000, 0), (gap, GET, "a", 1, 0, 0, 0)]
+    config = configure(load_profile("1.6.18"), [])
+    e = Engine(config, background_for(config))
+    steps = []
+    step = e.maintainer.step
+    e.maintainer.step = lambda: (steps.append(1), step())
+    e.run(ops)
+    assert e.results(None).totals.hits == 1
+    assert len(steps) < 2_000
+
+
+def test_a_temporary_items_expiry_is_an_event_of_the_maintainer():
+    # -o temporary_ttl: t (TTL 30) lives in TEMP, where only the maintainer's TEMP pulls free it once
+    # expired (the crawler is off); a snapshot at 40 s sees it gone, jumped or stepped
+    ops = [(0.0, SET, "t", 1, 300, 30, 0), (0.0, SET, "p", 1, 300, 0, 0), (300.0, GET, "t", 1, 0, 0, 0)]
+    args = ["-o", "temporary_ttl=60,no_lru_crawler"]
+    stepped = replay("1.6.18", args, ops, False, at=[40.0])
+    assert replay("1.6.18", args, ops, True, at=[40.0]) == stepped
+    (when, at_40), = stepped[1]
+    assert when == 40.0 and at_40.totals.curr_items == 1 and at_40.totals.reclaimed == 1     # t is gone
+    assert (stepped[0].totals.reclaimed, stepped[0].totals.get_expired) == (1, 0)
