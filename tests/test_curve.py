@@ -12,7 +12,6 @@ import csv
 import io
 import json
 import random
-import shlex
 from pathlib import Path
 
 import pytest
@@ -262,31 +261,3 @@ def test_a_sampled_ideal_lru_has_the_sample_share_of_the_bytes():
     assert half.capacity == s.maxbytes // 2 and half.rate == 0.5
     kept = sum(key_hash(op[2]) < HASH_SPACE // 2 for op in ops)       # simulate --sample's keys
     assert whole.gets == len(ops) and half.gets == 2 * kept and half.hits + half.misses == half.gets
-
-
-# -- docs/curves.md's examples run as written ---------------------------------------------------------
-
-def _doc_examples():
-    import re
-
-    text = (ROOT / "docs" / "curves.md").read_text()
-    for block in re.findall(r"```console\n(.*?)```", text, flags=re.S):
-        command, lines = None, []
-        for line in block.splitlines():
-            if line.startswith("$ "):
-                if command:
-                    yield command, "\n".join(lines)
-                command, lines = line[2:], []
-            else:
-                lines.append(line)
-        if command:
-            yield command, "\n".join(lines)
-
-
-@pytest.mark.parametrize("command,expected", list(_doc_examples()))
-def test_docs_curves_example(command, expected, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    words = shlex.split(command)
-    assert words[0] == "slabcalc"
-    result = run(*words[1:])
-    assert result.output.rstrip("\n") == expected.rstrip("\n")
