@@ -202,3 +202,17 @@ def test_csv_is_one_row_per_class_per_interval_with_one_header(capsys):
          "chunk_size,cmd_set,evicted"),
         "2,1.0,n,1,5,3,0,40.0,20.0,,,240,40,20", "2,1.0,n,1,12,10,0,40.0,0.0,,,944,40,0",
         "3,2.0,n,1,5,3,0,0.0,0.0,,,240,0,0", "3,2.0,n,1,12,11,1,0.0,0.0,,,944,0,0"]
+
+
+def test_the_text_says_a_finding_and_its_action_when_it_is_new(capsys):
+    from slabcalc.cli.stats_watch import _print_reading
+    from slabcalc.records.stats import watch_record
+
+    steps = [(float(i), _replies(7, 100 + i, 50 + i, evicted=20 * i, pages=10, sets=40 * i)) for i in range(4)]
+    said = {}
+    for reading in watch(_readings(*steps), analyse):
+        _print_reading(reading, watch_record(reading), "table", said)
+    out = " ".join(capsys.readouterr().out.split())
+    findings = [part for part in out.split("changed:")[0].split("(not shown")[1:]]
+    assert out.count("action for memcached 1.6.18: ") == 1, out      # said once, while it stays the same
+    assert findings and "action for memcached 1.6.18: nothing to change" in findings[0]

@@ -23,7 +23,7 @@ def run_watch(addresses, timeout, seconds, count, tls, fmt, analyse) -> int:
             yield elapsed, [(str(a), r if isinstance(r, Exception) else dump_from_replies(str(a), r))
                             for a, r in zip(addresses, replies)]
 
-    status, down = 0, set()
+    status, down, said = 0, set(), {}
     try:
         for reading in watch(dumps(), analyse):
             for n in reading.nodes:
@@ -37,14 +37,15 @@ def run_watch(addresses, timeout, seconds, count, tls, fmt, analyse) -> int:
             elif fmt == "csv":  # one row per class per interval, the header once
                 _print_csv(reading, record, header=reading.number == 1)
             else:
-                _print_reading(reading, record, fmt)
+                _print_reading(reading, record, fmt, said)
     except KeyboardInterrupt:   # the way a watch without --count ends
         pass
     return status
 
 
-def _print_reading(reading, record, fmt) -> None:
-    """Per node its headline, then the classes that did something; then what changed."""
+def _print_reading(reading, record, fmt, said: dict) -> None:
+    """Per node its headline, the classes that did something and its finding with its action when the
+    finding is new (``said``: each node's last one); then what changed."""
     for i, (n, entry) in enumerate(zip(reading.nodes, record["nodes"])):
         headline = f"{n.node}: cannot be read" if n.error is not None else _headline(n, entry)
         click.echo(output.note((f"reading {reading.number} (+{reading.elapsed:.1f} s): " if i == 0 else "")
@@ -56,6 +57,11 @@ def _print_reading(reading, record, fmt) -> None:
                 if row["cmd_set"] or row["evicted"] or row["pages_delta"] or row["outofmemory"]]
         if rows:
             click.echo(output.render_rows(rows, WATCH_COLUMNS, fmt, essential=WATCH_COLUMNS[:6]))
+        found = n.span.finding.line if n.span.finding is not None else None
+        if found != said.get(n.node):
+            said[n.node] = found
+            if found is not None:
+                click.echo(output.note(f"{n.node}: {found}" if len(reading.nodes) > 1 else found))
     for line in reading.changes:
         click.echo(output.note(f"changed: {line}"))
     click.echo()
