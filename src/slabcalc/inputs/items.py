@@ -126,7 +126,8 @@ def open_input(path: str) -> tuple[TextIO, str]:
 
 def read_items(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False,
                progress: Callable[[int], None] | None = None, columns: bool = False,
-               arrivals: Callable[[object], None] | None = None
+               arrivals: Callable[[object], None] | None = None,
+               names: Callable[[Iterator[tuple[str, Item, int]]], None] | None = None
                ) -> tuple[Iterator[tuple[Item, int, int]], Accounting]:
     """The items of ``stream`` as ``(Item, count, rows)``, and their :class:`Accounting`.
 
@@ -150,9 +151,18 @@ def read_items(stream: TextIO, source: str, *, key_length: int | None = None, st
     the input's order (a list of Items, or an :class:`ItemColumns` of counts 1)
     as they are read: what a capacity in the file's order walks.  Rows that
     carry a count (a histogram) have no order and are not passed.
+
+    ``names``, when given, is called with each block's accepted rows as
+    ``(key name, Item, count)`` (what :func:`read_named_items` yields) while the
+    same single pass counts them: ``--group-by`` groups the rows the report
+    reads without reading the input twice or holding it.  An input without key
+    names is then an :class:`InputError` here.
     """
     reader = _ItemReader(stream, source, key_length, strict, progress, columns)
     reader.arrivals = None if reader.weighted else arrivals
+    if names is not None:
+        reader.check_named()
+        reader.names, reader.fast = names, False    # names are read line by line
     return reader.items(), reader.acct
 
 
@@ -243,6 +253,7 @@ class _ItemReader:
         self.stream = stream
         self.hand_out_columns = hand_out_columns           # see read_items(columns=...)
         self.arrivals: Callable[[object], None] | None = None   # see read_items(arrivals=...)
+        self.names: Callable[[Iterator[tuple[str, Item, int]]], None] | None = None   # read_items(names=...)
         self.base = 0                                      # physical lines before the next block
 
         first, self.base = first_line(stream, source)
@@ -439,6 +450,8 @@ class _ItemReader:
                 self.base += len(lines)
                 if self.arrivals is not None:
                     self.arrivals(self._in_order(lines))
+                if self.names is not None:
+                    self.names(self._named(lines))
             if self.progress is not None:
                 self.progress(acct.rows)
             if totals:
@@ -447,13 +460,17 @@ class _ItemReader:
                 yield from self._hand_out()
         yield from self._hand_out(last=True)
 
-    def named(self) -> Iterator[tuple[str, Item, int]]:
-        """Every row with its key name, one at a time (see :func:`read_named_items`)."""
-        fmt = self.acct.format
-        name_at = getattr(self, "key_name_at", None)
-        if fmt != "metadump" and name_at is None:
+    def check_named(self) -> None:
+        """InputError unless the rows name their keys (a metadump, or a CSV with a key_name column)."""
+        if self.acct.format != "metadump" and getattr(self, "key_name_at", None) is None:
             raise InputError(f"{self.source}: --group-by needs key names: lru_crawler metadump lines, or a "
                              f"CSV header with a key_name column and value (or item_size)")
+
+    def named(self) -> Iterator[tuple[str, Item, int]]:
+        """Every row with its key name, one at a time (see :func:`read_named_items`)."""
+        self.check_named()
+        fmt = self.acct.format
+        name_at = getattr(self, "key_name_at", None)
         acct = self.acct
         for block in self._blocks():
             for line in io.StringIO(block, newline=""):
@@ -478,6 +495,27 @@ class _ItemReader:
                 else:
                     name = self._cells(line)[name_at].strip()
                 yield name, item, weight
+
+    def _named(self, lines: list[str]) -> Iterator[tuple[str, Item, int]]:
+        """``(key name, Item, count)`` of the accepted rows of ``lines``, already counted by :meth:`_sort`
+        (for ``names``: the cache says what each line is; rejected and blank lines are left out)."""
+        cache, keyfunc = self.cache, self.keyfunc
+        name_at = None if self.acct.format == "metadump" else self.key_name_at
+        for line in lines:
+            what = cache[line if keyfunc is None else keyfunc(line)]
+            if type(what) is str:
+                what = cache[what]
+            if type(what) is tuple:
+                item, weight = what
+            elif type(what) is Item:
+                item, weight = what, 1
+            else:
+                continue
+            if name_at is None:
+                name = metadump_key_bytes(line).decode("utf-8", errors="replace")
+            else:
+                name = self._cells(line)[name_at].strip()
+            yield name, item, weight
 
     def _in_order(self, lines: list[str]) -> list[Item]:
         """The Items of ``lines`` that were accepted, in their order (for ``arrivals``)."""
