@@ -328,3 +328,17 @@ def test_group_by_reads_its_input_once_in_blocks(monkeypatch):
     assert (document["totals"]["rows"], document["totals"]["rejected"]) == (1502, 1)
     assert sum(g["used_bytes"] for g in document["groups"]) == document["totals"]["used_bytes"]
     assert sum(g["requested_bytes"] for g in document["groups"]) == document["totals"]["requested_bytes"]
+
+
+def test_key_name_rows_are_counted_by_size_and_quoted_as_written():
+    # issue 30: a key_name CSV's lines are cached without their names (each line is distinct); what is
+    # rejected is still quoted from the line itself, and a name's bytes still make its key length
+    text = "key_name,value,flags\na:1,100,0\na:2,\n\x01odd:1,5,0\nweird\x1fkey,7,0\nb:1,100,99999999999\n"
+    document = doc("--group-by", "prefix", input=text)
+    assert [(r["line"], r["reason"], r["text"]) for r in document["rejections"]] == [
+        (3, "missing column value", "a:2,"), (6, "flags must be 0..4294967295", "b:1,100,99999999999")]
+    # ntotal 48 + 8 CAS + key + 1 + value + 2: a:1 162, \x01odd:1 (6 bytes) 70, weird\x1fkey (9 bytes) 75
+    assert {g["group"]: g["requested_bytes"] for g in document["groups"]} == {
+        "a:*": 162, "\x01odd:*": 70, "(no separator)": 75}
+    strict = run("report", "--group-by", "prefix", "--strict", "-", input=text)
+    assert strict.exit_code == 1 and "<stdin>:3: missing column value: 'a:2,'" in strict.output

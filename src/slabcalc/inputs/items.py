@@ -308,6 +308,9 @@ class _ItemReader:
             self.key_name_at = columns.get("key_name") if self.key_at is None else None
             if self.key_at is None and self.key_name_at is None:
                 self.key = self._given_key("no key column; give --key N")
+            if self.key_name_at is not None:   # every named line is distinct: cache what it is without its name
+                self.read_at = tuple(at for at in (self.value_at, self.flags_at, self.count_at) if at is not None)
+                self.keyfunc = self._named_row_key
             self.parse = self._parse_row
             fmt = "csv"
         if not self.weighted and len(read) == len(names):   # every column is read: lines can be plain
@@ -352,33 +355,57 @@ class _ItemReader:
     def _cells(self, line: str) -> list[str]:
         return _split(line.rstrip("\r\n"), self.delimiter)
 
+    def _named_row_key(self, line: str) -> str:
+        """A key_name CSV line's cache key: the cells read, with the name as its length in bytes
+        (``\1`` and cells joined by ``\x1f``), so the cache and the counts grow with the distinct
+        sizes, not with the keys; ``\2`` and the line itself when it holds a ``\x1f``."""
+        if not line.strip():
+            return line
+        if "\x1f" in line:
+            return "\2" + line
+        cells = self._cells(line)
+        kept = [""] * len(cells)
+        for at in self.read_at:
+            if at < len(cells):
+                kept[at] = cells[at]
+        if self.key_name_at < len(cells):
+            kept[self.key_name_at] = str(len(cells[self.key_name_at].strip().encode()))
+        return "\1" + "\x1f".join(kept)
+
     def _parse_row(self, line: str) -> object:
         if not line.strip():
             return _BLANK
-        cells = self._cells(line)
-        if self.key_name_at is not None:
-            key = len(cells[self.key_name_at].strip().encode()) if self.key_name_at < len(cells) else 0
+        sized = line.startswith("\1") and self.keyfunc is not None    # see _named_row_key
+        if sized:
+            cells = line[1:].split("\x1f")
         else:
-            key = self.key if self.key_at is None else _cell_number(cells, self.key_at, "key", line)
+            cells = self._cells(line[1:] if line.startswith("\2") and self.keyfunc is not None else line)
+        if self.key_name_at is not None:
+            if self.key_name_at >= len(cells):
+                key = 0
+            else:
+                key = int(cells[self.key_name_at]) if sized else len(cells[self.key_name_at].strip().encode())
+        else:
+            key = self.key if self.key_at is None else _cell_number(cells, self.key_at, "key")
         if key not in _KEYS:
             raise _Rejected(f"key length must be 1..{KEY_MAX}", str(key))
-        value = _cell_number(cells, self.value_at, "value", line)
-        flags = 0 if self.flags_at is None else _cell_number(cells, self.flags_at, "flags", line)
+        value = _cell_number(cells, self.value_at, "value")
+        flags = 0 if self.flags_at is None else _cell_number(cells, self.flags_at, "flags")
         if flags not in _FLAGS:
             raise _Rejected(f"flags must be 0..{FLAGS_MAX}", str(flags))
-        return self._weigh(Item(key, value, flags, None), cells, line)
+        return self._weigh(Item(key, value, flags, None), cells)
 
     def _parse_sized_row(self, line: str) -> object:
         if not line.strip():
             return _BLANK
         cells = self._cells(line)
-        item = Item(None, None, 0, _cell_number(cells, self.size_at, "item_size", line))
-        return self._weigh(item, cells, line)
+        item = Item(None, None, 0, _cell_number(cells, self.size_at, "item_size"))
+        return self._weigh(item, cells)
 
-    def _weigh(self, item: Item, cells: list[str], line: str) -> object:
+    def _weigh(self, item: Item, cells: list[str]) -> object:
         if self.count_at is None:
             return item
-        return item, _cell_number(cells, self.count_at, "count", line)
+        return item, _cell_number(cells, self.count_at, "count")
 
     def _parse_value(self, line: str) -> object:
         text = line.strip()
@@ -412,8 +439,8 @@ class _ItemReader:
             if parts[2:] == ["disabled"]:
                 raise InputError(f"{self.source}: {_SIZES_DISABLED}")
             return _IGNORED
-        size = _cell_number(parts, 1, "size", line)
-        return Item(None, None, 0, size), _cell_number(parts, 2, "count", line)
+        size = _cell_number(parts, 1, "size")
+        return Item(None, None, 0, size), _cell_number(parts, 2, "count")
 
     # -- blocks -----------------------------------------------------------------
 
@@ -622,8 +649,11 @@ class _ItemReader:
             what = self.cache[keys[at]]
             self._rejection(self.base + at + 1, what.reason, what.value, lines[at])
 
-    def _rejection(self, line: int, reason: str, value: str, text: str) -> None:
-        """One rejected row: the error with ``strict``, else kept among the first few."""
+    def _rejection(self, line: int, reason: str, value: str | None, text: str) -> None:
+        """One rejected row: the error with ``strict``, else kept among the first few
+        (``value`` None: the row itself, as a missing column is quoted)."""
+        if value is None:
+            value = text.rstrip("\r\n")
         if self.strict:
             raise InputError(f"{self.source}:{line}: {reason}: {value!r}")
         if len(self.acct.first_rejections) < FIRST_REJECTIONS:
@@ -713,9 +743,9 @@ def _metadump_key(line: str) -> str:
     return "\0" + (line[at + 6:end] if end >= 0 else line[at + 6:].rstrip("\r\n"))
 
 
-def _cell_number(cells: list[str], at: int, name: str, line: str) -> int:
+def _cell_number(cells: list[str], at: int, name: str) -> int:
     if at >= len(cells) or not cells[at].strip():
-        raise _Rejected(f"missing column {name}", line.rstrip("\r\n"))
+        raise _Rejected(f"missing column {name}", None)   # the line itself: _rejection quotes it
     return _number(cells[at], name)
 
 
