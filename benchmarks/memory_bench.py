@@ -1,6 +1,8 @@
 """Peak memory of ``slabcalc report FILE --group-by prefix`` on a large key-named CSV (issue 30).
 
-Run: python benchmarks/memory_bench.py [ROWS]   (default 3 000 000 rows; prints one line)
+Run: python benchmarks/memory_bench.py [ROWS [COMMAND]]   (default 3 000 000 rows, ``report``; one line)
+
+X
 
 The CSV (``key_name,value``, five key prefixes, values of 50..4999 bytes) is written to a
 temporary directory; the report runs in a child process and its peak resident set size is
@@ -36,19 +38,21 @@ def write_csv(path: str, rows: int) -> None:
 
 def main() -> None:
     rows = int(sys.argv[1]) if len(sys.argv) > 1 else 3_000_000
-    slabcalc = os.path.join(os.path.dirname(sys.executable), "slabcalc")
+    command = sys.argv[2] if len(sys.argv) > 2 else "report"
+    args = ["report", "--group-by", "prefix"] if command == "report" else [command]
+    slabcalc = os.environ.get("SLABCALC") or os.path.join(os.path.dirname(sys.executable), "slabcalc")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "keys.csv")
         write_csv(path, rows)
         size = os.path.getsize(path)
         start = time.perf_counter()
-        done = subprocess.run([slabcalc, "report", path, "--group-by", "prefix", "--format", "json"],
+        done = subprocess.run([slabcalc, args[0], path, *args[1:], "--format", "json"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         elapsed = time.perf_counter() - start
     if done.returncode:
-        sys.exit(f"slabcalc report failed ({done.returncode}): {done.stderr.strip()}")
+        sys.exit(f"slabcalc {command} failed ({done.returncode}): {done.stderr.strip()}")
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(f"report --group-by prefix, {rows:,} rows ({size / 2**20:.0f} MiB CSV): "
+    print(f"{' '.join(args)}, {rows:,} rows ({size / 2**20:.0f} MiB CSV): "
           f"peak RSS {peak_kib / 1024:.0f} MiB, {elapsed:.1f} s")
 
 

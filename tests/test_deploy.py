@@ -8,12 +8,12 @@ read back from the code under test; the key groups are checked against a real se
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
 from clirun import run
 from memcached_server import MemcachedServer
+from once_stream import OnceStream
 
 from slabcalc import load_profile
 
@@ -270,37 +270,6 @@ def test_place_with_m_prints_process_memory():
     assert (document["process_bytes"], document["hash_bytes"]) == (64 * MIB + (8 << 18) + runtime(37), 8 << 18)
 
 
-class _Pipe(io.TextIOBase):
-    """A non-seekable text stream read as a pipe is: it counts any read of the whole input at once
-    and any read after its end (a second pass over it)."""
-
-    def __init__(self, text: str):
-        self._text = io.StringIO(text)
-        self.whole_reads = self.reads_after_end = 0
-        self._ended = False
-
-    def seekable(self) -> bool:
-        return False
-
-    def readable(self) -> bool:
-        return True
-
-    def _note(self, got: str, size) -> str:
-        if size is None or size < 0:
-            self.whole_reads += 1
-        if self._ended:
-            self.reads_after_end += 1
-        return got
-
-    def read(self, size=-1):
-        got = self._note(self._text.read(size), size)
-        self._ended = self._ended or not got       # the reader saw the end
-        return got
-
-    def readline(self, size=-1):
-        return self._note(self._text.readline(size), 1)
-
-
 def test_group_by_reads_its_input_once_in_blocks(monkeypatch):
     # issue 30: --group-by kept the whole input as text to read it twice (698 MiB for 3 M rows);
     # the groups are now summed in the report's one pass, a block at a time.  Small blocks and a small
@@ -312,7 +281,7 @@ def test_group_by_reads_its_input_once_in_blocks(monkeypatch):
     rows = [(f"{('user', 'cart', 'feed')[i % 3]}:{i}", 50 + (i * 37) % 3000) for i in range(1500)]
     rows.insert(700, ("nocolon", 10))
     text = "key_name,value\n" + "".join(f"{k},{v}\n" for k, v in rows) + "user:bad,x\n"
-    pipe = _Pipe(text)
+    pipe = OnceStream(text)
     monkeypatch.setattr(reader, "open_input", lambda path: (pipe, path))
     result = run("report", "keys.csv", "--group-by", "prefix", "--format", "json")
     assert result.exit_code == 0, result.output
