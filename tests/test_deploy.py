@@ -13,6 +13,7 @@ import json
 import pytest
 from clirun import run
 from memcached_server import MemcachedServer
+from once_stream import OnceStream
 
 from slabcalc import load_profile
 
@@ -267,3 +268,46 @@ def test_place_with_m_prints_process_memory():
     # the second doubling (past 196608 items) frees the 1 MiB table: glibc then takes pages from an
     # arena; the first ceil(64 x 196608 / 349504) = 37 pages were mmapped, a header page each
     assert (document["process_bytes"], document["hash_bytes"]) == (64 * MIB + (8 << 18) + runtime(37), 8 << 18)
+
+
+def test_group_by_reads_its_input_once_in_blocks(monkeypatch):
+    # issue 30: --group-by kept the whole input as text to read it twice (698 MiB for 3 M rows);
+    # the groups are now summed in the report's one pass, a block at a time.  Small blocks and a small
+    # line cache make the pass hand items out and forget lines between blocks, as a large input does.
+    from slabcalc.inputs import items as reader
+
+    monkeypatch.setattr(reader, "BLOCK_SIZE", 512)
+    monkeypatch.setattr(reader, "CACHE_MAX", 16)
+    rows = [(f"{('user', 'cart', 'feed')[i % 3]}:{i}", 50 + (i * 37) % 3000) for i in range(1500)]
+    rows.insert(700, ("nocolon", 10))
+    text = "key_name,value\n" + "".join(f"{k},{v}\n" for k, v in rows) + "user:bad,x\n"
+    pipe = OnceStream(text)
+    monkeypatch.setattr(reader, "open_input", lambda path: (pipe, path))
+    result = run("report", "keys.csv", "--group-by", "prefix", "--format", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert (pipe.whole_reads, pipe.reads_after_end) == (0, 0)
+    expected: dict[str, list[int]] = {}
+    for key, value in rows:      # ntotal: 48 header + 8 CAS + key + 1 + value + 2 (flags 0), as a.1 above
+        name = key.partition(":")[0] + ":*" if ":" in key else "(no separator)"
+        g = expected.setdefault(name, [0, 0])
+        g[0] += 1
+        g[1] += 48 + 8 + len(key) + 1 + value + 2
+    assert {g["group"]: [g["items"], g["requested_bytes"]] for g in document["groups"]} == expected
+    assert (document["totals"]["rows"], document["totals"]["rejected"]) == (1502, 1)
+    assert sum(g["used_bytes"] for g in document["groups"]) == document["totals"]["used_bytes"]
+    assert sum(g["requested_bytes"] for g in document["groups"]) == document["totals"]["requested_bytes"]
+
+
+def test_key_name_rows_are_counted_by_size_and_quoted_as_written():
+    # issue 30: a key_name CSV's lines are cached without their names (each line is distinct); what is
+    # rejected is still quoted from the line itself, and a name's bytes still make its key length
+    text = "key_name,value,flags\na:1,100,0\na:2,\n\x01odd:1,5,0\nweird\x1fkey,7,0\nb:1,100,99999999999\n"
+    document = doc("--group-by", "prefix", input=text)
+    assert [(r["line"], r["reason"], r["text"]) for r in document["rejections"]] == [
+        (3, "missing column value", "a:2,"), (6, "flags must be 0..4294967295", "b:1,100,99999999999")]
+    # ntotal 48 + 8 CAS + key + 1 + value + 2: a:1 162, \x01odd:1 (6 bytes) 70, weird\x1fkey (9 bytes) 75
+    assert {g["group"]: g["requested_bytes"] for g in document["groups"]} == {
+        "a:*": 162, "\x01odd:*": 70, "(no separator)": 75}
+    strict = run("report", "--group-by", "prefix", "--strict", "-", input=text)
+    assert strict.exit_code == 1 and "<stdin>:3: missing column value: 'a:2,'" in strict.output

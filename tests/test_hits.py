@@ -72,3 +72,23 @@ def test_hot_and_workload_errors():
     assert no_gets.exit_code == 1 and "has no gets" in no_gets.stderr
     missing = run("optimize", ITEMS, "--workload", "no-such-file.csv")
     assert missing.exit_code in (1, 2) and "no-such-file.csv" in missing.output
+
+
+@pytest.mark.parametrize("rule, seekable", [("fetched", False), ("600", True)])
+def test_hot_reads_its_input_in_parts(monkeypatch, rule, seekable):
+    # issue 30: --hot read the whole metadump into memory before keeping its hot lines; now the kept lines
+    # are handed to the reader as they are read (SECONDS: a file is read twice, the newest la= first)
+    from once_stream import OnceStream
+
+    from slabcalc.inputs import items as reader
+
+    monkeypatch.setattr(reader, "BLOCK_SIZE", 512)
+    lines = [f"key=k{i} exp=-1 la={10_000 - i} cas={i} fetch={'yes' if i % 3 else 'no'} cls=1 size={60 + i % 500}"
+             for i in range(2000)]
+    stream = OnceStream("\n".join(lines) + "\nEND\n", seekable=seekable)
+    monkeypatch.setattr(reader, "open_input", lambda path: (stream, path))
+    result = run("optimize", "dump.txt", "--hot", rule, "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert (stream.whole_reads, stream.reads_after_end, stream.rewinds) == (0, 0, int(seekable))
+    left_out = sum(i % 3 == 0 for i in range(2000)) if rule == "fetched" else 2000 - 601   # la >= 10000 - 600
+    assert json.loads(result.stdout)["hot"] == {"rule": rule, "left_out": left_out}

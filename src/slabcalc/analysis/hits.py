@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from slabcalc.model.settings import Settings
 
@@ -58,16 +58,43 @@ def hot_lines(lines: Sequence[str], rule: str) -> tuple[list[str], int]:
     newest ``la=`` in the dump.  Lines that are not items (``END``, the echoed
     command) are kept for the reader to account for.
     """
+    keep = hot_rule(rule, newest_access(lines) if rule != "fetched" else None)
+    kept = [line for line in lines if keep(line)]
+    return kept, len(lines) - len(kept)
+
+
+def newest_access(lines: Iterable[str]) -> int:
+    """The newest ``la=`` of metadump ``lines`` (0 when none has one): what ``--hot SECONDS`` counts back from."""
+    return max((int(m[1]) for line in lines for m in [_LA.search(line)] if m), default=0)
+
+
+def hot_rule(rule: str, newest: int | None = None) -> Callable[[str], bool]:
+    """Whether :func:`hot_lines` keeps a line, one line at a time (``newest``: :func:`newest_access`,
+    for a number of seconds); lines that are not items are kept."""
     if rule == "fetched":
         def keep(line: str) -> bool:
             found = _FETCH.search(line)
             return found is None or found[1] == "yes"
     else:
         seconds = int(rule)
-        newest = max((int(m[1]) for line in lines for m in [_LA.search(line)] if m), default=0)
 
         def keep(line: str) -> bool:
             found = _LA.search(line)
             return found is None or int(found[1]) >= newest - seconds
-    kept = [line for line in lines if not line.startswith("key=") or keep(line)]
-    return kept, len(lines) - len(kept)
+    return lambda line: not line.startswith("key=") or keep(line)
+
+
+class HotLines:
+    """The lines :func:`hot_rule` keeps, one at a time as they are read; ``left_out`` counts the others
+    read so far (final once every line is read).  What :func:`hot_lines` keeps, without a list."""
+
+    def __init__(self, lines: Iterable[str], rule: str, newest: int | None = None):
+        self._lines, self._keep, self.left_out = iter(lines), hot_rule(rule, newest), 0
+
+    def __iter__(self) -> Iterator[str]:
+        keep = self._keep
+        for line in self._lines:
+            if keep(line):
+                yield line
+            else:
+                self.left_out += 1

@@ -70,20 +70,42 @@ class Group:
         return self.used_bytes - self.requested_bytes
 
 
+class KeyGroups:
+    """Rows summed per group as they are read: ``{group: {Item: count}}``, bounded by the groups and
+    the distinct items in each, not by the rows (``report --group-by`` reads its input once).
+
+    :meth:`add` takes ``(key name, Item, count)`` rows -- it is what
+    :func:`slabcalc.inputs.items.read_items` calls with ``names=``; :meth:`breakdown` places them.
+    """
+
+    def __init__(self, group_by: str, separator: str = ":"):
+        self.name_of = grouper(group_by, separator)
+        self.groups: dict[str, dict[Item, int]] = {}
+
+    def add(self, named: Iterable[tuple[str, Item, int]]) -> None:
+        name_of, groups = self.name_of, self.groups
+        for key, item, n in named:
+            bucket = groups.get(name := name_of(key))
+            if bucket is None:
+                bucket = groups[name] = {}
+            bucket[item] = bucket.get(item, 0) + n
+
+    def breakdown(self, settings: Settings, size_key_length: int = 16) -> list[Group]:
+        """Per group, the items placed as ``report`` places them; the group taking most memory first."""
+        result = []
+        for name, distribution in self.groups.items():
+            report = build_report(settings, distribution, size_key_length=size_key_length)
+            result.append(Group(name, report.items, report.too_large, report.total("requested_bytes"),
+                                report.total("used_bytes")))
+        return sorted(result, key=lambda g: (-g.used_bytes, -g.items, g.name))
+
+
 def breakdown(settings: Settings, named: Iterable[tuple[str, Item, int]], group_by: str, separator: str = ":",
               size_key_length: int = 16) -> list[Group]:
     """Per group, the items placed as ``report`` places them; the group taking most memory first.
 
     ``named`` is :func:`slabcalc.inputs.items.read_named_items`' ``(key name, Item, count)``.
     """
-    name_of = grouper(group_by, separator)
-    groups: dict[str, dict[Item, int]] = {}
-    for key, item, n in named:
-        bucket = groups.setdefault(name_of(key), {})
-        bucket[item] = bucket.get(item, 0) + n
-    result = []
-    for name, distribution in groups.items():
-        report = build_report(settings, distribution, size_key_length=size_key_length)
-        result.append(Group(name, report.items, report.too_large, report.total("requested_bytes"),
-                            report.total("used_bytes")))
-    return sorted(result, key=lambda g: (-g.used_bytes, -g.items, g.name))
+    groups = KeyGroups(group_by, separator)
+    groups.add(named)
+    return groups.breakdown(settings, size_key_length)

@@ -12,15 +12,6 @@ from slabcalc.cli.tables import GROUP_COLUMNS, PLAN_NODE_COLUMNS
 from slabcalc.errors import ValueRefused
 
 
-def keep_text(stream):
-    """The whole of ``stream`` (closed) as a new stream and as text, to be read twice."""
-    import io
-
-    with stream:
-        text = stream.read()
-    return io.StringIO(text), text
-
-
 def deploy_plan(settings, base, triples, deploy, key_length, source, wbuf_buckets=None):
     """``report``'s whole-process memory, node plan and key groups (library calls only)."""
     from slabcalc.analysis.process import parse_overhead, parse_pct, process_memory
@@ -66,16 +57,8 @@ def deploy_plan(settings, base, triples, deploy, key_length, source, wbuf_bucket
                 plan["usable"] = usable(deploy["node_ram"], headroom)
         except ValueRefused as exc:     # more spare nodes than nodes, names that do not match --nodes
             raise Refusal(str(exc)) from None
-    if deploy["group_by"] is not None:
-        import io
-
-        from slabcalc.analysis.keyspace import breakdown
-        from slabcalc.inputs.items import read_named_items
-
-        # the same rows as the report's (G2): the same header rules, the same rejections
-        named, _ = read_named_items(io.StringIO(deploy["text"]), source, key_length=key_length,
-                                    strict=deploy["strict"], key_max=settings.profile.key_max)
-        plan["groups"] = breakdown(settings, named, deploy["group_by"], deploy["separator"], key_length)
+    if deploy.get("groups") is not None:   # the report's own rows (G2), summed per group as they were read
+        plan["groups"] = deploy["groups"].breakdown(settings, key_length)
     gauge = plan["needed"] or plan["node_plan"]
     memory = (gauge.memory if gauge is not None else plan["process"]).total
     measured(measure(base.total("page_bytes") - base.total("requested_bytes"), base.total("page_bytes"),

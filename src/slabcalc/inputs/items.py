@@ -135,7 +135,8 @@ def key_max_of(key_max: int | None) -> int:
 
 def read_items(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False,
                progress: Callable[[int], None] | None = None, columns: bool = False,
-               arrivals: Callable[[object], None] | None = None, key_max: int | None = None
+               arrivals: Callable[[object], None] | None = None, key_max: int | None = None,
+               names: Callable[[Iterator[tuple[str, Item, int]]], None] | None = None
                ) -> tuple[Iterator[tuple[Item, int, int]], Accounting]:
     """The items of ``stream`` as ``(Item, count, rows)``, and their :class:`Accounting`.
 
@@ -159,9 +160,18 @@ def read_items(stream: TextIO, source: str, *, key_length: int | None = None, st
     the input's order (a list of Items, or an :class:`ItemColumns` of counts 1)
     as they are read: what a capacity in the file's order walks.  Rows that
     carry a count (a histogram) have no order and are not passed.
+
+    ``names``, when given, is called with each block's accepted rows as
+    ``(key name, Item, count)`` (what :func:`read_named_items` yields) while the
+    same single pass counts them: ``--group-by`` groups the rows the report
+    reads without reading the input twice or holding it.  An input without key
+    names is then an :class:`InputError` here.
     """
     reader = _ItemReader(stream, source, key_length, strict, progress, columns, key_max)
     reader.arrivals = None if reader.weighted else arrivals
+    if names is not None:
+        reader.check_named()
+        reader.names, reader.fast = names, False    # names are read line by line
     return reader.items(), reader.acct
 
 
@@ -253,6 +263,7 @@ class _ItemReader:
         self.stream = stream
         self.hand_out_columns = hand_out_columns           # see read_items(columns=...)
         self.arrivals: Callable[[object], None] | None = None   # see read_items(arrivals=...)
+        self.names: Callable[[Iterator[tuple[str, Item, int]]], None] | None = None   # read_items(names=...)
         self.base = 0                                      # physical lines before the next block
 
         first, self.base = first_line(stream, source)
@@ -307,6 +318,9 @@ class _ItemReader:
             self.key_name_at = columns.get("key_name") if self.key_at is None else None
             if self.key_at is None and self.key_name_at is None:
                 self.key = self._given_key("no key column; give --key N")
+            if self.key_name_at is not None:   # every named line is distinct: cache what it is without its name
+                self.read_at = tuple(at for at in (self.value_at, self.flags_at, self.count_at) if at is not None)
+                self.keyfunc = self._named_row_key
             self.parse = self._parse_row
             fmt = "csv"
         if not self.weighted and len(read) == len(names):   # every column is read: lines can be plain
@@ -351,33 +365,57 @@ class _ItemReader:
     def _cells(self, line: str) -> list[str]:
         return _split(line.rstrip("\r\n"), self.delimiter)
 
+    def _named_row_key(self, line: str) -> str:
+        """A key_name CSV line's cache key: the cells read, with the name as its length in bytes
+        (``\1`` and cells joined by ``\x1f``), so the cache and the counts grow with the distinct
+        sizes, not with the keys; ``\2`` and the line itself when it holds a ``\x1f``."""
+        if not line.strip():
+            return line
+        if "\x1f" in line:
+            return "\2" + line
+        cells = self._cells(line)
+        kept = [""] * len(cells)
+        for at in self.read_at:
+            if at < len(cells):
+                kept[at] = cells[at]
+        if self.key_name_at < len(cells):
+            kept[self.key_name_at] = str(len(cells[self.key_name_at].strip().encode()))
+        return "\1" + "\x1f".join(kept)
+
     def _parse_row(self, line: str) -> object:
         if not line.strip():
             return _BLANK
-        cells = self._cells(line)
-        if self.key_name_at is not None:
-            key = len(cells[self.key_name_at].strip().encode()) if self.key_name_at < len(cells) else 0
+        sized = line.startswith("\1") and self.keyfunc is not None    # see _named_row_key
+        if sized:
+            cells = line[1:].split("\x1f")
         else:
-            key = self.key if self.key_at is None else _cell_number(cells, self.key_at, "key", line)
+            cells = self._cells(line[1:] if line.startswith("\2") and self.keyfunc is not None else line)
+        if self.key_name_at is not None:
+            if self.key_name_at >= len(cells):
+                key = 0
+            else:
+                key = int(cells[self.key_name_at]) if sized else len(cells[self.key_name_at].strip().encode())
+        else:
+            key = self.key if self.key_at is None else _cell_number(cells, self.key_at, "key")
         if key not in self.keys:
             raise _Rejected(f"key length must be 1..{self.keys[-1]}", str(key))
-        value = _cell_number(cells, self.value_at, "value", line)
-        flags = 0 if self.flags_at is None else _cell_number(cells, self.flags_at, "flags", line)
+        value = _cell_number(cells, self.value_at, "value")
+        flags = 0 if self.flags_at is None else _cell_number(cells, self.flags_at, "flags")
         if flags not in _FLAGS:
             raise _Rejected(f"flags must be 0..{FLAGS_MAX}", str(flags))
-        return self._weigh(Item(key, value, flags, None), cells, line)
+        return self._weigh(Item(key, value, flags, None), cells)
 
     def _parse_sized_row(self, line: str) -> object:
         if not line.strip():
             return _BLANK
         cells = self._cells(line)
-        item = Item(None, None, 0, _cell_number(cells, self.size_at, "item_size", line))
-        return self._weigh(item, cells, line)
+        item = Item(None, None, 0, _cell_number(cells, self.size_at, "item_size"))
+        return self._weigh(item, cells)
 
-    def _weigh(self, item: Item, cells: list[str], line: str) -> object:
+    def _weigh(self, item: Item, cells: list[str]) -> object:
         if self.count_at is None:
             return item
-        return item, _cell_number(cells, self.count_at, "count", line)
+        return item, _cell_number(cells, self.count_at, "count")
 
     def _parse_value(self, line: str) -> object:
         text = line.strip()
@@ -411,8 +449,8 @@ class _ItemReader:
             if parts[2:] == ["disabled"]:
                 raise InputError(f"{self.source}: {_SIZES_DISABLED}")
             return _IGNORED
-        size = _cell_number(parts, 1, "size", line)
-        return Item(None, None, 0, size), _cell_number(parts, 2, "count", line)
+        size = _cell_number(parts, 1, "size")
+        return Item(None, None, 0, size), _cell_number(parts, 2, "count")
 
     # -- blocks -----------------------------------------------------------------
 
@@ -449,6 +487,8 @@ class _ItemReader:
                 self.base += len(lines)
                 if self.arrivals is not None:
                     self.arrivals(self._in_order(lines))
+                if self.names is not None:
+                    self.names(self._named(lines))
             if self.progress is not None:
                 self.progress(acct.rows)
             if totals:
@@ -457,13 +497,17 @@ class _ItemReader:
                 yield from self._hand_out()
         yield from self._hand_out(last=True)
 
-    def named(self) -> Iterator[tuple[str, Item, int]]:
-        """Every row with its key name, one at a time (see :func:`read_named_items`)."""
-        fmt = self.acct.format
-        name_at = getattr(self, "key_name_at", None)
-        if fmt != "metadump" and name_at is None:
+    def check_named(self) -> None:
+        """InputError unless the rows name their keys (a metadump, or a CSV with a key_name column)."""
+        if self.acct.format != "metadump" and getattr(self, "key_name_at", None) is None:
             raise InputError(f"{self.source}: --group-by needs key names: lru_crawler metadump lines, or a "
                              f"CSV header with a key_name column and value (or item_size)")
+
+    def named(self) -> Iterator[tuple[str, Item, int]]:
+        """Every row with its key name, one at a time (see :func:`read_named_items`)."""
+        self.check_named()
+        fmt = self.acct.format
+        name_at = getattr(self, "key_name_at", None)
         acct = self.acct
         for block in self._blocks():
             for line in io.StringIO(block, newline=""):
@@ -488,6 +532,27 @@ class _ItemReader:
                 else:
                     name = self._cells(line)[name_at].strip()
                 yield name, item, weight
+
+    def _named(self, lines: list[str]) -> Iterator[tuple[str, Item, int]]:
+        """``(key name, Item, count)`` of the accepted rows of ``lines``, already counted by :meth:`_sort`
+        (for ``names``: the cache says what each line is; rejected and blank lines are left out)."""
+        cache, keyfunc = self.cache, self.keyfunc
+        name_at = None if self.acct.format == "metadump" else self.key_name_at
+        for line in lines:
+            what = cache[line if keyfunc is None else keyfunc(line)]
+            if type(what) is str:
+                what = cache[what]
+            if type(what) is tuple:
+                item, weight = what
+            elif type(what) is Item:
+                item, weight = what, 1
+            else:
+                continue
+            if name_at is None:
+                name = metadump_key_bytes(line).decode("utf-8", errors="replace")
+            else:
+                name = self._cells(line)[name_at].strip()
+            yield name, item, weight
 
     def _in_order(self, lines: list[str]) -> list[Item]:
         """The Items of ``lines`` that were accepted, in their order (for ``arrivals``)."""
@@ -594,8 +659,11 @@ class _ItemReader:
             what = self.cache[keys[at]]
             self._rejection(self.base + at + 1, what.reason, what.value, lines[at])
 
-    def _rejection(self, line: int, reason: str, value: str, text: str) -> None:
-        """One rejected row: the error with ``strict``, else kept among the first few."""
+    def _rejection(self, line: int, reason: str, value: str | None, text: str) -> None:
+        """One rejected row: the error with ``strict``, else kept among the first few
+        (``value`` None: the row itself, as a missing column is quoted)."""
+        if value is None:
+            value = text.rstrip("\r\n")
         if self.strict:
             raise InputError(f"{self.source}:{line}: {reason}: {value!r}")
         if len(self.acct.first_rejections) < FIRST_REJECTIONS:
@@ -685,9 +753,9 @@ def _metadump_key(line: str) -> str:
     return "\0" + (line[at + 6:end] if end >= 0 else line[at + 6:].rstrip("\r\n"))
 
 
-def _cell_number(cells: list[str], at: int, name: str, line: str) -> int:
+def _cell_number(cells: list[str], at: int, name: str) -> int:
     if at >= len(cells) or not cells[at].strip():
-        raise _Rejected(f"missing column {name}", line.rstrip("\r\n"))
+        raise _Rejected(f"missing column {name}", None)   # the line itself: _rejection quotes it
     return _number(cells[at], name)
 
 

@@ -79,7 +79,7 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
         raise DataError(f"{source}: {exc}") from None
     record = optimum_record(found)
     if hot is not None:
-        record["hot"] = {"rule": hot, "left_out": left_out}
+        record["hot"] = {"rule": hot, "left_out": left_out.left_out}
     if workload is not None:
         _add_hits(record, found, workload, key_length)
     print_optimum(record, limit, fmt, validate_asked=bool(validate))
@@ -87,18 +87,32 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
 
 
 def _hot_items(stream, source, rule):
-    """``--hot``: the metadump's lines of items in use, as a new stream, and how many were left out."""
-    import io
+    """``--hot``: the metadump's lines of items in use as a stream that keeps them as it is read, and the
+    :class:`HotLines` that counts those left out.  The input is not held (issue 30), but for SECONDS from
+    a pipe: SECONDS counts back from the newest la=, which a file gives in a first pass."""
+    from itertools import chain
 
-    from slabcalc.analysis.hits import hot_lines
+    from slabcalc.analysis.hits import HotLines, newest_access
+    from slabcalc.inputs.lines import LineStream, split_lines
 
-    with stream:
-        lines = stream.read().splitlines()
-    first = next((line.strip() for line in lines if line.strip()), "")
+    lines, head = split_lines(stream), []
+    for line in lines:
+        head.append(line)
+        if line.strip():
+            break
+    first = head[-1].strip() if head else ""
     if not (first.startswith("key=") or first.startswith("lru_crawler metadump") or first in ("OK", "END")):
         raise Refusal(f"--hot reads la= and fetch= of a metadump; {source} is not one (first line {first[:40]!r})")
-    kept, left_out = hot_lines(lines, rule)
-    return io.StringIO("\n".join(kept) + "\n"), left_out
+    lines, newest = chain(head, lines), None
+    if rule != "fetched" and stream.seekable():
+        newest = newest_access(lines)
+        stream.seek(0)
+        lines = split_lines(stream)
+    elif rule != "fetched":
+        lines = list(lines)
+        newest = newest_access(lines)
+    hot = HotLines(lines, rule, newest)
+    return LineStream(hot), hot
 
 
 def _add_hits(record, found, workload, key_length) -> None:

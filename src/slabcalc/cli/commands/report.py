@@ -10,7 +10,7 @@ from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import (check_key, deploy_options, format_option, gate_options, input_options, model_options,
                                   plot_option)
-from slabcalc.cli.plan import add_plan, deploy_plan, keep_text, print_plan
+from slabcalc.cli.plan import add_plan, deploy_plan, print_plan
 from slabcalc.cli.tables import REPORT_COLUMNS, REPORT_ESSENTIAL, WHAT_IF_COLUMNS
 from slabcalc.errors import SlabcalcError
 
@@ -58,13 +58,16 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
             raise Refusal("--group-by needs the keys themselves: give it a metadump or CSV, not a warehouse file")
         (triples, accounting), source = read, file
     else:
+        groups = None
+        if deploy["group_by"] is not None:   # summed per group in the one pass that reads the sizes
+            from slabcalc.analysis.keyspace import KeyGroups
+
+            groups = deploy["groups"] = KeyGroups(deploy["group_by"], deploy["separator"])
         with open_input_for(file, "report") as (stream, source, progress):
-            if deploy["group_by"] is not None:   # read twice: sizes for the report, names for the groups
-                stream, deploy["text"] = keep_text(stream)
             items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
                                            key_max=settings.profile.key_max, progress=progress, columns=True,
-                                           arrivals=walkers(orders))
-            triples = list(items)               # build_report sums an item that comes more than once
+                                           arrivals=walkers(orders), names=groups.add if groups is not None else None)
+            triples = list(items)   # distinct items (and one ItemColumns), not rows: build_report sums repeats
     try:
         base, ext = ram_report(settings, triples, limit, key_length or 16)
         base = with_file_order(base, orders[0])
