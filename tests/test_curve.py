@@ -213,7 +213,7 @@ def _lookaside(n: int, keys: int, seed: int) -> list[tuple]:
 
 @pytest.mark.parametrize("room,keys,seed", [(2 << 20, 3000, 7), (2 << 20, 30000, 8), (5 << 20, 30000, 9),
                                             (300_000, 3000, 10)])        # (a sample's room: objects too big)
-def test_the_ideal_lru_hits_what_libcachesim_lru_hits(room, keys, seed):
+def test_oracle_the_ideal_lru_hits_what_libcachesim_lru_hits(room, keys, seed):
     try:
         import libcachesim as lcs
     except ImportError as exc:
