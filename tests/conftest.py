@@ -23,7 +23,12 @@ def profile(memcached):
 # -- long computations begun ahead (tests/ahead.py) ----------------------------------------
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``ahead`` run last: their job has had the whole run to finish."""
+    """Tests marked ``ahead`` run last: their job has had the whole run to finish.  A test that starts
+    or reads a real memcached (through the ``memcached`` fixture, however indirectly) is marked
+    ``server``: the floors' run (.ci/run), which is for the tests that need no server, leaves it out."""
+    for item in items:
+        if "memcached" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.server)
     items.sort(key=lambda item: item.get_closest_marker("ahead") is not None)
 
 

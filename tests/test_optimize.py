@@ -93,6 +93,7 @@ def test_dp_equals_brute_force_with_whole_pages(values, data, max_classes):
     assert answer.page_bytes == brute_force(MODERN, requests, max_classes, max(requests.sizes) + 80)
 
 
+@pytest.mark.slow     # 5 s; its twin with whole pages runs in the floors' run too
 @hsettings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(values=st.lists(st.integers(0, 900), min_size=1, max_size=30, unique=True),
        data=st.data(), max_classes=st.integers(1, 3))
@@ -369,6 +370,7 @@ def test_the_vectorized_grid_is_slab_classes_and_page_bytes(release, args):
             assert cost == page_bytes(one, requests, classes)
 
 
+@pytest.mark.slow     # 8 s of the model's arithmetic: the floors' run leaves it to the full suite
 def test_each_n_f_candidate_is_measured_with_its_own_classes_when_items_are_chunked():
     """With items above slab_chunk_max, -m's capacity is counted item by item over the classes: each
     -n/-f pair's must be counted with its own classes (it was counted with the grid's last pair's)."""
