@@ -7,8 +7,10 @@ the node's items tomorrow.  Its page bytes under the recommendation are counted 
 from __future__ import annotations
 
 import json
+import math
 import random
 
+import pytest
 from clirun import run
 
 from slabcalc import configure, load_profile, slab_classes
@@ -26,6 +28,21 @@ def _mix(seed: int) -> list[tuple[int, int]]:
     rows += [(r.randint(20, 60), 600000) for _ in range(10)]
     r.shuffle(rows)
     return rows
+
+
+def _bimodal(seed: int) -> list[tuple[int, int]]:
+    """Sessions of 180-260 B beside fragments of 2.8-3.4 KB (examples/bimodal.csv's shape), shuffled."""
+    r = random.Random(seed)
+    rows = [(r.randint(10, 40), r.randint(180, 260)) for _ in range(60000)]
+    rows += [(r.randint(10, 40), r.randint(2800, 3400)) for _ in range(12000)]
+    r.shuffle(rows)
+    return rows
+
+
+def _log_uniform(seed: int) -> list[tuple[int, int]]:
+    """Values spread evenly in log size from 50 B to 100 KB."""
+    r = random.Random(seed)
+    return [(r.randint(8, 64), int(math.exp(r.uniform(math.log(50), math.log(100000))))) for _ in range(30000)]
 
 
 def _write(path, rows):
@@ -46,18 +63,22 @@ def _as_options(memcached_args):
     return out
 
 
-def test_the_default_recommendation_needs_no_more_memory_than_the_defaults_on_unseen_items(tmp_path):
-    seen, unseen = _write(tmp_path / "seen.csv", _mix(1)), _write(tmp_path / "unseen.csv", _mix(2))
+@pytest.mark.parametrize("draw,overfits", [
+    pytest.param(_mix, True, id="issue-mix"),
+    pytest.param(_bimodal, False, id="bimodal", marks=pytest.mark.slow),
+    pytest.param(_log_uniform, False, id="log-uniform", marks=pytest.mark.slow)])
+def test_the_default_recommendation_needs_no_more_memory_than_the_defaults_on_unseen_items(tmp_path, draw, overfits):
+    seen, unseen = _write(tmp_path / "seen.csv", draw(1)), _write(tmp_path / "unseen.csv", draw(2))
     found = json.loads(run("optimize", seen, "--format", "json").stdout)
-    assert found["validate"] == 0.2 and found["seed"] == 0 and found["held_out_items"] > 9000
+    assert found["validate"] == 0.2 and found["seed"] == 0 and found["held_out_items"] > 5000
     assert not found["defaults_fine"] and found["verdict"]["on"] == "held_out"
     best = found["best"]
     base_unseen = _page_bytes(unseen, [])
     best_unseen = _page_bytes(unseen, _as_options(best["memcached_args"]))
     assert best_unseen <= base_unseen
     gain_unseen = 100 * (base_unseen - best_unseen) / base_unseen
-    # the held-out gain foretells the unseen gain better than the gain on the items searched
-    assert abs(best["held_out"]["gain_pct"] - gain_unseen) < abs(best["gain_pct"] - gain_unseen)
+    if overfits:   # 34 slab sizes for the searched items: the held-out gain foretells the unseen one better
+        assert abs(best["held_out"]["gain_pct"] - gain_unseen) < abs(best["gain_pct"] - gain_unseen)
 
 
 def test_no_listed_size_serves_less_than_a_page_for_a_sliver_of_the_items():
