@@ -7,6 +7,7 @@ machine running 1.6.18, whose ``slab_chunk_max`` unit differs, without a word).
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import subprocess
@@ -14,8 +15,10 @@ import subprocess
 _VERSION = re.compile(r"^memcached (\d+\.\d+\.\d+)\b")
 
 
+@functools.lru_cache(maxsize=None)
 def local_release(timeout: float = 2.0) -> str | None:
-    """The release of the ``memcached`` on PATH (``"1.6.18"``), or None: none there, or it did not say."""
+    """The release of the ``memcached`` on PATH (``"1.6.18"``), or None: none there, or it did not say.
+    Asked once a process (a curve builds its settings once per ``-m``)."""
     path = shutil.which("memcached")
     if path is None:
         return None
