@@ -7,6 +7,9 @@ test_report_fidelity.py; here are the rules around them.
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
+from pathlib import Path
 
 from clirun import run
 
@@ -34,7 +37,25 @@ def test_sums_follow_placement():
     by_class = {c.slab_class.id: c for c in report.classes}
     assert by_class[p_small.lru_class.id].items == 3 and by_class[39].items == 1
     assert all(c.pages == 1 and c.page_bytes == 1 << 20 for c in report.classes)
-    assert all(c.free_bytes == c.page_bytes - c.used_bytes for c in report.classes)
+
+
+def test_free_bytes_are_what_a_loaded_server_leaves():
+    """tests/data/stats/1.6.18-mixed.txt, captured from Debian's 1.6.18 after 1 000 items of 100-byte
+    values, 300 of 2 000 and 3 of 600 000 (chunked), keys ``item:0``, ``item:1``, ...: the report of
+    that mix has each class's pages, chunks and free bytes (its pages' bytes less its used chunks, read
+    from ``stats slabs``), each LRU's items, and in all ``stats``' ``bytes``."""
+    text = (Path(__file__).parent / "data" / "stats" / "1.6.18-mixed.txt").read_text()
+    stat = {name: int(value) for name, value in re.findall(r"^STAT (\S+) (\d+)\r?$", text, re.M)}
+    mix = Counter(Item(len(f"item:{i}"), value, 0, None) for n, value in ((1000, 100), (300, 2000), (3, 600_000))
+                  for i in range(n))
+    report = build_report(configure(load_profile("1.6.18")), mix)
+    assert report.total("requested_bytes") == stat["bytes"] == 2_587_075
+    assert sorted(c.slab_class.id for c in report.classes) == [2, 4, 15, 31, 39]
+    for c in report.classes:
+        k = c.slab_class.id
+        assert (c.pages, c.chunks) == (stat[f"{k}:total_pages"], stat[f"{k}:used_chunks"]), k
+        assert c.free_bytes == stat[f"{k}:total_pages"] * (1 << 20) - stat[f"{k}:used_chunks"] * stat[f"{k}:chunk_size"]
+        assert c.items == stat.get(f"items:{k}:number", 0), k
 
 
 def test_pages_are_ceil_of_chunks_per_page():
