@@ -66,4 +66,7 @@ def test_optimize_names_the_release_of_its_flags():
 
 def test_a_trapped_configuration_is_warned_on_stderr():
     result = CliRunner().invoke(cli, ["classes", "-n", "5", "-f", "1.05"])
-    assert "warning: the factor 1.05 reaches memcached's cap of 63 classes" in " ".join(result.output.split())
+    assert result.exit_code == 0
+    assert "warning: the factor 1.05 reaches memcached's cap of 63 classes" in " ".join(result.stderr.split())
+    assert "warning" not in result.stdout                 # the table alone, class 63 its last row
+    assert result.stdout.splitlines()[-1].split()[:2] == ["63", "524288"]
