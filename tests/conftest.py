@@ -20,6 +20,14 @@ def profile(memcached):
     return load_profile(server_version(memcached))
 
 
+@pytest.fixture
+def server_profile(memcached, profile):
+    """The server's profile, for workloads sized for 1.6.18: another release skips."""
+    if profile.release != "1.6.18":
+        pytest.skip(f"the workloads are sized for 1.6.18, not {profile.release}")
+    return profile
+
+
 # -- long computations begun ahead (tests/ahead.py) ----------------------------------------
 
 def pytest_collection_modifyitems(config, items):

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
+from helpers import run
 
 from slabcalc import configure, load_profile
 from slabcalc.analysis.advice import class_cap_trap, elsewhere
-from slabcalc.cli import cli
 
 
 def notes(release, *args):
@@ -48,14 +47,14 @@ def test_class_cap_trap():
 
 
 def test_optimize_names_the_release_of_its_flags():
-    result = CliRunner().invoke(cli, ["optimize", "examples/items.csv", "-C", "--validate", "0"])
+    result = run("optimize", "examples/items.csv", "-C", "--validate", "0")
     assert result.exit_code == 0
     out = result.output
     assert "flags for memcached 1.6.45:" in out
     assert "for memcached 1.6.45: -o slab_sizes=" in out.split("best:")[1]
     assert "on memcached 1.6.0-1.6.23, -o slab_chunk_max=16 builds 1 class of 16 bytes" in " ".join(out.split())
-    document = json.loads(CliRunner().invoke(cli, ["optimize", "examples/items.csv", "-C", "--format",
-                                                   "json"]).output)
+    document = json.loads(run("optimize", "examples/items.csv", "-C", "--format",
+                              "json").output)
     chunk_max = next(c for c in document["candidates"] if c["flags"] == "-o slab_chunk_max=16")
     assert chunk_max["release"] == "1.6.45"
     assert chunk_max["elsewhere"] == [{"releases": "1.6.0-1.6.23", "refused": None,
@@ -65,7 +64,7 @@ def test_optimize_names_the_release_of_its_flags():
 
 
 def test_a_trapped_configuration_is_warned_on_stderr():
-    result = CliRunner().invoke(cli, ["classes", "-n", "5", "-f", "1.05"])
+    result = run("classes", "-n", "5", "-f", "1.05")
     assert result.exit_code == 0
     assert "warning: the factor 1.05 reaches memcached's cap of 63 classes" in " ".join(result.stderr.split())
     assert "warning" not in result.stdout                 # the table alone, class 63 its last row

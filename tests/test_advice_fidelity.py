@@ -16,12 +16,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
+from helpers import doc, run
 from memcached_server import MemcachedServer, run_vv
 
 from slabcalc import configure, load_profile
 from slabcalc.analysis.report import item_for_size
-from slabcalc.cli import cli
 from slabcalc.inputs.items import read_items
 from slabcalc.model.classes import class_for, slab_classes, vv_lines
 from slabcalc.model.placement import place
@@ -32,9 +31,7 @@ EXAMPLES = ["examples/items.csv", "examples/histogram.csv", "examples/bimodal.cs
 
 
 def optimize(path, *args):
-    result = CliRunner().invoke(cli, ["optimize", path, "--format", "json", *args])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    return doc("optimize", path, *args)
 
 
 def distinct_items(settings, path, limit=40):
@@ -116,8 +113,8 @@ def test_the_class_cap_trap_on_the_server(memcached, profile):
     """-n 5 -f 1.05 fills the class cap at 2200 bytes; a 3000-byte item lands in the largest class."""
     words = ["-n", "5", "-f", "1.05"]
     settings = configure(profile, words)
-    result = CliRunner().invoke(cli, ["place", "--profile", profile.release, "--key", "10", "--value", "3000",
-                                      *words])
+    result = run("place", "--profile", profile.release, "--key", "10", "--value", "3000",
+                 *words)
     assert "reaches memcached's cap of" in result.output
     largest = slab_classes(settings)[-1]
     with MemcachedServer(words, memcached=memcached) as server:
@@ -132,8 +129,8 @@ def test_the_class_cap_trap_on_the_server(memcached, profile):
 def test_a_node_plan_flags_start_the_server(memcached, profile, args):
     """Each node's flags of a capacity plan, for the installed release: the server starts with them and
     reports them in stats settings (-m, the hash table's start)."""
-    result = CliRunner().invoke(cli, ["report", "examples/capacity-mix.csv", "--profile", profile.release,
-                                      "--format", "json", *args])
+    result = run("report", "examples/capacity-mix.csv", "--profile", profile.release,
+                 "--format", "json", *args)
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     plan = document["nodes"] if "--nodes" in args else document["node_ram"]["needed"]

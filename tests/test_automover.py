@@ -17,7 +17,8 @@ import re
 from pathlib import Path
 
 import pytest
-from clirun import run as slabcalc
+from helpers import doc
+from helpers import run as slabcalc
 
 from slabcalc.analysis.stats import analyse, diagnosis
 from slabcalc.inputs.dumps import parse_dump
@@ -52,9 +53,7 @@ def saved(tmp_path, *names):
 def stats(tmp_path, name, since=None):
     """``slabcalc stats`` on a stored reading (``--since`` an earlier one): its findings, as JSON."""
     later, *earlier = saved(tmp_path, name, *([since] if since else []))
-    result = slabcalc("stats", later, *(["--since", earlier[0]] if earlier else []), "--format", "json")
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    return doc("stats", later, *(["--since", earlier[0]] if earlier else []))
 
 
 def test_one_reading_with_the_automover_off_is_calcification_and_turns_it_on(tmp_path):
@@ -148,12 +147,8 @@ def docs_examples():
 def test_docs_examples_print_what_they_show(command, expected, monkeypatch):
     import shlex
 
-    from click.testing import CliRunner
-
-    from slabcalc.cli import cli
-
     monkeypatch.chdir(DOCS.parent.parent)
-    result = CliRunner().invoke(cli, shlex.split(command)[1:], prog_name="slabcalc")
+    result = slabcalc(*shlex.split(command)[1:])
     assert result.exit_code == 0, result.output
     assert result.output.rstrip("\n") == expected.rstrip("\n")
 

@@ -15,6 +15,7 @@ import shlex
 import time
 
 import pytest
+from helpers import run
 from memcached_server import MemcachedServer, server_version
 
 from slabcalc.analysis import automover
@@ -76,13 +77,9 @@ def test_simulates_calcification_action_starts_the_server_it_names(memcached, op
     starts the release it names with the automover on."""
     import json
 
-    from click.testing import CliRunner
-
-    from slabcalc.cli import cli
-
     release = server_version(memcached)
     args = ["simulate", "examples/calcification.csv", "--profile", release, "-m", "4", *options, "--format", "json"]
-    found = json.loads(CliRunner().invoke(cli, args).stdout)["calcification"]
+    found = json.loads(run(*args).stdout)["calcification"]
     said = found["action"]
     assert said.startswith(f"for memcached {release}: -o ") and said.endswith("on a running node") == (
         options != ["-o", "no_modern"] and options != ["-o", "no_slab_reassign"]), said

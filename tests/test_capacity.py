@@ -14,6 +14,7 @@ import random
 from fractions import Fraction
 
 import pytest
+from helpers import o_words
 
 from slabcalc import configure, load_profile
 from slabcalc.analysis.report import build_report
@@ -46,8 +47,7 @@ def replay(settings, args, kinds, n):
         taken[j] += 1
         name = f"{serial:07d}{'k' * (key - 7)}"
         ops.append((0, SET, name, key, value, 0, flags))
-    words = [w for i, a in enumerate(args) if i and args[i - 1] == "-o" for w in a.split(",")]
-    return simulate(settings, ops, suboptions=words)
+    return simulate(settings, ops, suboptions=o_words(args))
 
 
 def trouble(sim):

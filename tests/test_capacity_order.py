@@ -13,17 +13,15 @@ Without a server the live tests skip locally and FAIL under CI.
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from helpers import doc, run
 from memcached_server import MemcachedServer
 
 from slabcalc import configure, load_profile
 from slabcalc.analysis.arrival import FileOrder
-from slabcalc.cli import cli
 from slabcalc.inputs.items import read_items
 from slabcalc.model.distribution import Item
 
@@ -68,10 +66,7 @@ def write_csv(path, items) -> str:
 
 
 def reported(path: str, release: str, megabytes: int, extra=()) -> dict:
-    run = CliRunner().invoke(cli, ["report", path, "--profile", release, "-m", str(megabytes), "--format", "json",
-                                   *extra])
-    assert run.exit_code == 0, run.output
-    return json.loads(run.output)
+    return doc("report", path, "--profile", release, "-m", str(megabytes), *extra)
 
 
 @pytest.mark.parametrize("mix,megabytes,extra", [(issue_mix, 64, []), (chunked_mix, 12, []), (docs_example, 4, [])])
@@ -98,7 +93,7 @@ def test_the_issue_mix_is_not_counted_as_if_every_size_came_first(tmp_path):
     # (the live test above holds this figure to the server)
     document = reported(write_csv(tmp_path / "mix.csv", issue_mix()), "1.6.18", 64)
     assert (document["capacity"], document["limiting_class"]) == (21_719, 16)
-    text = CliRunner().invoke(cli, ["report", str(tmp_path / "mix.csv"), "--profile", "1.6.18", "-m", "64"]).output
+    text = run("report", str(tmp_path / "mix.csv"), "--profile", "1.6.18", "-m", "64").output
     assert "-m 64 holds 21719 items in the file's order; class 16 runs out first" in text
 
 

@@ -9,8 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
-from clirun import run
+from helpers import run
 
 from slabcalc.cli import cli
 
@@ -128,7 +127,7 @@ def test_memory_limit_units_reach_the_item_size_check():
 
 
 def test_warning_of_1_4_24_goes_to_stderr():
-    result = CliRunner().invoke(cli, ["classes", "--profile", "1.4.24", "-I", "2m", "--format", "csv"])
+    result = run("classes", "--profile", "1.4.24", "-I", "2m", "--format", "csv")
     assert result.exit_code == 0
     assert "Setting item max size above 1MB is not recommended!" in result.stderr
     assert "WARNING" not in result.stdout
@@ -240,7 +239,7 @@ WIDE_COMMANDS = [
 @pytest.mark.parametrize("columns", [80, 120])
 @pytest.mark.parametrize("args", WIDE_COMMANDS, ids=lambda a: " ".join(a[:2]))
 def test_tables_fit_the_terminal(args, columns):
-    result = CliRunner(env={"COLUMNS": str(columns)}).invoke(cli, args, prog_name="slabcalc")
+    result = run(*args, env={"COLUMNS": str(columns)})
     assert result.exit_code == 0, result.output
     widest = max(result.output.splitlines(), key=len)
     assert len(widest) <= columns, widest
@@ -253,7 +252,7 @@ def test_optimize_puts_long_flag_strings_on_lines_of_their_own(tmp_path, columns
     mix = tmp_path / "many.csv"
     mix.write_text("key,value,count\n" + "".join(f"30,{int(300 * 1.19 ** i)},{1000 if i % 2 else 300}\n"
                                                  for i in range(40)))
-    result = CliRunner(env={"COLUMNS": str(columns)}).invoke(cli, ["optimize", str(mix)], prog_name="slabcalc")
+    result = run("optimize", str(mix), env={"COLUMNS": str(columns)})
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     flags = [line[2:] for line in lines if line.startswith("  -o slab_sizes=") or line.startswith("  -n ")]

@@ -12,7 +12,7 @@ import time
 
 import click
 import pytest
-from clirun import run
+from helpers import run
 from memcached_server import MemcachedServer
 from test_allocators import LARGE_3_6, LARGE_5, SMALL_3_6, SMALL_5
 

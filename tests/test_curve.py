@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 
 import pytest
-from clirun import run
+from helpers import run
 from memcached_server import missing
 
 from slabcalc import configure, load_profile

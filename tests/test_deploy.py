@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from clirun import run
+from helpers import run
 from memcached_server import MemcachedServer
 from once_stream import OnceStream
 

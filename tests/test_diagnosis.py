@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from clirun import run as slabcalc
+from helpers import run
 
 PAIRS = Path(__file__).parent / "data" / "stats" / "pairs"
 VERSIONS = ["1.6.18", "1.6.45"]
@@ -30,14 +30,10 @@ def stat(path, name):
     return found[1] if found else None
 
 
-def run(*args):
-    return slabcalc("stats", *args)
-
-
 @pytest.mark.parametrize("version", VERSIONS)
 def test_a_calcified_node_is_diagnosed_now(version):
     after, before = pair(version, "calcified")
-    result = run(after, "--since", before, "--format", "json")
+    result = run("stats", after, "--since", before, "--format", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     span = doc["nodes"][0]["interval"]
@@ -68,13 +64,13 @@ def test_a_calcified_node_is_diagnosed_now(version):
 def test_a_healed_node_is_not_flagged(version):
     after, before = pair(version, "healed")
     assert int(stat(after, "evictions")) == int(stat(before, "evictions")) > 0   # it evicted, before
-    result = run(after, "--since", before)
+    result = run("stats", after, "--since", before)
     assert result.exit_code == 0, result.output
     assert "now: no class evicts (over " in result.output
     assert "now: calcification" not in result.output and "calcification since boot" not in result.output
     assert "over the last " in result.output            # the table of the interval
     # one reading alone can only speak of counters since boot, and says so
-    alone = run(after).output
+    alone = run("stats", after).output
     assert "now:" not in alone
     assert all("calcification" not in line or "since boot" in line for line in alone.splitlines())
 
@@ -87,7 +83,7 @@ def test_a_healed_node_is_not_flagged(version):
 ])
 def test_bad_pairs_get_one_line(args, message):
     paths = [str(PAIRS / (a.format(v="1.6.18") + ".txt")) if not a.startswith("--") else a for a in args]
-    result = run(*paths)
+    result = run("stats", *paths)
     assert result.exit_code == 1
     assert message in result.output and len(result.output.strip().splitlines()) == 1 and "Traceback" not in \
         result.output
@@ -95,23 +91,23 @@ def test_bad_pairs_get_one_line(args, message):
 
 def test_usage_errors():
     after, before = pair("1.6.18", "calcified")
-    assert run("--server", "127.0.0.1:1", "--interval", "0").exit_code == 2
-    assert run("--since", before).exit_code == 2                       # --since needs the later FILEs
-    result = run(after, "--interval", "5")
+    assert run("stats", "--server", "127.0.0.1:1", "--interval", "0").exit_code == 2
+    assert run("stats", "--since", before).exit_code == 2             # --since needs the later FILEs
+    result = run("stats", after, "--interval", "5")
     assert result.exit_code == 2 and "--since" in result.output
 
 
 def test_server_args_replace_stats_settings():
     after, _ = pair("1.6.18", "calcified")
-    doc = json.loads(run(after, "--server-args", "-m 16 -f 1.25 -o slab_automove_window=10",
+    doc = json.loads(run("stats", after, "--server-args", "-m 16 -f 1.25 -o slab_automove_window=10",
                          "--format", "json").stdout)
     node = doc["nodes"][0]
     assert node["drift"] == []
     assert any(n.startswith("settings from the given server flags: -m 16") for n in node["notes"])
     # flags that do not match the node are said to disagree, and drift shows
-    doc = json.loads(run(after, "--server-args", "-m 64 -f 1.5", "--format", "json").stdout)
+    doc = json.loads(run("stats", after, "--server-args", "-m 64 -f 1.5", "--format", "json").stdout)
     node = doc["nodes"][0]
     assert "stats settings says maxbytes 16777216, the given server flags 67108864" in node["notes"]
     assert node["drift"]
-    refused = run(after, "--server-args", "-f 0.5")
+    refused = run("stats", after, "--server-args", "-f 0.5")
     assert refused.exit_code == 2 and "refuses" in refused.output

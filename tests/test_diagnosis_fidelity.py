@@ -13,21 +13,15 @@ Without a server these tests skip locally and FAIL under CI.
 
 from __future__ import annotations
 
-import json
 import time
 
 import calcify
-from click.testing import CliRunner
+from helpers import doc, run
 from memcached_server import MemcachedServer
-
-from slabcalc.cli import cli
 
 
 def stats(server, *args):
-    result = CliRunner().invoke(cli, ["stats", "--server", f"127.0.0.1:{server.port}", "--format", "json",
-                                      *args])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    return doc("stats", "--server", f"127.0.0.1:{server.port}", *args)
 
 
 def test_calcification_is_diagnosed_while_it_happens_and_not_after_it_heals(memcached):
@@ -77,8 +71,8 @@ def test_sample_items_says_what_metadump_skips(memcached):
         time.sleep(2.2)
         counted = int(server.stats()["curr_items"])
         doc = stats(server, "--sample-items", "100000")
-        result = CliRunner().invoke(cli, ["stats", "--server", f"127.0.0.1:{server.port}",
-                                          "--sample-items", "100000"])
+        result = run("stats", "--server", f"127.0.0.1:{server.port}",
+                     "--sample-items", "100000")
     assert counted >= 1500                      # expired, not reclaimed: still counted
     sample = doc["nodes"][0]["sample"]
     assert sample["totals"]["items"] == 1000 and sample["unlisted_items"] == counted - 1000

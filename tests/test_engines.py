@@ -8,22 +8,12 @@
 from __future__ import annotations
 
 import pytest
+from helpers import PER_PAGE_4, s, settings
 
 from slabcalc import Refused, configure, load_profile
 from slabcalc.engines.background import background_for
 from slabcalc.engines.engine import Engine
-from slabcalc.engines.simulate import GET, SET, simulate
-
-PER_PAGE_4 = 5461
-
-
-def settings(*args):
-    return configure(load_profile("1.6.18"), list(args))
-
-
-def s(t, key, value=100, ttl=0):
-    return (t, SET, key, len(key), value, ttl, 0)
-
+from slabcalc.engines.simulate import GET, simulate
 
 def test_an_idle_maintainer_backs_off_by_an_eighth_from_1_ms_to_1_s():
     # items.c 1623-1636: a class that did nothing waits backoff + backoff / 8, from 1000 us, at

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from clirun import run
+from helpers import run
 
 from slabcalc import Refused, configure, load_profile
 from slabcalc.analysis.extstore import extstore_report

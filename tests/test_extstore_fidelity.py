@@ -11,7 +11,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from clirun import run
+from helpers import run
 from memcached_server import MemcachedServer, run_vv
 
 from slabcalc import Refused, configure

@@ -18,11 +18,10 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from click.testing import CliRunner
+from helpers import run
 from memcached_server import MemcachedServer, run_vv
 
 from slabcalc import Refused, configure, place, slab_classes
-from slabcalc.cli import cli
 from slabcalc.model.item import max_value_length
 
 KIB = 1024
@@ -119,15 +118,15 @@ def test_startup_matches_server(flags, profile, vv_results, memcached):
 @pytest.mark.parametrize("flags", ["", "-n 5 -f 1.05", "-o slab_sizes=96-200-1024-4096", "-I 2m -f 1.1"])
 def test_cli_vv_output_is_the_servers(flags, profile, vv_results):
     """The CLI's ``classes --format vv`` prints the server's lines, character for character."""
-    result = CliRunner().invoke(cli, ["classes", "--profile", profile.release, "--format", "vv",
-                                      *_expand(flags, profile)])
+    result = run("classes", "--profile", profile.release, "--format", "vv",
+                 *_expand(flags, profile))
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == vv_results[flags].class_lines   # notes go to stderr
 
 
 @pytest.mark.parametrize("flags", ["-f 1.0", "-n 0", "-I 100", "-o slab_sizes=96-100-1024", "-o bogus_option"])
 def test_cli_refuses_with_the_servers_message(flags, profile, vv_results):
-    result = CliRunner().invoke(cli, ["classes", "--profile", profile.release, *_expand(flags, profile)])
+    result = run("classes", "--profile", profile.release, *_expand(flags, profile))
     assert result.exit_code == 2
     server_says = (vv_results[flags].stderr + vv_results[flags].stdout).strip().splitlines()[-1]
     assert server_says in result.output

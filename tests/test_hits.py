@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from clirun import run
+from helpers import run
 
 from slabcalc.analysis.hits import hot_lines
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from clirun import run
+from helpers import run
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
@@ -275,13 +275,6 @@ def test_cli_validate_reports_both_parts():
 
 
 def test_gate_measures_the_configuration_given_as_report_does():
-    from click.testing import CliRunner
-
-    from slabcalc.cli import cli
-
-    def run(*args):
-        return CliRunner().invoke(cli, list(args), prog_name="slabcalc")
-
     for gate in (["--fail-over-waste", "5"], ["--fail-over-memory", "100m"]):
         crossed, same = run("optimize", "examples/bimodal.csv", *gate), run("report", "examples/bimodal.csv", *gate)
         assert crossed.exit_code == same.exit_code == 3

@@ -11,7 +11,7 @@ import math
 import random
 
 import pytest
-from clirun import run
+from helpers import run
 
 from slabcalc import configure, load_profile, slab_classes
 from slabcalc.analysis.optimize import THIN_SHARE_PCT, chunk_requests, class_chunks, merge_thin_sizes

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from clirun import run
+from helpers import run
 from memcached_server import require_memcached, server_version
 
 from slabcalc import configure, load_profile

@@ -7,9 +7,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from helpers import run
 
-from slabcalc.cli import cli
 from slabcalc.cli.plot import PlotUnavailable, plot_classes, plot_timeline
 
 DATA = Path(__file__).parent / "data" / "stats"
@@ -55,11 +54,10 @@ def test_unknown_suffix(tmp_path):
 
 
 def test_stats_and_report_plot(tmp_path):
-    runner = CliRunner()
-    result = runner.invoke(cli, ["stats", str(DATA / "1.6.18-mixed.txt"), "--plot", str(tmp_path / "s.png")])
+    result = run("stats", str(DATA / "1.6.18-mixed.txt"), "--plot", str(tmp_path / "s.png"))
     assert result.exit_code == 0, result.output
     check(tmp_path / "s.png")
-    result = runner.invoke(cli, ["report", str(ROOT / "examples" / "items.csv"), "--plot", str(tmp_path / "r.svg")])
+    result = run("report", str(ROOT / "examples" / "items.csv"), "--plot", str(tmp_path / "r.svg"))
     assert result.exit_code == 0, result.output
     check(tmp_path / "r.svg")
 
@@ -73,7 +71,7 @@ def test_missing_matplotlib_is_one_line(tmp_path, monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    result = CliRunner().invoke(cli, ["stats", str(DATA / "1.6.18-mixed.txt"), "--plot", str(tmp_path / "s.png")])
+    result = run("stats", str(DATA / "1.6.18-mixed.txt"), "--plot", str(tmp_path / "s.png"))
     assert result.exit_code == 1
     assert result.output.splitlines()[-1] == "Error: --plot needs matplotlib: pip install 'slabcalc[plot]'"
     assert not (tmp_path / "s.png").exists()
@@ -82,8 +80,8 @@ def test_missing_matplotlib_is_one_line(tmp_path, monkeypatch):
 @pytest.mark.parametrize("every", [[], ["--every", "5"]], ids=["classes", "timeline"])
 def test_simulate_plot(tmp_path: Path, every: list[str]) -> None:
     out = tmp_path / "simulate.png"
-    result = CliRunner().invoke(cli, ["simulate", str(ROOT / "examples" / "calcification.csv"), "-m", "2",
-                                      *every, "--plot", str(out)], prog_name="slabcalc")
+    result = run("simulate", str(ROOT / "examples" / "calcification.csv"), "-m", "2",
+                 *every, "--plot", str(out))
     assert result.exit_code == 0, result.output
     check(out)
 

@@ -163,7 +163,7 @@ def test_prealloc_capacity_counts_every_other_classs_page(memcached, profile):
 def test_container_advice_is_pasteable(memcached, profile, tmp_path):
     """report --container 64m: the command line it prints for the server's release starts it, and
     filled past capacity the process (VmRSS) stays within the container and within 2 MiB of it."""
-    from clirun import run
+    from helpers import run
 
     data = tmp_path / "items.csv"
     data.write_text("key,value\n8,100\n")

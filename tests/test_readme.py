@@ -13,9 +13,8 @@ import shlex
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from helpers import run
 
-from slabcalc.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -73,7 +72,7 @@ def test_readme_example(command, expected, monkeypatch):
     words = shlex.split(command)
     assert words[0] == "slabcalc"
     monkeypatch.chdir(ROOT)
-    result = CliRunner().invoke(cli, words[1:], prog_name="slabcalc")
+    result = run(*words[1:])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.output.rstrip("\n") == expected.rstrip("\n")
 

@@ -8,7 +8,7 @@ import random
 
 import pytest
 import yaml
-from clirun import run
+from helpers import run
 
 from slabcalc import Refused, configure, load_profile, place, slab_classes, vv_lines
 from slabcalc.model.profile import ProfileError, bundled_segments, release_key, resolved_rules

@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from clirun import run
+from helpers import run
 
 from slabcalc import configure, load_profile, place, slab_classes
 from slabcalc.analysis.report import build_report

@@ -16,13 +16,12 @@ import json
 import random
 
 import pytest
-from click.testing import CliRunner
+from helpers import run
 from memcached_server import MemcachedServer
 
 from slabcalc import configure
 from slabcalc.analysis.arrival import FileOrder
 from slabcalc.analysis.report import build_report
-from slabcalc.cli import cli
 from slabcalc.inputs.items import Item
 from slabcalc.model.settings import Refused
 
@@ -92,8 +91,8 @@ def test_capacity_matches_first_eviction(memcached, profile, key, value, extra):
     expected = report.capacity.items
     assert report.capacity.limiting_class == report.classes[0].slab_class.id
     # the CLI says the same: place -m 8m
-    cli_run = CliRunner().invoke(cli, ["place", "--profile", profile.release, "--key", str(key), "--value",
-                                       str(value), "-m", "8m", "--format", "json", *extra])
+    cli_run = run("place", "--profile", profile.release, "--key", str(key), "--value",
+                  str(value), "-m", "8m", "--format", "json", *extra)
     assert json.loads(cli_run.output)["capacity"] == expected
 
     # the first eviction is the (expected + 1)-th set: the first `expected` sets (pipelined, noreply;
@@ -130,8 +129,8 @@ def test_chunked_capacity_matches_first_eviction(memcached, profile, key, value,
         pytest.skip(f"memcached {profile.release} refuses {args}: {exc}")
     report = build_report(settings, {Item(key, value, flags, None): 1}, memory_limit=settings.maxbytes)
     expected = report.capacity
-    cli_run = CliRunner().invoke(cli, ["place", "--profile", profile.release, "--key", str(key), "--value",
-                                       str(value), "--flags", str(flags), "--format", "json", *args])
+    cli_run = run("place", "--profile", profile.release, "--key", str(key), "--value",
+                  str(value), "--flags", str(flags), "--format", "json", *args)
     document = json.loads(cli_run.output)
     assert (document["capacity"], document["limiting_class"]) == (expected.items, expected.limiting_class)
     in_order = FileOrder(settings, settings.maxbytes)      # the same item, row after row of a file

@@ -14,7 +14,7 @@ import random
 
 import ahead
 import pytest
-from clirun import run
+from helpers import run
 
 from slabcalc import configure
 from slabcalc.engines.background import background_for

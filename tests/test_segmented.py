@@ -14,15 +14,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from helpers import PER_PAGE_4, op, s
+
 from slabcalc import configure, load_profile
 from slabcalc.engines.background import background_for
 from slabcalc.engines.engine import Engine
 from slabcalc.engines.lru import COLD, HOT, SEGMENTS, WARM
 from slabcalc.engines.maintainer import Maintainer
-from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH, simulate
-
-PER_PAGE_4 = 5461
-
+from slabcalc.engines.simulate import DELETE, GET, TOUCH, simulate
 
 class _Engine(Engine):
     """An engine whose maintainer the test wakes once per workload second."""
@@ -58,14 +57,6 @@ def engine(ops, *args):
     e = _Engine(configure(load_profile("1.6.18"), list(args)))
     e.run(ops)
     return e
-
-
-def s(t, key, value=100, ttl=0):
-    return (t, SET, key, len(key), value, ttl, 0)
-
-
-def op(t, kind, key, ttl=0):
-    return (t, kind, key, len(key), 0, ttl, 0)
 
 
 def where(e, key):

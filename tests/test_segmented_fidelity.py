@@ -13,20 +13,18 @@ the segmented rules matter, so the comparison can fail.
 
 from __future__ import annotations
 
-import pytest
-from test_simulate_fidelity import _op, _set, compare_with_server
+from helpers import PER_PAGE_4, o_words
+from helpers import op as _op
+from helpers import s as _set
+from test_simulate_fidelity import compare_with_server
 
 from slabcalc import configure
 from slabcalc.engines.simulate import DELETE, GET, lru_mode, simulate
 
 DEFAULTS = "no_lru_crawler,slab_automove=0"
-PER_PAGE_4 = 5461     # class 4 (chunk 192) of a 1 MiB page (slab_reassign is on by default)
-
-
 def check(memcached, profile, args, ops):
     settings = configure(profile, args)
-    suboptions = [w for i, a in enumerate(args) if i and args[i - 1] == "-o" for w in a.split(",")]
-    lru = lru_mode(settings, suboptions)
+    lru = lru_mode(settings, o_words(args))
     assert lru == "segmented"
     sim = simulate(settings, ops, lru=lru)
     assert not sim.model.exact and "LRU maintainer, no LRU crawler" in sim.model.text
@@ -58,13 +56,6 @@ def expired_tail_reclaimed_by_the_maintainer():
     ops += [_set(0, f"b{i:05d}", 100) for i in range(2 * PER_PAGE_4 - 3000)]
     ops += [_set(5, f"c{i:05d}", 100) for i in range(50)]
     return ops
-
-
-@pytest.fixture
-def server_profile(memcached, profile):
-    if profile.release != "1.6.18":
-        pytest.skip(f"the workloads are sized for 1.6.18, not {profile.release}")
-    return profile
 
 
 def compat_of(profile, args, ops):

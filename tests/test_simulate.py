@@ -10,12 +10,11 @@ bytes: two class-4 pages (2097024) fit, a third does not.
 from __future__ import annotations
 
 import pytest
+from helpers import PER_PAGE_4, o_words, op, s, settings
 
-from slabcalc import configure, load_profile
 from slabcalc.engines.simulate import (
     DELETE,
     GET,
-    SET,
     TOUCH,
     SimulationError,
     background_for,
@@ -26,29 +25,13 @@ from slabcalc.engines.simulate import (
 from slabcalc.records.simulate import simulation_record
 
 COMPAT = ["-o", "no_modern"]
-PER_PAGE_4 = 5461
-
-
-def settings(*args, release="1.6.18"):
-    return configure(load_profile(release), list(args))
-
-
 def run(ops, *args, release="1.6.18", every=None):
-    words = [w for i, a in enumerate(args) if i and args[i - 1] == "-o" for w in a.split(",")]
     config = settings(*args, release=release)
-    return simulate(config, ops, suboptions=words, every=every)
+    return simulate(config, ops, suboptions=o_words(args), every=every)
 
 
 def by_class(sim):
     return {r.slab_class.id: r for r in sim.classes}
-
-
-def s(t, key, value=100, ttl=0):
-    return (t, SET, key, len(key), value, ttl, 0)
-
-
-def op(t, kind, key, ttl=0):
-    return (t, kind, key, len(key), 0, ttl, 0)
 
 
 def fill_class_4(t=0, prefix="f", n=2 * PER_PAGE_4):

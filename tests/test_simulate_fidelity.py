@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import time
 
-import pytest
+from helpers import o_words
+from helpers import op as _op
+from helpers import s as _set
 from memcached_server import MemcachedServer
 
 from slabcalc import configure
@@ -127,8 +129,7 @@ def simulated_counts(sim) -> tuple[dict, dict]:
 
 def check(memcached, profile, args, ops):
     settings = configure(profile, args)
-    suboptions = [w for i, a in enumerate(args) if i and args[i - 1] == "-o" for w in a.split(",")]
-    lru = lru_mode(settings, suboptions)
+    lru = lru_mode(settings, o_words(args))
     assert lru == "compat"
     sim = simulate(settings, ops, lru=lru)
     assert sim.model.exact
@@ -151,14 +152,6 @@ def compare_with_server(memcached, args, ops, sim):
     assert sim_totals == real_totals
     assert sim_classes == real_classes
     return sim
-
-
-def _set(t, key, value_size, ttl=0, flags=0):
-    return (t, SET, key, len(key), value_size, ttl, flags)
-
-
-def _op(t, op, key, ttl=0):
-    return (t, op, key, len(key), 0, ttl, 0)
 
 
 def fill_then_other_size():
@@ -201,13 +194,6 @@ def chunked_items():
     ops += [_set(0, f"n{i}", 1500000) for i in range(2)]   # two full chunks and a tail
     ops += [_op(0, DELETE, "m1"), _set(0, "k3", 900000)]
     return ops
-
-
-@pytest.fixture
-def server_profile(memcached, profile):
-    if profile.release != "1.6.18":
-        pytest.skip(f"the workloads are sized for 1.6.18, not {profile.release}")
-    return profile
 
 
 def test_fill_one_size_then_another(memcached, server_profile):

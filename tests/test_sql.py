@@ -10,7 +10,7 @@ import json
 import random
 
 import pytest
-from clirun import run
+from helpers import run
 
 duckdb = pytest.importorskip("duckdb")     # in the test extra: never skipped where .ci/run installs
 sqlglot = pytest.importorskip("sqlglot")

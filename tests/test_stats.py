@@ -12,11 +12,9 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from clirun import run
+from helpers import run
 
 from slabcalc.analysis.stats import DumpError, analyse, calcification
-from slabcalc.cli import cli
 from slabcalc.inputs.dumps import parse_dump
 from slabcalc.records.stats import class_records, node_totals
 
@@ -200,7 +198,7 @@ def test_the_global_page_pool_is_a_row_and_counts_in_the_totals(tmp_path):
         lines += [f"STAT {name} {value}" for name, value in snapshot[key].items()] + ["END"]
     dump = tmp_path / "stats.txt"
     dump.write_text("\n".join(lines) + "\n")
-    result = CliRunner().invoke(cli, ["stats", str(dump), "--format", "json"], prog_name="slabcalc")
+    result = run("stats", str(dump), "--format", "json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.output)
     pool = [c for c in document["classes"] if c["class"] == 0]
@@ -210,5 +208,5 @@ def test_the_global_page_pool_is_a_row_and_counts_in_the_totals(tmp_path):
     assert document["totals"]["slab_global_page_pool"] == 8
     assert document["totals"]["pages"] == class_pages + 8
     assert abs(sum(c["memory_pct"] for c in document["classes"]) - 100) < 0.05
-    table = CliRunner().invoke(cli, ["stats", str(dump)], prog_name="slabcalc").output
+    table = run("stats", str(dump)).output
     assert any(line.startswith("pool ") for line in table.splitlines())

@@ -13,10 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from clirun import run as slabcalc
+from helpers import run
 
-from slabcalc.cli import cli
 from slabcalc.inputs.client import Address, NodeError, parse_address, read_node
 
 DATA = Path(__file__).parent / "data" / "stats" / "1.4.39"
@@ -145,14 +143,14 @@ def refused_address():
         return f"127.0.0.1:{sock.getsockname()[1]}"   # closed again: nothing listens there
 
 
-def run(*args):
-    return slabcalc("stats", "--timeout", str(TIMEOUT), *args)
+def stats(*args):
+    return run("stats", "--timeout", str(TIMEOUT), *args)
 
 
 def test_a_good_fake_node_reads_like_its_saved_replies(fake):
     address = fake(good)
-    live = json.loads(run("--server", address, "--format", "json").output)
-    saved = json.loads(CliRunner().invoke(cli, ["stats", "--format", "json", *map(str, sorted(DATA.glob("*.txt")))]).output)
+    live = json.loads(stats("--server", address, "--format", "json").output)
+    saved = json.loads(run("stats", "--format", "json", *map(str, sorted(DATA.glob("*.txt")))).output)
     strip = lambda rows: [{k: v for k, v in r.items() if k != "node"} for r in rows]  # noqa: E731
     assert strip(live["classes"]) == strip(saved["classes"])
     assert live["totals"] == saved["totals"]
@@ -171,7 +169,7 @@ def test_a_good_fake_node_reads_like_its_saved_replies(fake):
 def test_each_fault_is_one_line_and_the_good_node_is_still_reported(fake, behaviour, message):
     bad, ok = fake(behaviour), fake(good)
     started = time.monotonic()
-    result = run("--server", bad, "--server", ok)
+    result = stats("--server", bad, "--server", ok)
     elapsed = time.monotonic() - started
     assert result.exit_code == 1
     errors = [line for line in result.stderr.splitlines()]
@@ -183,7 +181,7 @@ def test_each_fault_is_one_line_and_the_good_node_is_still_reported(fake, behavi
 
 def test_refused_and_unknown_hosts_and_missing_sockets(fake, tmp_path):
     refused = refused_address()
-    result = run("--server", refused, "--server", str(tmp_path / "none.sock"), "--format", "json")
+    result = stats("--server", refused, "--server", str(tmp_path / "none.sock"), "--format", "json")
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [f"Error: {refused}: connection refused",
                                           f"Error: {tmp_path / 'none.sock'}: no such socket"]
@@ -193,19 +191,19 @@ def test_refused_and_unknown_hosts_and_missing_sockets(fake, tmp_path):
 
 def test_json_names_failed_nodes(fake):
     bad, ok = refused_address(), fake(good)
-    doc = json.loads(run("--server", ok, "--server", bad, "--format", "json").stdout)
+    doc = json.loads(stats("--server", ok, "--server", bad, "--format", "json").stdout)
     assert [n["node"] for n in doc["nodes"]] == [ok, bad]
     assert doc["nodes"][1]["error"] == "connection refused"
     assert doc["totals"]["used_bytes"] == 96     # the good node alone
     assert (doc["totals"]["nodes"], doc["totals"]["nodes_down"]) == (2, 1)
     # the table's pool total says a node is down, next to it
-    table = run("--server", ok, "--server", bad).stdout
+    table = stats("--server", ok, "--server", bad).stdout
     assert any(line.startswith("pool (1 of 2 nodes down)") for line in table.splitlines())
 
 
 def test_unix_socket(fake, tmp_path):
     path = fake(good, tmp_path / "memcached.sock")
-    result = run("--server", path)
+    result = stats("--server", path)
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[2].split()[:2] == ["1", "96"]
 

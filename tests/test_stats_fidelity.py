@@ -8,14 +8,12 @@ and size), ``stats`` ``bytes``/``curr_items`` and ``total_malloced``.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 
 import pytest
-from click.testing import CliRunner
+from helpers import doc
 from memcached_server import MemcachedServer
 
-from slabcalc.cli import cli
 
 NODES = {
     # defaults, with chunked items (values over slab_chunk_max)
@@ -48,12 +46,7 @@ def pool(memcached):
 
 
 def stats_json(*servers, extra=()):
-    args = ["stats", "--format", "json", *extra]
-    for srv in servers:
-        args += ["--server", f"127.0.0.1:{srv.port}"]
-    result = CliRunner().invoke(cli, args, prog_name="slabcalc")
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    return doc("stats", *extra, *[word for srv in servers for word in ("--server", f"127.0.0.1:{srv.port}")])
 
 
 def metadump_by_class(srv):

@@ -18,7 +18,7 @@ import ssl
 import subprocess
 
 import pytest
-from clirun import run
+from helpers import run
 from memcached_server import MemcachedServer, missing
 
 OPENSSL_CA = ["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]

@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 import pytest
-from clirun import run
+from helpers import run
 from memcached_server import MemcachedServer
 
 from slabcalc.analysis.stats import analyse

@@ -4,13 +4,12 @@ oracleGeneral replay is checked against the real server, request by request."""
 
 from __future__ import annotations
 
-import json
 import random
 import struct
 
 import pytest
 
-from clirun import run
+from helpers import doc, run
 from memcached_server import MemcachedServer
 from test_simulate_fidelity import COMPAT, TooSlow, _tick, _uptime, _wait_until, server_counts, simulated_counts
 
@@ -26,9 +25,7 @@ def oracle_general(path, requests) -> None:
 
 
 def _doc(*args) -> dict:
-    result = run("simulate", *args, "--format", "json")
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    return doc("simulate", *args)
 
 
 def test_each_request_is_a_get_and_a_set_on_a_miss(tmp_path):

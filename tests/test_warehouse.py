@@ -8,7 +8,8 @@ import random
 import sys
 
 import pytest
-from clirun import run
+from helpers import doc as _doc
+from helpers import run
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -33,12 +34,6 @@ def files(tmp_path_factory):
     lengths = where / "lengths.csv"          # the same rows as the row reader takes them
     lengths.write_text("key,value,flags\n" + "".join(f"{len(k)},{len(v)},{f}\n" for k, v, f in rows))
     return paths, lengths
-
-
-def _doc(*args) -> dict:
-    result = run(*args, "--format", "json")
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
 
 
 @pytest.mark.parametrize("kind", ["parquet", "jsonl", "csv.gz"])

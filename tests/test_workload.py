@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from clirun import run
+from helpers import run
 
 from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH
 from slabcalc.inputs.items import InputError

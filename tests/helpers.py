@@ -1,0 +1,55 @@
+"""What many test files share, in one place: running the command line, and the engine's requests.
+
+``run("report", "examples/items.csv", input=...)`` runs slabcalc as a terminal would: stdout and
+stderr come apart (``result.stdout``, ``result.stderr``; ``result.output`` has both, as a terminal
+shows them); ``env`` sets variables such as ``COLUMNS`` for the run.  ``doc(...)`` is a run that must
+succeed, its stdout read as JSON.
+
+``s``/``op`` are the engine's requests, ``(time, op, key, key length, value size, ttl, flags)``;
+``settings`` a 1.6.18 (by default) configured with memcached's own flags; ``o_words`` the ``-o``
+words of such flags, as ``simulate`` takes them.  Fixtures shared by files are in conftest.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from slabcalc import configure, load_profile
+from slabcalc.cli import cli
+from slabcalc.engines.simulate import SET
+
+ROOT = Path(__file__).resolve().parent.parent          # the repository
+PER_PAGE_4 = 5461      # 1.6.18 defaults: class 4 (chunk 192) holds 5461 items of a 1 MiB page
+
+
+def run(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
+    return CliRunner(env=env).invoke(cli, list(args), input=input, prog_name="slabcalc")
+
+
+def doc(*args: str) -> dict:
+    """``slabcalc ARGS --format json``'s document; the run must succeed."""
+    result = run(*args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def settings(*args: str, release: str = "1.6.18"):
+    return configure(load_profile(release), list(args))
+
+
+def o_words(args) -> list[str]:
+    """The words of every ``-o`` in ``args``: ``["-m", "2", "-o", "a,b=1"]`` -> ``["a", "b=1"]``."""
+    return [w for i, a in enumerate(args) if i and args[i - 1] == "-o" for w in a.split(",")]
+
+
+def s(t, key, value=100, ttl=0, flags=0):
+    """A set of ``key`` at ``t`` seconds."""
+    return (t, SET, key, len(key), value, ttl, flags)
+
+
+def op(t, kind, key, ttl=0):
+    """A request without a value (get, delete, touch) of ``key`` at ``t`` seconds."""
+    return (t, kind, key, len(key), 0, ttl, 0)
