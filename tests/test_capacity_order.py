@@ -14,10 +14,9 @@ Without a server the live tests skip locally and FAIL under CI.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
-from helpers import doc, run
+from helpers import ROOT, doc, run
 from memcached_server import MemcachedServer
 
 from slabcalc import configure, load_profile
@@ -25,7 +24,6 @@ from slabcalc.analysis.arrival import FileOrder
 from slabcalc.inputs.items import read_items
 from slabcalc.model.distribution import Item
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def issue_mix(seed: int = 30) -> list[tuple[int, int]]:

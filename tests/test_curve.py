@@ -12,10 +12,9 @@ import csv
 import io
 import json
 import random
-from pathlib import Path
 
 import pytest
-from helpers import run
+from helpers import ROOT, run
 from memcached_server import missing
 
 from slabcalc import configure, load_profile
@@ -27,7 +26,6 @@ from slabcalc.inputs.workload import read_workload
 from slabcalc.model.item import ntotal_function
 from slabcalc.model.ops import DELETE, FILL, GET, SET, TOUCH
 
-ROOT = Path(__file__).resolve().parent.parent
 WORKLOAD = str(ROOT / "examples" / "calcification.csv")     # evicts, moves pages, calcifies: 1450 ops
 LIMITS = (2, 4, 8)
 

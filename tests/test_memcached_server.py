@@ -15,12 +15,6 @@ except ModuleNotFoundError:  # e.g. under --import-mode=importlib
     import memcached_server as ms
 
 
-@pytest.fixture(scope="module")
-def memcached() -> str:
-    """Path to memcached; skips (or fails under CI) when it is missing."""
-    return ms.require_memcached()
-
-
 def _pid_exists(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -11,10 +11,9 @@ import importlib.util
 import json
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
-from helpers import run
+from helpers import ROOT, run
 from memcached_server import require_memcached, server_version
 
 from slabcalc import configure, load_profile
@@ -22,7 +21,6 @@ from slabcalc.engines.simulate import GET, SET, simulate
 from slabcalc.model.profile import bundled_lines, release_key
 from slabcalc.model.treatments import accepted_words
 
-ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("gen_options_docs", ROOT / "scripts" / "gen_options_docs.py")
 GEN = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(GEN)

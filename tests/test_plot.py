@@ -7,12 +7,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers import run
+from helpers import ROOT, run
 
 from slabcalc.cli.plot import PlotUnavailable, plot_classes, plot_timeline
 
 DATA = Path(__file__).parent / "data" / "stats"
-ROOT = Path(__file__).parent.parent
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

@@ -13,10 +13,9 @@ import shlex
 from pathlib import Path
 
 import pytest
-from helpers import run
+from helpers import ROOT, run
 
 
-ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 PAGES = [README] + sorted((ROOT / "docs").glob("*.md"))
 

@@ -28,13 +28,7 @@ COMPAT = "no_modern,no_lru_crawler,no_lru_maintainer,no_slab_reassign,slab_autom
 
 def replay(server: MemcachedServer, ops) -> None:
     """Send ``ops`` to ``server``, second by second on the server's clock."""
-    by_second: dict[int, list] = {}
-    for op in ops:
-        by_second.setdefault(int(op[0]), []).append(op)
-    start = _tick(server)
-    for second in sorted(by_second):
-        _wait_until(server, start + second)
-        batch = by_second[second]
+    for _, batch in by_the_servers_second(server, ops):
         payload = bytearray()
         for _, op, key, _, value_size, ttl, flags in batch:
             if op == SET:
@@ -52,6 +46,18 @@ def replay(server: MemcachedServer, ops) -> None:
                 if line.startswith("VALUE "):
                     server._readline()     # the value
                 line = server._readline()
+
+
+def by_the_servers_second(server: MemcachedServer, ops):
+    """``(second, its ops)`` for each second of ``ops``, given when the server's clock reaches it (from
+    its next tick); raises TooSlow when the caller's work on a second ran past the server's next tick."""
+    by_second: dict[int, list] = {}
+    for op in ops:
+        by_second.setdefault(int(op[0]), []).append(op)
+    start = _tick(server)
+    for second in sorted(by_second):
+        _wait_until(server, start + second)
+        yield second, by_second[second]
         now = _uptime(server)
         if now != start + second:
             raise TooSlow(f"the replay of second {second} took past the server's next tick "
