@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
 from pathlib import Path
 
 import click
+import pytest
 import yaml
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SKIP_OPTIONS = {"--help", "--version"}
 DOCS = ROOT / "docs"
 
@@ -168,3 +170,81 @@ def test_docs_pages_link_only_to_pages_that_exist():
 
 def test_the_link_check_can_fail():
     assert _broken_links("[a](place.md) [b](gone.md#x) [c](https://x.org/y.md) [d](#here)", DOCS) == ["gone.md"]
+
+
+# -- examples shown as text (they need a live node, or are memcached's own command line) ---------------
+
+def text_lines(page: Path) -> list[str]:
+    """The lines of a page's ```text blocks, a line continued with ``\\`` joined, comments dropped."""
+    lines = []
+    for block in re.findall(r"```text\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S):
+        lines += [line.split("  #")[0].strip() for line in block.replace("\\\n", " ").splitlines()]
+    return lines
+
+
+SHOWN = [(page.relative_to(ROOT).as_posix(), line) for page in sorted(DOCS.glob("*.md")) for line in text_lines(page)]
+
+
+def test_text_blocks_are_found():
+    assert sum(line.startswith("slabcalc stats") for page, line in SHOWN if page == "docs/stats-watch-tls.md") == 4
+
+
+@pytest.mark.parametrize("line", [line for _, line in SHOWN if line.startswith("slabcalc ")],
+                         ids=[f"{page}: {line}" for page, line in SHOWN if line.startswith("slabcalc ")])
+def test_a_command_shown_as_text_has_the_options_it_shows(line):
+    """A command that needs a live node is shown, not run: its command exists and parses its words
+    (every option known, each given the values it takes)."""
+    from slabcalc.cli import cli
+
+    words = shlex.split(line.split(" > ")[0])
+    command = cli.get_command(click.Context(cli), words[1])
+    assert command is not None, words[1]
+    command.make_parser(click.Context(command, info_name=words[1])).parse_args(words[2:])
+
+
+@pytest.mark.parametrize("line", [line for _, line in SHOWN if re.match(r"memcached -[A-Za-z]( |$)", line)])
+def test_a_memcached_command_line_shown_as_text_is_one_memcached_accepts(line):
+    """memcached's own flags on a page (a TLS node's, say) are refused by neither release's rules."""
+    from slabcalc import configure, load_profile
+
+    for release in ("1.6.18", None):          # the installed release, and slabcalc's default
+        configure(load_profile(release), shlex.split(line)[1:])
+
+
+def test_the_watch_text_example_is_what_a_watch_prints(memcached):
+    """docs/stats-watch-tls.md's text output of a watch, run as it says: ``memcached -m 4 -o
+    slab_automove=0``, empty; between the first and the second reading 500 items of 100 bytes, 3 gets
+    and 3 000 items of 3 000 bytes; 80 columns (the node's port aside, every character)."""
+    import os
+    import subprocess
+    import sys
+
+    from memcached_server import MemcachedServer
+
+    text = (DOCS / "stats-watch-tls.md").read_text(encoding="utf-8")
+    shown = next(b for b in re.findall(r"```text\n(.*?)```", text, flags=re.S) if b.startswith("reading 1 "))
+    printed = ""
+    for _ in range(2):                  # once more if a loaded machine made the interval other than 1.0 s
+        with MemcachedServer(["-m", "4", "-o", "slab_automove=0"], memcached=memcached) as server:
+            proc = subprocess.Popen([sys.executable, "-m", "slabcalc", "stats", "--server", f"127.0.0.1:{server.port}",
+                                     "--watch", "1", "--count", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, env={**os.environ, "COLUMNS": "80"})
+            try:
+                first = proc.stdout.readline()              # reading 1 is printed (flushed) as it is made
+                server.set_many((f"small:{i}" for i in range(500)), b"s" * 100)
+                server._send(b"get small:1 small:2 nothing\r\n")
+                while server._readline() != "END":
+                    pass
+                server.set_many((f"big:{i}" for i in range(3000)), b"b" * 3000)
+                out, err = proc.stdout.read(), proc.stderr.read()     # not communicate(): first's buffer
+                proc.wait(timeout=10)
+            finally:
+                proc.kill()
+                proc.wait()
+        printed = (first + out).replace(f"127.0.0.1:{server.port}", "127.0.0.1:11211")
+        if proc.returncode == 0 and "reading 2 (+1.0 s)" in printed:
+            break
+    # a class's age (its oldest item's, on memcached's whole-second clock) is 0 or 1 by when it ticked
+    ages = re.compile(r"^( +\d+(?: +\d+){4} +)([01])$", flags=re.M)
+    assert len(ages.findall(printed)) == len(ages.findall(shown)) == 2
+    assert err == "" and ages.sub(r"\g<1>0", printed).rstrip("\n") == shown.rstrip("\n")

@@ -18,7 +18,7 @@ import ssl
 import subprocess
 
 import pytest
-from helpers import run
+from helpers import ROOT, run
 from memcached_server import MemcachedServer, missing
 
 OPENSSL_CA = ["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]
@@ -94,6 +94,17 @@ def _stats(*args):
     return run("stats", "--format", "json", *args)
 
 
+# docs/stats-watch-tls.md's failed handshakes and refused files (its node 127.0.0.1:11211)
+DOCUMENTED = [line for line in (ROOT / "docs" / "stats-watch-tls.md").read_text(encoding="utf-8").splitlines()
+              if line.startswith("Error: ")]
+
+
+def _documented(stderr, port=None) -> bool:
+    """The one line printed is one the page shows, the node's port aside."""
+    line = stderr.rstrip("\n") if port is None else stderr.rstrip("\n").replace(f":{port}: ", ":11211: ")
+    return "\n" not in line and line in DOCUMENTED
+
+
 def test_stats_over_tls_reads_what_was_stored(tls_node, certs):
     result = _stats("--server", f"127.0.0.1:{tls_node.port}", "--tls", "--tls-ca", str(certs / "ca.pem"))
     assert result.exit_code == 0, result.output
@@ -117,6 +128,7 @@ def test_an_untrusted_ca_and_a_wrong_host_name_fail_in_one_line(tls_node, certs)
     assert wrong_host.exit_code == 1
     assert wrong_host.stderr == (f"Error: localhost:{port}: TLS handshake failed: certificate verify failed: "
                                  "Hostname mismatch, certificate is not valid for 'localhost'.\n")
+    assert _documented(untrusted.stderr, port) and _documented(wrong_host.stderr, port)
 
 
 def test_a_client_certificate_is_given_when_the_server_requires_one(strict_node, certs):
@@ -132,6 +144,7 @@ def test_a_client_certificate_is_given_when_the_server_requires_one(strict_node,
                                        "certificate: --tls-cert)\n",
                               failed + "the server closed the connection (does it require a client certificate, "
                                        "--tls-cert?)\n")
+    assert _documented(refused.stderr, strict_node.port)
 
 
 def test_a_pool_is_read_with_the_same_tls_settings(tls_node, strict_node, certs):
@@ -143,7 +156,7 @@ def test_a_pool_is_read_with_the_same_tls_settings(tls_node, strict_node, certs)
     assert [n["totals"]["curr_items"] for n in doc["nodes"]] == [340, 25]
 
 
-def test_tls_to_a_plain_node_and_unusable_files_are_one_line(memcached, certs):
+def test_tls_to_a_plain_node_and_unusable_files_are_one_line(memcached, certs, monkeypatch):
     with MemcachedServer(["-m", "8"], memcached=memcached) as plain:
         result = _stats("--server", f"127.0.0.1:{plain.port}", "--tls", "--tls-ca", str(certs / "ca.pem"),
                         "--timeout", "1")
@@ -152,13 +165,14 @@ def test_tls_to_a_plain_node_and_unusable_files_are_one_line(memcached, certs):
     # has one, c0 0a), else it waits for one
     assert result.stderr in (f"Error: 127.0.0.1:{plain.port}: TLS handshake failed: {reason} (does the node serve "
                              "TLS?)\n" for reason in ("wrong version number", "no reply in time"))
+    assert "no reply in time" in result.stderr or _documented(result.stderr, plain.port)
     not_a_ca = _stats("--server", "127.0.0.1:1", "--tls-ca", str(certs / "server.key"))
     assert not_a_ca.exit_code == 2
     assert not_a_ca.stderr == f"Error: --tls-ca {certs / 'server.key'}: no certificate or crl found\n"
-    mismatch = _stats("--server", "127.0.0.1:1", "--tls-cert", str(certs / "client.pem"),
-                      "--tls-key", str(certs / "server.key"))
+    monkeypatch.chdir(certs)                    # the files named as the page names them
+    mismatch = _stats("--server", "127.0.0.1:1", "--tls-cert", "client.pem", "--tls-key", "server.key")
     assert mismatch.exit_code == 2 and mismatch.stderr.count("\n") == 1
-    assert "key values mismatch" in mismatch.stderr
+    assert "key values mismatch" in mismatch.stderr and _documented(mismatch.stderr)
 
 
 def test_watch_reads_over_tls_too(tls_node, certs):
