@@ -142,18 +142,23 @@ def check(memcached, profile, args, ops):
     return compare_with_server(memcached, args, ops, sim)
 
 
-def compare_with_server(memcached, args, ops, sim):
-    """Replay ``ops`` into a real memcached started with ``args``; its counts must equal ``sim``'s."""
-    for attempt in range(3):     # a fresh server when a loaded machine could not keep the pace
+def replayed_counts(memcached, args, ops, send=replay):
+    """``server_counts`` of a memcached started with ``args`` once ``send`` has replayed ``ops`` into it
+    on its clock; a fresh server, up to three times, when a loaded machine could not keep the pace."""
+    for attempt in range(3):
         with MemcachedServer(args, memcached=memcached) as server:
             try:
-                replay(server, ops)
+                send(server, ops)
             except TooSlow:
                 if attempt == 2:
                     raise
                 continue
-            real_classes, real_totals = server_counts(server)
-            break
+            return server_counts(server)
+
+
+def compare_with_server(memcached, args, ops, sim):
+    """Replay ``ops`` into a real memcached started with ``args``; its counts must equal ``sim``'s."""
+    real_classes, real_totals = replayed_counts(memcached, args, ops)
     sim_classes, sim_totals = simulated_counts(sim)
     assert sim_totals == real_totals
     assert sim_classes == real_classes

@@ -11,7 +11,7 @@ import pytest
 
 from helpers import doc, run
 from memcached_server import MemcachedServer
-from test_simulate_fidelity import COMPAT, TooSlow, by_the_servers_second, server_counts, simulated_counts
+from test_simulate_fidelity import COMPAT, by_the_servers_second, replayed_counts, simulated_counts
 
 from slabcalc import configure
 from slabcalc.engines.simulate import simulate
@@ -100,17 +100,7 @@ def test_oracle_general_replay_equals_the_server(memcached, profile, tmp_path):
         ops = list(read_oracle_general(stream, str(path))[0])
     sim = simulate(settings, ops, lru="compat")
     assert sim.totals.evicted > 0 and sim.totals.hits > 0
-    for attempt in range(3):
-        with MemcachedServer(args, memcached=memcached) as server:
-            try:
-                _replay_fill(server, ops)
-            except TooSlow:
-                if attempt == 2:
-                    raise
-                continue
-            real = server_counts(server)
-            break
-    assert simulated_counts(sim) == real
+    assert simulated_counts(sim) == replayed_counts(memcached, args, ops, send=_replay_fill)
 
 
 def test_parquet_traces_replay_as_their_csv(tmp_path):
