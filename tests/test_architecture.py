@@ -140,23 +140,28 @@ def test_modules_are_short_or_say_why():
     assert long == []
 
 
+def scoped(node, where: str):
+    """``(where, node)`` for every node below ``node``, ``where`` naming the function or class it is in
+    (``module.Class.function``), or at a module's top the names an assignment binds (``module.NAME``).
+    An f-string's parts are not given apart from it."""
+    for child in ast.iter_child_nodes(node):
+        here = where
+        if isinstance(child, ast.Assign) and isinstance(node, ast.Module):
+            here = f"{where}." + ",".join(getattr(t, "id", "?") for t in child.targets)
+        yield here, child
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            here = f"{where}.{child.name}"
+        if not isinstance(child, ast.JoinedStr):
+            yield from scoped(child, here)
+
+
 @functools.lru_cache(maxsize=None)
 def functions() -> dict[str, int]:
     """Every function and method of the package, ``module.Class.function``: its length in lines
     (the ``def`` line to the last, docstring included, decorators not)."""
-    found = {}
-    for name, path in modules().items():
-        def visit(node, prefix):
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found[f"{prefix}.{child.name}"] = child.end_lineno - child.lineno + 1
-                    visit(child, f"{prefix}.{child.name}")
-                elif isinstance(child, ast.ClassDef):
-                    visit(child, f"{prefix}.{child.name}")
-                else:
-                    visit(child, prefix)
-        visit(ast.parse(path.read_text()), name)
-    return found
+    return {f"{where}.{node.name}": node.end_lineno - node.lineno + 1
+            for name, path in modules().items() for where, node in scoped(ast.parse(path.read_text()), name)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
 # The functions over FUNCTION lines when the rule came (issue 30), each with why it is not yet split.
@@ -253,31 +258,19 @@ def argv_writers() -> dict[str, list[str]]:
     for name, path in modules().items():
         if name in ("slabcalc.model.settings", "slabcalc.model.profile"):
             continue
-
-        def visit(node, where):
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    visit(child, f"{where}.{child.name}")
-                    continue
-                here = where
-                if where == name and isinstance(child, ast.Assign):
-                    here = f"{name}." + ",".join(getattr(t, "id", "?") for t in child.targets)
-                written = []
-                if isinstance(child, ast.Constant) and isinstance(child.value, str):
-                    if only_flags.fullmatch(child.value) or before_value.fullmatch(child.value):
-                        written.append(child.value)
-                parts = child.values if isinstance(child, ast.JoinedStr) else \
-                    [child.left, child.right] if isinstance(child, ast.BinOp) and isinstance(child.op, ast.Add) else []
-                for part, nxt in zip(parts, parts[1:]):
-                    if isinstance(part, ast.Constant) and isinstance(part.value, str) and \
-                            not isinstance(nxt, ast.Constant) and before_value.search(part.value):
-                        written.append(part.value + "...")
-                if written:
-                    found.setdefault(here, []).extend(written)
-                if not isinstance(child, ast.JoinedStr):      # its text is read above, as one
-                    visit(child, here)
-
-        visit(ast.parse(path.read_text()), name)
+        for where, node in scoped(ast.parse(path.read_text()), name):
+            written = []
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if only_flags.fullmatch(node.value) or before_value.fullmatch(node.value):
+                    written.append(node.value)
+            parts = node.values if isinstance(node, ast.JoinedStr) else \
+                [node.left, node.right] if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) else []
+            for part, nxt in zip(parts, parts[1:]):
+                if isinstance(part, ast.Constant) and isinstance(part.value, str) and \
+                        not isinstance(nxt, ast.Constant) and before_value.search(part.value):
+                    written.append(part.value + "...")
+            if written:
+                found.setdefault(where, []).extend(written)
     return found
 
 
