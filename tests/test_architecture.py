@@ -36,9 +36,15 @@ def modules() -> dict[str, Path]:
     return found
 
 
+@functools.lru_cache(maxsize=None)
+def parsed(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once for every rule here (they read it, none changes it)."""
+    return ast.parse(path.read_text())
+
+
 def imports(name: str, path: Path, top_level_only: bool = False) -> set[str]:
     """The slabcalc modules ``name`` imports (absolute, or relative resolved)."""
-    tree = ast.parse(path.read_text())
+    tree = parsed(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     nodes = tree.body if top_level_only else list(ast.walk(tree))
     found = set()
@@ -82,7 +88,7 @@ def test_records_are_not_made_in_the_model_or_the_engines():
     """The JSON documents live in records/, not beside the rules (``*_record`` functions)."""
     found = [f"{name}.{node.name}" for name, path in modules().items()
              if name.startswith(("slabcalc.model", "slabcalc.engines", "slabcalc.analysis"))
-             for node in ast.parse(path.read_text()).body
+             for node in parsed(path).body
              if isinstance(node, ast.FunctionDef) and node.name.endswith(("_record", "_records"))]
     assert found == []
 
@@ -130,7 +136,7 @@ def test_modules_are_short_or_say_why():
     long = []
     for name, path in modules().items():
         lines = path.read_text().count("\n")
-        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+        doc = ast.get_docstring(parsed(path)) or ""
         if name.startswith("slabcalc.cli.commands.") and lines > COMMAND:
             long.append(f"{name}: {lines} lines, a command's module is at most {COMMAND}")
         elif lines > MOST:
@@ -160,7 +166,7 @@ def functions() -> dict[str, int]:
     """Every function and method of the package, ``module.Class.function``: its length in lines
     (the ``def`` line to the last, docstring included, decorators not)."""
     return {f"{where}.{node.name}": node.end_lineno - node.lineno + 1
-            for name, path in modules().items() for where, node in scoped(ast.parse(path.read_text()), name)
+            for name, path in modules().items() for where, node in scoped(parsed(path), name)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
@@ -199,7 +205,7 @@ def test_no_release_number_is_compared_outside_the_profile_loader():
     for name, path in modules().items():
         if name == "slabcalc.model.profile":
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "release_key":
                 found.append(f"{name}:{node.lineno} release_key()")
             if isinstance(node, ast.Compare):
@@ -223,7 +229,7 @@ def test_memcached_flags_are_spelled_in_one_place():
         text = path.read_text()
         if "slab_chunk_max_unit" in text:
             found.append(f"{name}: converts slab_chunk_max's unit")
-        for node in ast.walk(ast.parse(text)):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and \
                     any(isinstance(e, ast.Constant) and e.value in flags for e in node.elts):
                 found.append(f"{name}:{node.lineno} writes memcached flags")
@@ -258,7 +264,7 @@ def argv_writers() -> dict[str, list[str]]:
     for name, path in modules().items():
         if name in ("slabcalc.model.settings", "slabcalc.model.profile"):
             continue
-        for where, node in scoped(ast.parse(path.read_text()), name):
+        for where, node in scoped(parsed(path), name):
             written = []
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 if only_flags.fullmatch(node.value) or before_value.fullmatch(node.value):
@@ -362,7 +368,7 @@ def test_the_key_limit_is_read_from_the_profile():
     literal 250 or a constant of its own, and ``--key``/``--strict`` are declared once, in cli/options.py."""
     found = []
     for name, path in modules().items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Constant) and type(node.value) is int and node.value == 250:
                 found.append(f"{name}:{node.lineno} the literal 250")
             if isinstance(node, (ast.Name, ast.Attribute)) and getattr(node, "id", getattr(node, "attr", "")) in (
@@ -382,7 +388,7 @@ def test_cas_bytes_are_worked_out_in_one_place():
     for name, path in modules().items():
         if name in ("slabcalc.model.settings", "slabcalc.model.profile"):
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Attribute) and node.attr == "cas_size":
                 found.append(f"{name}:{node.lineno} reads cas_size")
             if isinstance(node, ast.Compare) and any(isinstance(s, ast.Constant) and s.value == "appended"
