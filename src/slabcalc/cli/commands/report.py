@@ -10,7 +10,7 @@ from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import (check_key, deploy_options, format_option, gate_options, input_options, model_options,
                                   plot_option)
-from slabcalc.cli.plan import add_plan, deploy_plan, print_plan
+from slabcalc.cli.plan import deploy_plan, print_plan
 from slabcalc.cli.tables import REPORT_COLUMNS, REPORT_ESSENTIAL, WHAT_IF_COLUMNS
 from slabcalc.errors import SlabcalcError
 
@@ -117,24 +117,21 @@ def _vs_settings(settings, model, text):
 
 
 def _print_report(base, accounting, others, fmt, plan=None, ext=None):
-    from slabcalc.records.report import EXTSTORE_CLASS_FIELDS, add_extstore, report_record
+    from slabcalc.records.report import EXTSTORE_CLASS_FIELDS, report_record
 
-    record = report_record(base, accounting, others)
+    record = report_record(base, accounting, others, ext, plan)
     columns = REPORT_COLUMNS
     if ext is not None:
-        add_extstore(record, ext)
         columns = columns[:4] + EXTSTORE_CLASS_FIELDS + columns[4:]
-    if plan is not None:
-        add_plan(record, plan)
     if fmt == "json":
         click.echo(output.render_json(record))
         return
     if fmt == "csv":   # one row per class, as every per-class csv: no total row (json has totals)
         click.echo(output.render_rows(record["classes"], columns, fmt))
         return
-    rows = record["classes"] + [{"class": "total", **{k: record["totals"].get(k) for k in columns[3:]}}]
-    for row in record["classes"]:           # tables show each class's share of memory as a bar
-        row["memory"] = output.bar(row["memory_pct"])
+    # tables show each class's share of memory as a bar
+    rows = [{**row, "memory": output.bar(row["memory_pct"])} for row in record["classes"]] + \
+        [{"class": "total", **{k: record["totals"].get(k) for k in columns[3:]}}]
     essential = REPORT_ESSENTIAL
     if ext is not None:     # flash_items joins; memory_pct yields to it (the bar shows the share) to fit 80
         essential = (*REPORT_ESSENTIAL[:3], "flash_items", *(c for c in REPORT_ESSENTIAL[3:] if c != "memory_pct"))
