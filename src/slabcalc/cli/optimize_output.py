@@ -8,7 +8,7 @@ from slabcalc.cli import output
 from slabcalc.cli.tables import OPTIMIZE_COLUMNS
 
 
-def print_optimum(record, limit, fmt, validate_asked: bool = False) -> None:
+def print_optimum(record, limit, fmt) -> None:
     if fmt == "json":
         click.echo(output.render_json(record))
         return
@@ -16,16 +16,13 @@ def print_optimum(record, limit, fmt, validate_asked: bool = False) -> None:
     held = ("held_out_page_bytes", "held_out_gain_pct") if validated else ()
     hits = ("hits", "hits_change_pct") if "workload" in record else ()
     columns = [c for c in OPTIMIZE_COLUMNS if c != "capacity" or limit is not None] + list(held) + list(hits)
-    for row in [record["baseline"]] + record["candidates"]:
-        if validated:
-            row["held_out_page_bytes"] = row["held_out"]["page_bytes"]
-            row["held_out_gain_pct"] = row["held_out"]["gain_pct"]
+    baseline, *candidates = [_row(c, validated) for c in [record["baseline"]] + record["candidates"]]
     if fmt == "csv":
-        click.echo(output.render_rows([record["baseline"]] + record["candidates"], ["flags"] + columns, "csv"))
+        click.echo(output.render_rows([baseline] + candidates, ["flags"] + columns, "csv"))
         return
-    firsts = sorted((c for c in record["candidates"] if c is next(
-        d for d in record["candidates"] if d["space"] == c["space"])), key=lambda c: -c["gain_pct"])
-    click.echo(output.render_rows([record["baseline"]] + firsts, columns, fmt,
+    firsts = sorted((c for c in candidates if c is next(
+        d for d in candidates if d["space"] == c["space"])), key=lambda c: -c["gain_pct"])
+    click.echo(output.render_rows([baseline] + firsts, columns, fmt,
                                   essential=("space", "page_bytes", "capacity", "gain_pct", "held_out_gain_pct",
                                              "hits", "hits_change_pct")))
     click.echo()
@@ -47,13 +44,21 @@ def print_optimum(record, limit, fmt, validate_asked: bool = False) -> None:
                 click.echo(output.note(f"warning: {c['flags']} cuts hits by {-c['hits_change_pct']:.2f}% "
                                        f"({record['baseline']['hits']} -> {c['hits']})"))
     click.echo()
-    said = _validation(record, validate_asked)
+    said = _validation(record)
     if said:
         click.echo(output.note(said))
     click.echo(_verdict(record, limit))
 
 
-def _validation(record, asked: bool) -> str | None:
+def _row(candidate: dict, validated: bool) -> dict:
+    """A candidate as a table row: with --validate, its held-out figures as columns of their own."""
+    if not validated:
+        return candidate
+    return {**candidate, "held_out_page_bytes": candidate["held_out"]["page_bytes"],
+            "held_out_gain_pct": candidate["held_out"]["gain_pct"]}
+
+
+def _validation(record) -> str | None:
     """How the verdict was scored: on items held back from the search, or on every item, and why."""
     from slabcalc.analysis.optimize import MIN_HELD_OUT
 
@@ -63,7 +68,7 @@ def _validation(record, asked: bool) -> str | None:
                 f"({record['held_out_items']} items held back at random, --seed {record['seed']}); a change is "
                 f"recommended only when it gains {record['verdict']['margin_pct']:g}% or more on them, a margin "
                 f"for drift")
-    if asked:
+    if record["validate_asked"]:
         return (f"not validated: too few items to hold back {MIN_HELD_OUT} of them; optimised and scored on "
                 f"every item")
     return None
