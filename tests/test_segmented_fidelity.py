@@ -18,6 +18,7 @@ from test_simulate_fidelity import _op, _set, compare_with_server
 
 from slabcalc import configure
 from slabcalc.engines.simulate import DELETE, GET, lru_mode, simulate
+from slabcalc.records.simulate import model_text
 
 DEFAULTS = "no_lru_crawler,slab_automove=0"
 PER_PAGE_4 = 5461     # class 4 (chunk 192) of a 1 MiB page (slab_reassign is on by default)
@@ -29,7 +30,7 @@ def check(memcached, profile, args, ops):
     lru = lru_mode(settings, suboptions)
     assert lru == "segmented"
     sim = simulate(settings, ops, lru=lru)
-    assert not sim.model.exact and "LRU maintainer, no LRU crawler" in sim.model.text
+    assert not sim.model.exact and "LRU maintainer, no LRU crawler" in model_text(sim.model)
     return compare_with_server(memcached, args, ops, sim)
 
 

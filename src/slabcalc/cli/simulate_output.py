@@ -15,7 +15,7 @@ def print_simulation(result, record, fmt):
         click.echo(output.render_json(record))
         return
     if fmt == "csv":
-        click.echo(f"model: {result.model.text}", err=True)
+        click.echo(f"model: {record['model']['text']}", err=True)
         if "timeline" in record:
             click.echo(output.render_rows(record["timeline"], TIMELINE_COLUMNS, "csv"))
         else:
@@ -40,7 +40,7 @@ def _simulation_lines(result, record, finding_lines):
     t, i = record["totals"], record["input"]
     limit = result.settings.maxbytes
     lines = [
-        ("model", result.model.text),
+        ("model", record["model"]["text"]),
         ("input", f"{i['source']} ({i['format']})"),
         ("rows", f"{i['rows']} read = {t['ops']} operations + {i['rejected']} rejected"
          if t["ops"] == i["rows"] - i["rejected"] else       # MetaKV's op_count: a row of many operations
