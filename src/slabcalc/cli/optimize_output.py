@@ -7,6 +7,8 @@ import click
 from slabcalc.cli import output
 from slabcalc.cli.tables import OPTIMIZE_COLUMNS
 
+HITS_HEADINGS = ("hits", "hits_change_pct")
+
 
 def print_optimum(record, limit, fmt) -> None:
     if fmt == "json":
@@ -14,9 +16,10 @@ def print_optimum(record, limit, fmt) -> None:
         return
     validated = record["validate"] is not None
     held = ("held_out_page_bytes", "held_out_gain_pct") if validated else ()
-    hits = ("hits", "hits_change_pct") if "workload" in record else ()
+    # a table heads the get hits "hits" (room for the other columns); csv keeps memcached's name
+    hits = (("get_hits", "get_hits_change_pct") if fmt == "csv" else HITS_HEADINGS) if "workload" in record else ()
     columns = [c for c in OPTIMIZE_COLUMNS if c != "capacity" or limit is not None] + list(held) + list(hits)
-    baseline, *candidates = [_row(c, validated) for c in [record["baseline"]] + record["candidates"]]
+    baseline, *candidates = [_row(c, validated, fmt) for c in [record["baseline"]] + record["candidates"]]
     if fmt == "csv":
         click.echo(output.render_rows([baseline] + candidates, ["flags"] + columns, "csv"))
         return
@@ -24,7 +27,7 @@ def print_optimum(record, limit, fmt) -> None:
         d for d in candidates if d["space"] == c["space"])), key=lambda c: -c["gain_pct"])
     click.echo(output.render_rows([baseline] + firsts, columns, fmt,
                                   essential=("space", "page_bytes", "capacity", "gain_pct", "held_out_gain_pct",
-                                             "hits", "hits_change_pct")))
+                                             *HITS_HEADINGS)))
     click.echo()
     click.echo(f"flags for memcached {record['baseline']['release']}:")
     click.echo(_flags(firsts, fmt))
@@ -37,12 +40,12 @@ def print_optimum(record, limit, fmt) -> None:
     if "workload" in record:
         w = record["workload"]
         click.echo()
-        click.echo(output.note(f"hits: {w['gets']} gets of {w['source']} replayed under -m {w['memory_limit_mb']} "
-                               f"by simulate's engine; the baseline hits {record['baseline']['hits']}"))
+        click.echo(output.note(f"hits: {w['cmd_get']} gets of {w['source']} replayed under -m {w['memory_limit_mb']} "
+                               f"by simulate's engine; the baseline hits {record['baseline']['get_hits']}"))
         for c in firsts:
-            if c.get("hits_change_pct", 0) < 0:
-                click.echo(output.note(f"warning: {c['flags']} cuts hits by {-c['hits_change_pct']:.2f}% "
-                                       f"({record['baseline']['hits']} -> {c['hits']})"))
+            if c.get("get_hits_change_pct", 0) < 0:
+                click.echo(output.note(f"warning: {c['flags']} cuts hits by {-c['get_hits_change_pct']:.2f}% "
+                                       f"({record['baseline']['get_hits']} -> {c['get_hits']})"))
     click.echo()
     said = _validation(record)
     if said:
@@ -50,12 +53,14 @@ def print_optimum(record, limit, fmt) -> None:
     click.echo(_verdict(record, limit))
 
 
-def _row(candidate: dict, validated: bool) -> dict:
-    """A candidate as a table row: with --validate, its held-out figures as columns of their own."""
-    if not validated:
-        return candidate
-    return {**candidate, "held_out_page_bytes": candidate["held_out"]["page_bytes"],
-            "held_out_gain_pct": candidate["held_out"]["gain_pct"]}
+def _row(candidate: dict, validated: bool, fmt: str) -> dict:
+    """A candidate as a table row: with --validate, its held-out figures as columns of their own; a
+    table heads its get hits ``hits``."""
+    held = {"held_out_page_bytes": candidate["held_out"]["page_bytes"],
+            "held_out_gain_pct": candidate["held_out"]["gain_pct"]} if validated else {}
+    hits = dict(zip(HITS_HEADINGS, (candidate["get_hits"], candidate["get_hits_change_pct"]))) \
+        if fmt != "csv" and "get_hits" in candidate else {}
+    return {**candidate, **held, **hits}
 
 
 def _validation(record) -> str | None:
@@ -117,8 +122,8 @@ def _verdict(record, limit) -> str:
         reason = ("but reaches memcached's class cap" if other["why"] == "class_cap" else
                   f"within {why['margin_pct']:g}%: the simpler setting wins")
         said = f"{said} ({other['space']} gains {other['gain_pct']:.2f}%, {reason})"
-    if best.get("hits_change_pct", 0) < 0:
-        said += f", but it cuts hits by {-best['hits_change_pct']:.2f}% on the workload"
+    if best.get("get_hits_change_pct", 0) < 0:
+        said += f", but it cuts hits by {-best['get_hits_change_pct']:.2f}% on the workload"
     said = output.note(f"{said}; for memcached {best['release']}:")
     # the flags stay whole on one line, to be pasted
     last = said.rsplit("\n", 1)[-1]

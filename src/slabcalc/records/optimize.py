@@ -35,7 +35,7 @@ def _candidate_record(opt: Optimum, c: Candidate, workload: WorkloadHits | None 
         }
     got = workload.of(c.flags) if workload is not None else None
     if got is not None:
-        record["hits"], record["hits_change_pct"] = got.hits, round(change_pct(got, workload.base), 2)
+        record["get_hits"], record["get_hits_change_pct"] = got.hits, round(change_pct(got, workload.base), 2)
     return record
 
 
@@ -80,6 +80,6 @@ def optimum_record(opt: Optimum, *, validate_asked: float | None = None, hot: Ho
     if hot is not None:
         record["hot"] = {"rule": hot.rule, "left_out": hot.left_out}
     if workload is not None:
-        record["workload"] = {"source": workload.source, "ops": workload.ops, "gets": workload.base.gets,
+        record["workload"] = {"source": workload.source, "ops": workload.ops, "cmd_get": workload.base.gets,
                               "memory_limit_mb": workload.memory_limit_mb}
     return record

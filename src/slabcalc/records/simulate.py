@@ -43,11 +43,14 @@ def class_record(r: ClassResult) -> dict:
 
 
 def totals_record(t: Totals) -> dict:
+    """The replay's totals under memcached's ``stats`` names (as ``simulate -m A,B`` and ``stats`` give
+    them); ``ops``, ``deletes``, ``stored``, ``too_large``, ``chunk_failures``, ``outofmemory`` and
+    ``pages`` have none."""
     return {
-        "ops": t.ops, "sets": t.sets, "gets": t.gets, "hits": t.hits, "misses": t.misses,
-        "deletes": t.deletes, "delete_hits": t.delete_hits, "touches": t.touches, "touch_hits": t.touch_hits,
+        "ops": t.ops, "cmd_set": t.sets, "cmd_get": t.gets, "get_hits": t.hits, "get_misses": t.misses,
+        "deletes": t.deletes, "delete_hits": t.delete_hits, "cmd_touch": t.touches, "touch_hits": t.touch_hits,
         "stored": t.stored, "too_large": t.too_large, "chunk_failures": t.chunk_failures,
-        "outofmemory": t.outofmemory, "evicted": t.evicted, "reclaimed": t.reclaimed,
+        "outofmemory": t.outofmemory, "evictions": t.evicted, "reclaimed": t.reclaimed,
         "crawler_reclaimed": t.crawler_reclaimed, "get_expired": t.get_expired, "curr_items": t.curr_items,
         "total_items": t.total_items, "total_malloced": t.total_malloced, "pages": t.pages,
         "slabs_moved": t.pages_moved, "slab_global_page_pool": t.global_page_pool,
