@@ -41,15 +41,13 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     \b
     Python: build_report(settings, read_items(...)[0], memory_limit)
     """
-    from slabcalc.analysis.ram import ram_report
+    from slabcalc.analysis.arrival import walkers
+    from slabcalc.analysis.ram import ram_reports
     from slabcalc.inputs.items import InputError, read_items
-
-    from slabcalc.analysis.arrival import walkers, with_file_order
 
     settings = settings_from(**model)
     check_key(settings, key_length)
     check_layout_options(settings, "report")
-    limit = settings.memory_limit
     versus = [(text, _vs_settings(settings, model, text)) for text in what_if]
     orders = [_file_order(s, key_length) for s in [settings] + [vs for _, vs in versus]]
     read = warehouse_items(file, settings, key_length)
@@ -69,12 +67,9 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
                                            arrivals=walkers(orders), names=groups.add if groups is not None else None)
             triples = list(items)   # distinct items (and one ItemColumns), not rows: build_report sums repeats
     try:
-        base, ext = ram_report(settings, triples, limit, key_length or 16)
-        base = with_file_order(base, orders[0])
-        others = []
-        for (text, vs), order in zip(versus, orders[1:]):   # each --vs with its own -m (G1: it used the baseline's)
-            others.append((text, with_file_order(ram_report(vs, triples, vs.memory_limit, key_length or 16)[0],
-                                                 order)))
+        # each --vs with its own -m (G1: it used the baseline's)
+        answer = ram_reports(settings, triples, versus, orders, key_length or 16)
+        base, ext, others = answer.base, answer.ext, list(answer.what_if)
         if ext is not None and (deploy["nodes"] is not None or deploy["node_ram"] is not None):
             raise Refusal("--nodes and --node-ram plan nodes without extstore; drop -o ext_path to plan them")
         plan = deploy_plan(settings, base, triples, {**deploy, "strict": strict}, key_length or 16, source,
