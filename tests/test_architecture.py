@@ -155,6 +155,20 @@ def test_the_record_check_sees_a_record_changed_after_it_is_built():
     assert record_mutations(ast.parse("def f():\n    rows = [dict(r, memory=1) for r in report_record(b)]")) == []
 
 
+def test_records_import_no_private_helper_of_another_package():
+    """records/ builds from what the layers below make public (issue 30: it imported engines.findings'
+    ``_number``)."""
+    found = []
+    for name, path in modules().items():
+        if not name.startswith("slabcalc.records"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("slabcalc.") and \
+                    not node.module.startswith("slabcalc.records"):
+                found += [f"{name}:{node.lineno} {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    assert found == []
+
+
 PROSE_FUNCTIONS = ("describe", "why", "text", "line", "lines", "summary")
 
 
