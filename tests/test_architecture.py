@@ -84,12 +84,123 @@ def test_layers_import_only_downwards():
     assert wrong == []
 
 
-def test_records_are_not_made_in_the_model_or_the_engines():
-    """The JSON documents live in records/, not beside the rules (``*_record`` functions)."""
+def test_records_are_made_in_records_alone():
+    """The JSON documents live in records/, not beside the rules nor in the command line (``*_record``
+    functions; issue 30: cli/ was left out of this check)."""
     found = [f"{name}.{node.name}" for name, path in modules().items()
-             if name.startswith(("slabcalc.model", "slabcalc.engines", "slabcalc.analysis"))
+             if name.startswith(("slabcalc.model", "slabcalc.engines", "slabcalc.analysis", "slabcalc.cli"))
              for node in parsed(path).body
              if isinstance(node, ast.FunctionDef) and node.name.endswith(("_record", "_records"))]
+    assert found == []
+
+
+RECORD_PARAMETERS = ("record", "document", "doc")
+MUTATORS = ("update", "append", "extend", "insert", "pop", "setdefault", "clear", "remove", "__setitem__")
+
+
+def record_mutations(tree: ast.AST) -> list[str]:
+    """Where code changes a record after it was built: a name bound to what a ``*_record``/``*_records``
+    function returned (or to a part of one: ``record["totals"]``, a row a loop takes from it) is then
+    assigned into, deleted from or changed by a dict/list method; or an ``add_*`` function is called to
+    change it (issue 30: ``add_extstore``, ``add_plan``, ``_add_hits``, ``_add_capacity``)."""
+    found = []
+
+    def made_by_records(value) -> bool:
+        while isinstance(value, ast.Subscript):
+            value = value.value
+        if isinstance(value, ast.Name):
+            return value.id in bound
+        return isinstance(value, ast.Call) and getattr(value.func, "id", getattr(value.func, "attr", "")).endswith(
+            ("_record", "_records"))
+
+    def root(target):
+        while isinstance(target, (ast.Subscript, ast.Attribute)):
+            target = target.value
+        return target.id if isinstance(target, ast.Name) else None
+
+    for function in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Module))]:
+        # a record handed to a printer is one too
+        bound: set[str] = {a.arg for a in function.args.args if a.arg in RECORD_PARAMETERS} \
+            if isinstance(function, ast.FunctionDef) else set()
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and made_by_records(node.value):
+                bound.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name) and \
+                    any(made_by_records(part) for part in ast.walk(node.iter)):
+                bound.add(node.target.id)
+        for node in ast.walk(function):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else \
+                [node.target] if isinstance(node, ast.AugAssign) else []
+            for t in targets:
+                for part in ast.walk(t):
+                    if isinstance(part, ast.Subscript) and root(part) in bound:
+                        found.append(f"{node.lineno}: assigns into {root(part)}")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in MUTATORS and root(node.func.value) in bound:
+                found.append(f"{node.lineno}: {root(node.func.value)}.{node.func.attr}()")
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")).lstrip(
+                    "_").startswith("add_"):
+                found.append(f"{node.lineno}: calls {ast.unparse(node.func)}")
+    return sorted(set(found))
+
+
+def test_the_command_line_changes_no_record_after_it_is_built():
+    """A record is built in one pass in records/ from frozen results; cli/ renders it as it is."""
+    found = [f"{name}:{where}" for name, path in modules().items() if name.startswith("slabcalc.cli")
+             for where in record_mutations(parsed(path))]
+    assert found == []
+
+
+def test_the_record_check_sees_a_record_changed_after_it_is_built():
+    """The check above can fail: the shapes issue 30 removed from cli/ are each caught."""
+    shapes = ['record = report_record(base)\nrecord["extstore"] = {}',
+              'record = report_record(base)\nfor row in record["classes"]:\n    row["memory"] = 1',
+              'doc = stats_record(nodes)\nfor entry in doc["nodes"]:\n    entry.update(x=1)',
+              'record = optimum_record(found)\n_add_hits(record, found)',
+              'record = optimum_record(found)\nrecord["findings"] += lines',
+              'for row in [record["baseline"]] + record["candidates"]:\n    row["held_out_gain_pct"] = 1']
+    for shape in shapes:
+        assert record_mutations(ast.parse(f"def f(record):\n" + "\n".join("    " + line for line in
+                                                                    shape.splitlines()))), shape
+    assert record_mutations(ast.parse("def f():\n    rows = [dict(r, memory=1) for r in report_record(b)]")) == []
+
+
+def test_records_import_no_private_helper_of_another_package():
+    """records/ builds from what the layers below make public (issue 30: it imported engines.findings'
+    ``_number``)."""
+    found = []
+    for name, path in modules().items():
+        if not name.startswith("slabcalc.records"):
+            continue
+        for node in ast.walk(parsed(path)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("slabcalc.") and \
+                    not node.module.startswith("slabcalc.records"):
+                found += [f"{name}:{node.lineno} {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    assert found == []
+
+
+PROSE_FUNCTIONS = ("describe", "why", "text", "line", "lines", "summary")
+
+
+def test_the_engines_return_data_not_prose():
+    """engines/ says what was modelled and what happened as data; the words for people are records/'
+    (issue 30: ``describe_model`` built a line of text, ``findings.why`` a sentence).  No function of
+    engines/ returns a string with words in it, nor is named for prose; an error's message is not prose
+    for this check (it is raised, never returned)."""
+    found = []
+    for name, path in modules().items():
+        if not name.startswith("slabcalc.engines"):
+            continue
+        for node in ast.walk(parsed(path)):
+            if isinstance(node, ast.FunctionDef) and node.name.lstrip("_").split("_")[-1] in PROSE_FUNCTIONS:
+                found.append(f"{name}.{node.name}: named for prose")
+            if isinstance(node, ast.Return) and node.value is not None and any(
+                    isinstance(part, ast.JoinedStr) or
+                    (isinstance(part, ast.Constant) and isinstance(part.value, str) and " " in part.value.strip())
+                    for part in ast.walk(node.value)):
+                found.append(f"{name}:{node.lineno} returns prose")
+            if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "text":
+                found.append(f"{name}:{node.lineno} a text field")
     assert found == []
 
 
@@ -287,7 +398,7 @@ KNOWN_ARGV_WRITERS = {
     "slabcalc.analysis.automover.TURN_ON_REASSIGN": "a flag of the automover's advice; issue 22 owns those texts",
     "slabcalc.analysis.automover.diagnose": "names the unmodelled slab_automove value; issue 22 owns the texts",
     "slabcalc.analysis.diagnosis._automove": "labels stats settings' automover as memcached's -o word",
-    "slabcalc.engines.background.Background.describe": "engines' prose, which issue 30 moves out of engines/",
+    "slabcalc.records.simulate.threads_text": "prose naming the automover setting the run was given (slab_automove=N), not an argv",
     "slabcalc.records.plan.plan_lines": "advises -o hashpower=N; issue 30's records rework builds it from settings",
 }
 

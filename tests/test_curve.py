@@ -78,8 +78,8 @@ def test_every_row_equals_simulate_at_that_limit():
     for row in curve:
         totals = _json("-m", str(row["limit_maxbytes"] >> 20))["totals"]
         assert (row["cmd_get"], row["get_hits"], row["get_misses"], row["evictions"], row["slabs_moved"]) == \
-               (totals["gets"], totals["hits"], totals["misses"], totals["evicted"], totals["slabs_moved"])
-        assert row["hit_ratio"] == totals["hits"] / totals["gets"]
+               (totals["cmd_get"], totals["get_hits"], totals["get_misses"], totals["evictions"], totals["slabs_moved"])
+        assert row["hit_ratio"] == totals["get_hits"] / totals["cmd_get"]
 
 
 def test_a_sampled_curve_is_the_sampled_replay_at_each_limit():
@@ -89,7 +89,7 @@ def test_a_sampled_curve_is_the_sampled_replay_at_each_limit():
         single = _json("-m", str(row["limit_maxbytes"] >> 20), "--sample", "0.5")
         totals = single["totals"]
         assert (row["get_hits"], row["get_misses"], row["evictions"], row["slabs_moved"]) == \
-               (totals["hits"], totals["misses"], totals["evicted"], totals["slabs_moved"])
+               (totals["get_hits"], totals["get_misses"], totals["evictions"], totals["slabs_moved"])
         assert row["hit_ratio_error"] == single["sample"]["hit_ratio_error"]
 
 

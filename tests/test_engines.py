@@ -14,6 +14,8 @@ from slabcalc import Refused, configure, load_profile
 from slabcalc.engines.background import background_for
 from slabcalc.engines.engine import Engine
 from slabcalc.engines.simulate import GET, simulate
+from slabcalc.records.simulate import model_text
+
 
 def test_an_idle_maintainer_backs_off_by_an_eighth_from_1_ms_to_1_s():
     # items.c 1623-1636: a class that did nothing waits backoff + backoff / 8, from 1000 us, at
@@ -94,7 +96,7 @@ def test_1_6_38_has_1_6_45s_mover_thread_and_window_but_1_6_18s_free_page_rule()
     ops = [s(0, f"f{i:05d}", ttl=2) for i in range(5 * PER_PAGE_4)] + [(45, GET, "x", 1, 0, 0, 0)]
     sim = simulate(configure(load_profile("1.6.38"), ["-m", "8"]), ops)
     assert sim.totals.pages_moved == 3
-    assert "slab automover 1 (window 10 s" in sim.model.text
+    assert "slab automover 1 (window 10 s" in model_text(sim.model)
     config = configure(load_profile("1.6.38"), [])
     assert [type(a).__name__ for a in Engine(config, background_for(config)).actors] == ["Maintainer", "MoverThread"]
     ops = [s(0, f"f{i:05d}") for i in range(3 * PER_PAGE_4)]
@@ -129,9 +131,9 @@ def test_1_6_45_evicts_the_source_class_tail_to_rescue_its_page_instead_of_dropp
 def test_1_6_45_runs_the_windowed_automover_for_slab_automove_2_too():
     # slabs_mover.c 607: the mover thread runs the algorithm unless slab_automove is 0
     config = configure(load_profile("1.6.45"), ["-o", "slab_automove=2"])
-    assert "and the windowed one, window 10 s" in simulate(config, [s(0, "a00000")]).model.text
+    assert "and the windowed one, window 10 s" in model_text(simulate(config, [s(0, "a00000")]).model)
     config = configure(load_profile("1.6.18"), ["-o", "slab_automove=2"])
-    assert "windowed" not in simulate(config, [s(0, "a00000")]).model.text
+    assert "windowed" not in model_text(simulate(config, [s(0, "a00000")]).model)
 
 
 def test_1_6_45_mover_thread_runs_every_100_ms_then_every_second():
@@ -154,7 +156,7 @@ def test_the_model_line_says_which_releases_background_rules_were_read():
     # read: 1.6.18 (Debian 12), 1.6.38 (Debian 13), 1.6.45; every other release says it was not checked
     for release, read in (("1.6.9", False), ("1.6.17", False), ("1.6.18", True), ("1.6.30", False),
                           ("1.6.38", True), ("1.6.42", False), ("1.6.45", True), ("1.5.22", False)):
-        text = simulate(configure(load_profile(release), []), [s(0, "a00000")]).model.text
+        text = model_text(simulate(configure(load_profile(release), []), [s(0, "a00000")]).model)
         assert ("were not checked" in text) is not read, release
 
 

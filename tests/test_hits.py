@@ -25,7 +25,7 @@ ITEMS, OPS = "examples/hot-cold-items.csv", "examples/hot-cold-ops.csv"
 def simulated_hits(*flags):
     result = run("simulate", OPS, "--profile", "1.6.18", "-m", "6", "--format", "json", *flags)
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)["totals"]["hits"]
+    return json.loads(result.stdout)["totals"]["get_hits"]
 
 
 @pytest.mark.slow
@@ -33,19 +33,19 @@ def test_workload_hits_are_simulates_and_a_cut_is_said():
     result = run("optimize", ITEMS, "-m", "6", "--profile", "1.6.18", "--workload", OPS, "--format", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["workload"] == {"source": OPS, "ops": 18000, "gets": 8000, "memory_limit_mb": 6}
-    assert doc["baseline"]["hits"] == simulated_hits() == 8000
+    assert doc["workload"] == {"source": OPS, "ops": 18000, "cmd_get": 8000, "memory_limit_mb": 6}
+    assert doc["baseline"]["get_hits"] == simulated_hits() == 8000
     firsts = {}
     for c in doc["candidates"]:
         firsts.setdefault(c["space"], c)
     for c in firsts.values():
-        assert c["hits"] == simulated_hits(*c["flags"].split())
-        assert c["hits_change_pct"] == round(100 * (c["hits"] - 8000) / 8000, 2)
-    assert doc["best"]["hits"] < 8000 and doc["best"]["gain_pct"] > 0      # more items, fewer hits
+        assert c["get_hits"] == simulated_hits(*c["flags"].split())
+        assert c["get_hits_change_pct"] == round(100 * (c["get_hits"] - 8000) / 8000, 2)
+    assert doc["best"]["get_hits"] < 8000 and doc["best"]["gain_pct"] > 0      # more items, fewer hits
     text = run("optimize", ITEMS, "-m", "6", "--profile", "1.6.18", "--workload", OPS).output
     flat = " ".join(text.split())
-    assert f"cuts hits by {-doc['best']['hits_change_pct']:.2f}% (8000 -> {doc['best']['hits']})" in flat
-    assert f"but it cuts hits by {-doc['best']['hits_change_pct']:.2f}% on the workload" in flat
+    assert f"cuts hits by {-doc['best']['get_hits_change_pct']:.2f}% (8000 -> {doc['best']['get_hits']})" in flat
+    assert f"but it cuts hits by {-doc['best']['get_hits_change_pct']:.2f}% on the workload" in flat
 
 
 def test_hot_keeps_the_items_in_use():

@@ -100,6 +100,8 @@ def test_a_mix_too_small_to_hold_items_back_is_scored_on_every_item_and_says_so(
     small = _write(tmp_path / "small.csv", [(10, 100 * i) for i in range(1, 60)])    # 20 % of 59 < 20
     said = run("optimize", small).stdout
     assert "not validated: too few items to hold back 20 of them" in " ".join(said.split())
-    assert json.loads(run("optimize", small, "--format", "json").stdout)["validate"] is None
+    doc = json.loads(run("optimize", small, "--format", "json").stdout)
+    # the record says what was asked and what was done: the printer reads both from it (issue 30)
+    assert (doc["validate_asked"], doc["validate"]) == (0.2, None)
     off = run("optimize", "examples/bimodal.csv", "--validate", "0").stdout
     assert "validated" not in off and "held_out" not in off

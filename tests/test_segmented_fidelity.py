@@ -20,6 +20,7 @@ from test_simulate_fidelity import compare_with_server
 
 from slabcalc import configure
 from slabcalc.engines.simulate import DELETE, GET, lru_mode, simulate
+from slabcalc.records.simulate import model_text
 
 DEFAULTS = "no_lru_crawler,slab_automove=0"
 def check(memcached, profile, args, ops):
@@ -27,7 +28,7 @@ def check(memcached, profile, args, ops):
     lru = lru_mode(settings, o_words(args))
     assert lru == "segmented"
     sim = simulate(settings, ops, lru=lru)
-    assert not sim.model.exact and "LRU maintainer, no LRU crawler" in sim.model.text
+    assert not sim.model.exact and "LRU maintainer, no LRU crawler" in model_text(sim.model)
     return compare_with_server(memcached, args, ops, sim)
 
 

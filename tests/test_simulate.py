@@ -22,7 +22,7 @@ from slabcalc.engines.simulate import (
     lru_mode,
     simulate,
 )
-from slabcalc.records.simulate import simulation_record
+from slabcalc.records.simulate import model_text, simulation_record
 
 COMPAT = ["-o", "no_modern"]
 def run(ops, *args, release="1.6.18", every=None):
@@ -236,15 +236,15 @@ def test_releases_before_lru_pull_tail_are_refused(release):
 
 def test_every_report_names_its_model():
     exact = run([s(0, "a00000")], *COMPAT)
-    assert exact.model.exact and "exact" in exact.model.text
+    assert exact.model.exact and "exact" in model_text(exact.model)
     model = run([s(0, "a00000")])
-    assert not model.model.exact and "not exact" in model.model.text
-    assert ("slab automover 1 (window 30 s, ratio 0.8), LRU maintainer, LRU crawler" in model.model.text)
+    assert not model.model.exact and "not exact" in model_text(model.model)
+    assert ("slab automover 1 (window 30 s, ratio 0.8), LRU maintainer, LRU crawler" in model_text(model.model))
     record = simulation_record(model)["model"]
     assert (record["exact"], record["slab_automove"], record["lru_maintainer"], record["lru_crawler"]) == (
         False, 1, True, True)
     off = run([s(0, "a00000")], "-o", "no_lru_crawler,slab_automove=0")
-    assert "no slab automover (pages stay in their class), LRU maintainer, no LRU crawler" in off.model.text
+    assert "no slab automover (pages stay in their class), LRU maintainer, no LRU crawler" in model_text(off.model)
 
 
 def test_background_values_are_refused_as_memcached_refuses_them():

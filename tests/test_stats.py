@@ -48,18 +48,33 @@ def test_golden_first_item(name, mem_requested):
     assert row["requested_bytes"] == mem_requested          # stats slabs (1.4.24) / stats items (1.5.22)
     assert row["chunk_waste"] == 96 - mem_requested
     assert node.drift == ()
-    totals = node_totals(node)
-    assert totals["requested_bytes"] == totals["bytes"]      # the server's own sum of ntotal
-    assert totals["page_bytes"] == totals["total_malloced"]  # the server's own page bytes
+    totals, server = node_totals(node), _server_totals(node)
+    assert totals["bytes"] == sum(r["requested_bytes"] for r in class_records(node)) == server["bytes"]
+    assert totals["total_malloced"] == sum(r["page_bytes"] for r in class_records(node)) == server["total_malloced"]
     assert node.notes == ()
+
+
+def _server_totals(node) -> dict:
+    """The server's own totals in the capture (``stats``, ``stats slabs``), which node_totals sums
+    from the classes: the sums must equal them."""
+    return {k: int(v) for k, v in {**node.dump.general, **node.dump.slab_totals}.items() if v.isdigit()}
+
+
+def test_a_total_is_given_once_under_memcached_s_name():
+    """issue 30: ``evicted``/``evictions``, ``items``/``curr_items``, ``requested_bytes``/``bytes`` and
+    ``page_bytes``/``total_malloced`` were one figure under two names."""
+    totals = node_totals(analyse(parse_dump(texts(DATA / "1.6.18-mixed.txt"))))
+    assert {"evictions", "curr_items", "bytes", "total_malloced"} <= set(totals)
+    assert not {"evicted", "items", "requested_bytes", "page_bytes"} & set(totals)
 
 
 def test_1_6_capture_totals_match_the_server():
     node = analyse(parse_dump(texts(DATA / "1.6.18-mixed.txt")))
-    totals = node_totals(node)
-    assert totals["requested_bytes"] == totals["bytes"] == 2587075
-    assert totals["page_bytes"] == totals["total_malloced"] == 6 << 20
-    assert totals["items"] == totals["curr_items"] == 1303
+    totals, server = node_totals(node), _server_totals(node)
+    rows = class_records(node)
+    assert totals["bytes"] == sum(r["requested_bytes"] for r in rows) == server["bytes"] == 2587075
+    assert totals["total_malloced"] == sum(r["page_bytes"] for r in rows) == server["total_malloced"] == 6 << 20
+    assert totals["curr_items"] == sum(r["items"] for r in rows) == server["curr_items"] == 1303
     assert totals["used_bytes"] == 120 * 3 + 192 * 1000 + 2320 * 300 + 82792 * 3 + 524288 * 3
     assert node.drift == ()
     assert any("class 39 holds chunked items" in n for n in node.notes)
@@ -131,8 +146,10 @@ def test_calcification_when_a_class_evicts_while_another_holds_free_pages():
     rows = {r["class"]: r for r in class_records(node)}
     assert rows[5]["evicted_pct"] == 100.0 and rows[1]["evicted_pct"] == 0.0
     assert rows[5]["memory_pct"] == round(100 * 10 * 240 * 4369 / 13631136, 2)
-    totals = node_totals(node)
-    assert totals["page_bytes"] == totals["total_malloced"] and totals["requested_bytes"] == totals["bytes"]
+    totals, server = node_totals(node), _server_totals(node)
+    assert totals["total_malloced"] == sum(r["page_bytes"] for r in rows.values()) == server["total_malloced"]
+    assert totals["bytes"] == sum(r["requested_bytes"] for r in rows.values()) == server["bytes"]
+    assert totals["evictions"] == sum(r["evicted"] for r in rows.values()) == server["evictions"]
 
 
 
@@ -144,7 +161,7 @@ def test_cli_json_contract():
     assert {"classes", "totals", "nodes", "findings"} <= set(doc)
     assert {"node", "class", "chunk_size", "pages", "used_chunks", "used_bytes", "requested_bytes", "chunk_waste",
             "free_chunks", "free_bytes", "evicted", "outofmemory", "memory_pct", "evicted_pct"} <= set(doc["classes"][0])
-    assert {"used_bytes", "requested_bytes", "chunk_waste"} <= set(doc["totals"])
+    assert {"used_bytes", "bytes", "chunk_waste", "total_malloced", "curr_items", "evictions"} <= set(doc["totals"])
     assert doc["nodes"][0]["settings"]["release"] == "1.6.18"
     assert doc["nodes"][0]["drift"] == []
 

@@ -63,9 +63,11 @@ def test_each_node_against_its_items(pool, name):
     server = srv.stats()
     totals = doc["totals"]
     # the server's own counters
-    assert totals["items"] == int(server["curr_items"])
-    assert totals["requested_bytes"] == int(server["bytes"])
-    assert totals["page_bytes"] == int(srv.slab_stats().totals["total_malloced"])
+    rows = doc["classes"]
+    assert totals["curr_items"] == sum(r["items"] for r in rows) == int(server["curr_items"])
+    assert totals["bytes"] == sum(r["requested_bytes"] for r in rows) == int(server["bytes"])
+    assert totals["total_malloced"] == sum(r["page_bytes"] for r in rows) == \
+        int(srv.slab_stats().totals["total_malloced"])
     assert not [n for n in doc["findings"] if "total_malloced" in n]
     # every item, by the metadump: its class and ntotal
     dumped = metadump_by_class(srv)
@@ -85,13 +87,14 @@ def test_each_node_against_its_items(pool, name):
 
 def test_stored_counts(pool):
     a = stats_json(pool["a"])
-    assert a["totals"]["items"] == 500 + 200 + 2 and a["totals"]["evicted"] == 0
+    assert a["totals"]["curr_items"] == 500 + 200 + 2 and a["totals"]["evictions"] == 0
     b = stats_json(pool["b"])
-    assert b["totals"]["items"] == 300 + 100
+    assert b["totals"]["curr_items"] == 300 + 100
     c = stats_json(pool["c"])
     big = 1500 + 1
-    assert c["totals"]["items"] + c["totals"]["evicted"] == big
-    assert c["totals"]["evicted"] == int(pool["c"].stats()["evictions"]) > 0
+    assert c["totals"]["curr_items"] + c["totals"]["evictions"] == big
+    assert c["totals"]["evictions"] == sum(r["evicted"] for r in c["classes"]) == \
+        int(pool["c"].stats()["evictions"]) > 0
 
 
 def test_drift_only_where_the_settings_hide_an_option(pool):
@@ -133,10 +136,10 @@ def test_the_pool_is_the_sum_of_its_nodes(pool):
     doc = stats_json(*pool.values())
     assert [n["node"] for n in doc["nodes"]] == [f"127.0.0.1:{s.port}" for s in pool.values()]
     assert {r["node"] for r in doc["classes"]} == {n["node"] for n in doc["nodes"]}
-    for field in ("used_bytes", "requested_bytes", "chunk_waste", "page_bytes", "items", "evicted"):
+    for field in ("used_bytes", "bytes", "chunk_waste", "total_malloced", "curr_items", "evictions"):
         assert doc["totals"][field] == sum(n["totals"][field] for n in doc["nodes"])
-    assert doc["totals"]["requested_bytes"] == sum(int(s.stats()["bytes"]) for s in pool.values())
-    assert doc["totals"]["items"] == sum(int(s.stats()["curr_items"]) for s in pool.values())
+    assert doc["totals"]["bytes"] == sum(int(s.stats()["bytes"]) for s in pool.values())
+    assert doc["totals"]["curr_items"] == sum(int(s.stats()["curr_items"]) for s in pool.values())
     assert any(line.startswith(doc["nodes"][2]["node"] + ": calcification: ") for line in doc["findings"])
 
 
@@ -144,8 +147,8 @@ def test_sample_items_modelled_alone_match_the_server(pool):
     # node a never deleted or evicted: its items modelled on a fresh server are the server
     doc = stats_json(pool["a"], extra=["--sample-items", "100000"])
     sample = doc["nodes"][0]["sample"]
-    assert sample["totals"]["items"] == doc["totals"]["items"]
-    assert sample["totals"]["requested_bytes"] == doc["totals"]["requested_bytes"]
+    assert sample["totals"]["items"] == doc["totals"]["curr_items"]
+    assert sample["totals"]["requested_bytes"] == doc["totals"]["bytes"]
     model = {r["class"]: r["used_chunks"] for r in sample["classes"]}
     assert model == {r["class"]: r["used_chunks"] for r in doc["classes"] if r["used_chunks"]}
     few = stats_json(pool["a"], extra=["--sample-items", "10"])

@@ -34,7 +34,7 @@ def test_each_request_is_a_get_and_a_set_on_a_miss(tmp_path):
     oracle_general(path, [(1, 1, 116), (1, 2, 216), (2, 1, 116), (3, 3, 1016), (4, 1, 116), (5, 4, 10)])
     doc = _doc(str(path), "--profile", "1.6.18")
     t, i = doc["totals"], doc["input"]
-    assert (t["gets"], t["hits"], t["misses"], t["sets"], t["curr_items"]) == (5, 2, 3, 3, 3)
+    assert (t["cmd_get"], t["get_hits"], t["get_misses"], t["cmd_set"], t["curr_items"]) == (5, 2, 3, 3, 3)
     assert (i["rows"], i["rejected"]) == (6, 1) and "16-byte key" in i["format"]
     # --key 100 splits obj_size differently: the 116-byte object has a 16-byte value
     classes = {c["class"]: c["items"] for c in _doc(str(path), "--profile", "1.6.18", "--key", "100")["classes"]}
@@ -58,7 +58,7 @@ def test_metakv_rows_of_many_operations(tmp_path):
                     "1,a,10,SET,1,100,0,0\n2,a,10,GET,3,100,0,0\n3,b,10,GET,1,0,0,0\n4,c,10,GET_LEASE,1,0,0,0\n")
     doc = _doc(str(path), "--profile", "1.6.18")
     t, i = doc["totals"], doc["input"]
-    assert (t["sets"], t["gets"], t["hits"], t["misses"]) == (1, 4, 3, 1)
+    assert (t["cmd_set"], t["cmd_get"], t["get_hits"], t["get_misses"]) == (1, 4, 3, 1)
     assert (i["rows"], i["rejected"], i["format"]) == (4, 1, "csv (MetaKV)")   # GET_LEASE: not replayed
 
 
@@ -119,7 +119,7 @@ def test_parquet_traces_replay_as_their_csv(tmp_path):
     duckdb.sql(f"COPY (SELECT * FROM read_csv_auto('{csv_path}')) TO '{parquet}' (FORMAT parquet)")
     from_parquet, from_csv = _doc(str(parquet), "-m", "2"), _doc(str(csv_path), "-m", "2")
     assert from_parquet["totals"] == from_csv["totals"] and from_parquet["classes"] == from_csv["classes"]
-    assert from_parquet["totals"]["evicted"] > 0
+    assert from_parquet["totals"]["evictions"] > 0
     i = from_parquet["input"]
     assert (i["rows"], i["rejected"], i["format"]) == (20_000, 1, "parquet, read through DuckDB")
     assert i["rejections"][0]["line"] == 502 == from_csv["input"]["rejections"][0]["line"]

@@ -99,11 +99,13 @@ def test_json_contract():
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert {"classes", "totals", "model", "settings", "calcification", "input"} <= set(doc)
-    assert {"sets", "evicted", "reclaimed", "gets", "hits", "misses", "curr_items"} <= set(doc["totals"])
+    # the totals under memcached's stats names, as simulate -m A,B and stats give them (issue 30)
+    assert {"cmd_set", "evictions", "reclaimed", "cmd_get", "get_hits", "get_misses", "curr_items"} <= set(doc["totals"])
+    assert not {"sets", "evicted", "gets", "hits", "misses"} & set(doc["totals"])
     assert [c["class"] for c in doc["classes"]] == [4]
     assert set(doc["classes"][0]) >= {"class", "chunk_size", "pages", "items", "evicted", "reclaimed",
                                       "outofmemory", "hits", "misses"}
-    assert doc["model"]["exact"] is True and (doc["totals"]["hits"], doc["totals"]["misses"]) == (1, 1)
+    assert doc["model"]["exact"] is True and (doc["totals"]["get_hits"], doc["totals"]["get_misses"]) == (1, 1)
 
 
 def test_table_prints_the_model_and_the_finding():

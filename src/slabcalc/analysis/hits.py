@@ -98,3 +98,36 @@ class HotLines:
                 yield line
             else:
                 self.left_out += 1
+
+
+@dataclass(frozen=True)
+class HotItems:
+    """``optimize --hot``: the rule (``fetched`` or a number of seconds) and the metadump items it left out."""
+
+    rule: str
+    left_out: int
+
+
+@dataclass(frozen=True)
+class WorkloadHits:
+    """``optimize --workload``: get hits of the workload replayed under the baseline and each space's best."""
+
+    source: str
+    ops: int
+    memory_limit_mb: int
+    hits: tuple[tuple[str, Hits], ...]     # (flags, hits); the baseline's flags are ""
+
+    @property
+    def base(self) -> Hits:
+        return dict(self.hits)[""]
+
+    def of(self, flags: str) -> Hits | None:
+        return dict(self.hits).get(flags)
+
+
+def workload_hits(optimum, ops: Sequence[tuple], source: str) -> WorkloadHits:
+    """Replay ``ops`` under ``optimum``'s baseline and the first candidate of each space
+    (:class:`slabcalc.analysis.optimize.Optimum`) by simulate's engine."""
+    rows = {"": optimum.baseline, **{c.flags: c for c in optimum.candidates if c is optimum.first_of(c.space)}}
+    hits = tuple((flags, predicted_hits(c.report.settings, ops)) for flags, c in rows.items())
+    return WorkloadHits(source, len(ops), optimum.baseline.report.settings.maxbytes >> 20, hits)

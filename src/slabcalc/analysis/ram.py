@@ -6,10 +6,14 @@ does not import (and pay the start-up of) the extstore model.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Sequence
 
-from slabcalc.analysis.report import build_report
+from slabcalc.analysis.report import Report, build_report
 from slabcalc.model.settings import Settings
+
+if TYPE_CHECKING:      # types only: the extstore model is loaded only when it runs
+    from slabcalc.analysis.extstore import ExtstoreReport
 
 
 def ram_report(settings: Settings, distribution, memory_limit: int | None, size_key_length: int = 16):
@@ -25,3 +29,27 @@ def ram_report(settings: Settings, distribution, memory_limit: int | None, size_
     report = replace(ext.ram, too_large=ext.too_large, placed_rows=ext.placed_rows,
                      too_large_rows=ext.too_large_rows, capacity=capacity)
     return report, ext
+
+
+@dataclass(frozen=True)
+class RamReports:
+    """``report``'s answer: the report of what RAM holds (``ext``: the RAM+flash report under
+    extstore) and, per ``--vs``, the option text and its report under its own settings."""
+
+    base: Report
+    ext: ExtstoreReport | None
+    what_if: tuple[tuple[str, Report], ...] = ()
+
+
+def ram_reports(settings: Settings, distribution, versus: Sequence[tuple[str, Settings]] = (),
+                orders: Sequence = (), size_key_length: int = 16) -> RamReports:
+    """:func:`ram_report` of ``distribution`` under ``settings`` and under each ``versus`` settings (each
+    with its own -m), each capacity counted in the file's order where ``orders`` (one
+    :class:`slabcalc.analysis.arrival.FileOrder` or None per settings, the baseline's first) walked it."""
+    from slabcalc.analysis.arrival import with_file_order
+
+    orders = list(orders) or [None] * (1 + len(versus))
+    base, ext = ram_report(settings, distribution, settings.memory_limit, size_key_length)
+    others = tuple((text, with_file_order(ram_report(vs, distribution, vs.memory_limit, size_key_length)[0], order))
+                   for (text, vs), order in zip(versus, orders[1:]))
+    return RamReports(with_file_order(base, orders[0]), ext, others)

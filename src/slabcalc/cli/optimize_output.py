@@ -7,27 +7,27 @@ import click
 from slabcalc.cli import output
 from slabcalc.cli.tables import OPTIMIZE_COLUMNS
 
+HITS_HEADINGS = ("hits", "hits_change_pct")
 
-def print_optimum(record, limit, fmt, validate_asked: bool = False) -> None:
+
+def print_optimum(record, limit, fmt) -> None:
     if fmt == "json":
         click.echo(output.render_json(record))
         return
     validated = record["validate"] is not None
     held = ("held_out_page_bytes", "held_out_gain_pct") if validated else ()
-    hits = ("hits", "hits_change_pct") if "workload" in record else ()
+    # a table heads the get hits "hits" (room for the other columns); csv keeps memcached's name
+    hits = (("get_hits", "get_hits_change_pct") if fmt == "csv" else HITS_HEADINGS) if "workload" in record else ()
     columns = [c for c in OPTIMIZE_COLUMNS if c != "capacity" or limit is not None] + list(held) + list(hits)
-    for row in [record["baseline"]] + record["candidates"]:
-        if validated:
-            row["held_out_page_bytes"] = row["held_out"]["page_bytes"]
-            row["held_out_gain_pct"] = row["held_out"]["gain_pct"]
+    baseline, *candidates = [_row(c, validated, fmt) for c in [record["baseline"]] + record["candidates"]]
     if fmt == "csv":
-        click.echo(output.render_rows([record["baseline"]] + record["candidates"], ["flags"] + columns, "csv"))
+        click.echo(output.render_rows([baseline] + candidates, ["flags"] + columns, "csv"))
         return
-    firsts = sorted((c for c in record["candidates"] if c is next(
-        d for d in record["candidates"] if d["space"] == c["space"])), key=lambda c: -c["gain_pct"])
-    click.echo(output.render_rows([record["baseline"]] + firsts, columns, fmt,
+    firsts = sorted((c for c in candidates if c is next(
+        d for d in candidates if d["space"] == c["space"])), key=lambda c: -c["gain_pct"])
+    click.echo(output.render_rows([baseline] + firsts, columns, fmt,
                                   essential=("space", "page_bytes", "capacity", "gain_pct", "held_out_gain_pct",
-                                             "hits", "hits_change_pct")))
+                                             *HITS_HEADINGS)))
     click.echo()
     click.echo(f"flags for memcached {record['baseline']['release']}:")
     click.echo(_flags(firsts, fmt))
@@ -40,20 +40,30 @@ def print_optimum(record, limit, fmt, validate_asked: bool = False) -> None:
     if "workload" in record:
         w = record["workload"]
         click.echo()
-        click.echo(output.note(f"hits: {w['gets']} gets of {w['source']} replayed under -m {w['memory_limit_mb']} "
-                               f"by simulate's engine; the baseline hits {record['baseline']['hits']}"))
+        click.echo(output.note(f"hits: {w['cmd_get']} gets of {w['source']} replayed under -m {w['memory_limit_mb']} "
+                               f"by simulate's engine; the baseline hits {record['baseline']['get_hits']}"))
         for c in firsts:
-            if c.get("hits_change_pct", 0) < 0:
-                click.echo(output.note(f"warning: {c['flags']} cuts hits by {-c['hits_change_pct']:.2f}% "
-                                       f"({record['baseline']['hits']} -> {c['hits']})"))
+            if c.get("get_hits_change_pct", 0) < 0:
+                click.echo(output.note(f"warning: {c['flags']} cuts hits by {-c['get_hits_change_pct']:.2f}% "
+                                       f"({record['baseline']['get_hits']} -> {c['get_hits']})"))
     click.echo()
-    said = _validation(record, validate_asked)
+    said = _validation(record)
     if said:
         click.echo(output.note(said))
     click.echo(_verdict(record, limit))
 
 
-def _validation(record, asked: bool) -> str | None:
+def _row(candidate: dict, validated: bool, fmt: str) -> dict:
+    """A candidate as a table row: with --validate, its held-out figures as columns of their own; a
+    table heads its get hits ``hits``."""
+    held = {"held_out_page_bytes": candidate["held_out"]["page_bytes"],
+            "held_out_gain_pct": candidate["held_out"]["gain_pct"]} if validated else {}
+    hits = dict(zip(HITS_HEADINGS, (candidate["get_hits"], candidate["get_hits_change_pct"]))) \
+        if fmt != "csv" and "get_hits" in candidate else {}
+    return {**candidate, **held, **hits}
+
+
+def _validation(record) -> str | None:
     """How the verdict was scored: on items held back from the search, or on every item, and why."""
     from slabcalc.analysis.optimize import MIN_HELD_OUT
 
@@ -63,7 +73,7 @@ def _validation(record, asked: bool) -> str | None:
                 f"({record['held_out_items']} items held back at random, --seed {record['seed']}); a change is "
                 f"recommended only when it gains {record['verdict']['margin_pct']:g}% or more on them, a margin "
                 f"for drift")
-    if asked:
+    if record["validate_asked"]:
         return (f"not validated: too few items to hold back {MIN_HELD_OUT} of them; optimised and scored on "
                 f"every item")
     return None
@@ -112,8 +122,8 @@ def _verdict(record, limit) -> str:
         reason = ("but reaches memcached's class cap" if other["why"] == "class_cap" else
                   f"within {why['margin_pct']:g}%: the simpler setting wins")
         said = f"{said} ({other['space']} gains {other['gain_pct']:.2f}%, {reason})"
-    if best.get("hits_change_pct", 0) < 0:
-        said += f", but it cuts hits by {-best['hits_change_pct']:.2f}% on the workload"
+    if best.get("get_hits_change_pct", 0) < 0:
+        said += f", but it cuts hits by {-best['get_hits_change_pct']:.2f}% on the workload"
     said = output.note(f"{said}; for memcached {best['release']}:")
     # the flags stay whole on one line, to be pasted
     last = said.rsplit("\n", 1)[-1]

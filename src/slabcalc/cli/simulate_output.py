@@ -15,7 +15,7 @@ def print_simulation(result, record, fmt):
         click.echo(output.render_json(record))
         return
     if fmt == "csv":
-        click.echo(f"model: {result.model.text}", err=True)
+        click.echo(f"model: {record['model']['text']}", err=True)
         if "timeline" in record:
             click.echo(output.render_rows(record["timeline"], TIMELINE_COLUMNS, "csv"))
         else:
@@ -40,20 +40,20 @@ def _simulation_lines(result, record, finding_lines):
     t, i = record["totals"], record["input"]
     limit = result.settings.maxbytes
     lines = [
-        ("model", result.model.text),
+        ("model", record["model"]["text"]),
         ("input", f"{i['source']} ({i['format']})"),
         ("rows", f"{i['rows']} read = {t['ops']} operations + {i['rejected']} rejected"
          if t["ops"] == i["rows"] - i["rejected"] else       # MetaKV's op_count: a row of many operations
          f"{i['rows']} read = {i['rows'] - i['rejected']} accepted + {i['rejected']} rejected; "
          f"{t['ops']} operations"),
-        ("sets", f"{t['sets']}: {t['stored']} stored, {t['too_large']} too large, {t['outofmemory']} out of memory"
+        ("sets", f"{t['cmd_set']}: {t['stored']} stored, {t['too_large']} too large, {t['outofmemory']} out of memory"
                  + (f", {t['chunk_failures']} out of memory during read" if t["chunk_failures"] else "")),
-        ("gets", f"{t['gets']}: {t['hits']} hits, {t['misses']} misses"),
+        ("gets", f"{t['cmd_get']}: {t['get_hits']} hits, {t['get_misses']} misses"),
     ]
-    if t["deletes"] or t["touches"]:
-        lines.append(("deletes, touches", f"{t['deletes']}, {t['touches']} ({t['touch_hits']} found)"))
+    if t["deletes"] or t["cmd_touch"]:
+        lines.append(("deletes, touches", f"{t['deletes']}, {t['cmd_touch']} ({t['touch_hits']} found)"))
     lines += [
-        ("evicted", f"{t['evicted']} (reclaimed {t['reclaimed']} expired at an LRU tail, {t['crawler_reclaimed']} "
+        ("evicted", f"{t['evictions']} (reclaimed {t['reclaimed']} expired at an LRU tail, {t['crawler_reclaimed']} "
                     f"by the LRU crawler, {t['get_expired']} found expired on access)"),
         ("memory", f"{t['total_malloced']} bytes in {t['pages']} pages"
                    + (f" of -m {limit >> 20} ({limit} bytes)" if limit else " (no -m limit)")

@@ -9,23 +9,12 @@ from slabcalc.cli.tables import NOW_COLUMNS, STATS_COLUMNS, STATS_ESSENTIAL, STA
 
 
 def print_stats(nodes, failed, samples, fmt, pool, spans=None):
-    from slabcalc.records.stats import class_records, interval_record, node_totals, pool_totals, stats_record
+    """``samples``: :class:`slabcalc.analysis.sampled.SampledItems` of the nodes sampled."""
+    from slabcalc.records.stats import class_records, node_totals, pool_totals, sample_line, stats_record, total_row
 
     spans = spans or {}
-    sampled = {name: _sample_report(node, *samples[node.node]) for node in nodes
-               for name in [node.node] if name in samples}
-    record = stats_record(nodes, failed, now=list(spans))
-    intervals = {name: interval_record(span) for name, span in spans.items()}   # each made once
-    for entry in record["nodes"]:
-        if entry.get("error") is None:
-            entry["interval"] = intervals.get(entry["node"])
-    now_lines = [(f"{name}: " if len(nodes) > 1 else "") + line
-                 for name, interval in intervals.items() for line in interval["findings"]]
+    record = stats_record(nodes, failed, spans, samples)
     if fmt == "json":
-        for entry in record["nodes"]:
-            if entry["node"] in sampled:
-                entry["sample"] = sampled[entry["node"]][0]
-        record["findings"] += now_lines
         click.echo(output.render_json(record))
         return
     columns = (("node",) if pool or fmt == "csv" else ()) + STATS_COLUMNS + (("memory",) if fmt != "csv" else ())
@@ -36,8 +25,7 @@ def print_stats(nodes, failed, samples, fmt, pool, spans=None):
             rows.append({**row, "class": label, "memory": output.bar(row["memory_pct"])})
     totals = [{"node": node.node, **node_totals(node)} for node in nodes]
     if not pool and fmt != "csv":
-        rows.append({"class": "total", **{k: totals[0].get(k) for k in STATS_COLUMNS[2:]},
-                     "memory_pct": 100.0 if totals[0]["page_bytes"] else 0.0})
+        rows.append(total_row(totals[0], STATS_COLUMNS[2:]))
     click.echo(output.render_rows(rows, columns, fmt, essential=("node",) + STATS_ESSENTIAL))
     if fmt == "csv":
         return
@@ -46,57 +34,18 @@ def print_stats(nodes, failed, samples, fmt, pool, spans=None):
         down = f" ({len(failed)} of {len(nodes) + len(failed)} nodes down)" if failed else ""
         totals.append({"node": "pool" + down, **pool_totals([{k: t[k] for k in t if k != "node"} for t in totals])})
         click.echo(output.render_rows(totals, STATS_TOTAL_COLUMNS, fmt,
-                                      essential=("node", "pages", "page_bytes", "chunk_waste", "items", "evicted")))
+                                      essential=("node", "pages", "total_malloced", "chunk_waste", "curr_items",
+                                                 "evictions")))
+    intervals = {entry["node"]: entry["interval"] for entry in record["nodes"] if entry.get("interval")}
     for name, span in spans.items():
         rows = [row for row in intervals[name]["classes"] if row["pages"]]
         click.echo()
         click.echo(f"{name + ': ' if len(nodes) > 1 else ''}over the last {span.seconds} s:")
         click.echo(output.render_rows(rows, NOW_COLUMNS, fmt, essential=NOW_COLUMNS[:4] + ("age", "evicted_time")))
-    lines = record["findings"] + now_lines + [f"{name}: {text}" for name, (_, text) in sampled.items()]
+    lines = record["findings"] + [f"{s.node}: {sample_line(s)}" for s in samples]
     if lines:
         click.echo()
         click.echo("\n".join(output.note(line) for line in lines))
-
-
-def _sample_report(node, reason, lines, limit):
-    """``--sample-items``: the sampled sizes modelled under the node's settings (record, summary line)."""
-    import io
-
-    from slabcalc.analysis.report import build_report
-    from slabcalc.inputs.items import InputError, read_items
-    from slabcalc.records.report import report_record
-
-    if reason is not None:
-        return {"error": reason}, f"sample: none (the server said {reason!r})"
-    if node.settings is None:
-        return {"error": "no model settings"}, "sample: not modelled (the release or settings are unknown)"
-    if not lines:
-        return {"error": "no items"}, "sample: no items"
-    from slabcalc.inputs.items import metadump_key_length
-
-    try:
-        items, accounting = read_items(io.StringIO("\n".join(lines) + "\nEND\n"), f"{node.node} metadump",
-                                       key_max=node.settings.profile.key_max)
-        report = build_report(node.settings, list(items), size_key_length=metadump_key_length(lines))
-    except (InputError, ValueError) as exc:
-        return {"error": str(exc)}, f"sample: {exc}"
-    record = report_record(report, accounting)
-    t = record["totals"]
-    summary = (f"sample of {t['items']} items: modelled alone they would take {t['pages']} pages, "
-               f"{t['waste_pct']:.2f}% of page bytes holding no item data "
-               f"({t['chunk_waste']} chunk waste + {t['free_bytes']} free)")
-    from slabcalc.analysis.diagnosis import unreclaimed
-
-    counted = node.total("items")
-    missing = unreclaimed(node, {c.slab_class.id: c.items for c in report.classes})
-    record["unlisted_items"], record["unlisted_bytes"] = missing if missing else (None, None)
-    if missing and missing[0] and len(lines) < limit:
-        summary += (f"; metadump listed {report.items} of the {counted} items stats items counts: it skips "
-                    f"expired items not yet reclaimed, so about {missing[0]} such items (or items that came "
-                    f"and went during the dump) hold about {missing[1]} bytes of chunks")
-    elif len(lines) >= limit:
-        summary += f"; metadump stopped at {limit} items of the {counted} stats items counts"
-    return record, summary
 
 
 def stats_measure(nodes):
@@ -109,11 +58,9 @@ def stats_measure(nodes):
     memory = []
     for node in nodes:
         totals = node_totals(node)
-        pages += totals["page_bytes"] or 0
-        requested = None if requested is None or totals["requested_bytes"] is None \
-            else requested + totals["requested_bytes"]
+        pages += totals["total_malloced"] or 0
+        requested = None if requested is None or totals["bytes"] is None else requested + totals["bytes"]
         hash_bytes = node.dump.general.get("hash_bytes", "")
-        memory.append((totals["total_malloced"] if totals["total_malloced"] is not None else totals["page_bytes"] or 0)
-                      + (int(hash_bytes) if hash_bytes.isdigit() else 0))
+        memory.append((totals["total_malloced"] or 0) + (int(hash_bytes) if hash_bytes.isdigit() else 0))
     return measure(None if requested is None else pages - requested, pages, max(memory),
                     "node memory (slab pages + hash table)")

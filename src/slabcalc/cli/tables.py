@@ -25,8 +25,8 @@ STATS_COLUMNS = ("class", "chunk_size", "pages", "used_chunks", "used_bytes", "r
 STATS_ESSENTIAL = ("class", "pages", "free_bytes", "evicted", "memory_pct", "memory")
 
 
-STATS_TOTAL_COLUMNS = ("node", "pages", "page_bytes", "used_bytes", "requested_bytes", "chunk_waste",
-                       "free_bytes", "items", "evicted", "outofmemory")
+STATS_TOTAL_COLUMNS = ("node", "pages", "total_malloced", "used_bytes", "bytes", "chunk_waste",
+                       "free_bytes", "curr_items", "evictions", "outofmemory")   # memcached's names of the totals
 
 
 NOW_COLUMNS = ("class", "pages", "pages_delta", "evicted_per_s", "outofmemory", "cmd_set_per_s", "age",
@@ -75,7 +75,8 @@ PAIR_COLUMNS = ("field", "value")                     # a record shown as two co
 PLACE_CHUNK_COLUMNS = ("role", "class", "chunk_size", "requested", "waste")
 
 
-OPTIMIZE_EXTRA_COLUMNS = ("held_out_page_bytes", "held_out_gain_pct", "hits", "hits_change_pct")
+OPTIMIZE_EXTRA_COLUMNS = ("held_out_page_bytes", "held_out_gain_pct", "get_hits", "get_hits_change_pct", "hits",
+                          "hits_change_pct")    # csv: memcached's get_hits; a table heads them hits
 
 
 # the columns each command's tables can show: what its --columns accepts and lists when a name is wrong

@@ -76,26 +76,6 @@ class Background:
         """Whether anything runs on the workload's clock between requests."""
         return self.lru_maintainer or self.moves_pages
 
-    def describe(self) -> str:
-        """``automove 1 (window 30 s, ratio 0.8), LRU maintainer, LRU crawler`` -- what ran."""
-        parts = []
-        window = f"window {self.slab_automove_window} s, ratio {self.slab_automove_ratio:g}"
-        if self.automover_runs and self.slab_automove == 2:
-            parts.append(f"slab automover 2 (a page moves on each eviction; and the windowed one, {window})")
-        elif self.automover_runs:
-            parts.append(f"slab automover 1 ({window})")
-        elif self.slab_reassign and self.slab_automove == 2:
-            parts.append("slab automover 2 (a page moves on each eviction)")
-        elif self.slab_automove and not self.slab_reassign:
-            parts.append(f"slab_automove={self.slab_automove} without slab_reassign: no page moves")
-        else:
-            parts.append("no slab automover (pages stay in their class)")
-        parts.append("LRU maintainer" if self.lru_maintainer else "no LRU maintainer")
-        parts.append("LRU crawler" if self.crawls else "no LRU crawler")
-        if self.temp_lru:
-            parts.append(f"temporary LRU (TTL up to {self.temporary_ttl} s, never evicted)")
-        return ", ".join(parts)
-
 
 def background_for(settings: Settings, suboptions: Sequence[str] | None = None) -> Background:
     """The threads of a server of ``settings`` started with the ``-o`` words ``suboptions``

@@ -1,10 +1,11 @@
-"""Calcification: classes evicting while other classes hold memory they cannot use."""
+"""Calcification: classes evicting while other classes hold memory they cannot use (data: the words
+that say it to people are :mod:`slabcalc.records.simulate`'s)."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from slabcalc.engines.results import ClassResult, Finding, Model, Totals
+from slabcalc.engines.results import ClassResult, Finding, Totals
 
 
 def finding(rows: Sequence[ClassResult], peak, totals: Totals) -> Finding | None:
@@ -30,25 +31,3 @@ def finding(rows: Sequence[ClassResult], peak, totals: Totals) -> Finding | None
         return None
     return Finding(evicting, sum(r.evicted for r in rows), free_bytes, expired_bytes, holders, peak[0], peak[1],
                    peak[2], totals.pages_moved, totals.global_page_pool)
-
-
-def why(model: Model, pages_moved: int) -> str:
-    """Why pages did (not) follow the evictions, from what ran -- never a cause the setup rules out."""
-    if model.automove == 1:
-        text = (f"slab automover 1 moved {pages_moved} page{'s' if pages_moved != 1 else ''}: it moves at most "
-                f"one a second, from the class with the oldest items (more than 2 pages) to one that evicts "
-                f"with items younger than {model.automove_ratio:g} of those, once its {model.automove_window}-run "
-                f"window has filled; a class with over 2.5 pages of free chunks and no eviction or new page in "
-                f"the window gives pages to the global pool")
-    elif model.automove == 2:
-        text = (f"slab_automove=2 moved {pages_moved} page{'s' if pages_moved != 1 else ''}: one for each "
-                f"eviction, from the next class with more than one page")
-    else:
-        text = "no page moves (slab_automove=0 or no slab_reassign): a page serves its first class for good"
-    return text + "; a chunk freed by expiry or delete is reused only by its own class"
-
-
-def _number(value: float | None) -> str:
-    if value is None:
-        return "?"
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"

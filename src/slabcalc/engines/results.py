@@ -4,24 +4,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from slabcalc.engines.background import Background
 from slabcalc.model.classes import SlabClass
 from slabcalc.model.settings import Settings
 
 
 @dataclass(frozen=True)
 class Model:
-    """What the engine replays: the release, its LRU, what ran beside it, and whether it is exact."""
+    """What the engine replays: the release, its LRU, what ran beside it, and whether it is exact.
+    Data only: the line that says it to people is :func:`slabcalc.records.simulate.model_text`."""
 
     release: str
     lru: str            # "compat" (one LRU per class) or "segmented" (HOT/WARM/COLD)
     exact: bool
-    text: str           # one line for every report
     automove: int = 0
     maintainer: bool = False
     crawler: bool = False
     automove_window: int | None = None
     automove_ratio: float | None = None
     options: tuple = ()         # the -o words given, each with its treatment (model/treatments.py)
+    memory_limit_mb: int = 0    # -m (0: no limit)
+    background: Background | None = None    # what ran beside the requests, and its constants
+    sample: float | None = None             # the share of keys replayed (simulate's ``sample``)
 
 
 @dataclass(frozen=True)

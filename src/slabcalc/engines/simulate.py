@@ -23,7 +23,7 @@ from slabcalc.engines.background import Background, SimulationError, background_
 from slabcalc.engines.engine import DELETE, GET, OP_NAMES, SET, TOUCH, Engine
 from slabcalc.engines.results import ClassResult, Finding, Model, Simulation, TimelineRow, Totals
 from slabcalc.model.settings import Settings
-from slabcalc.model.treatments import check_treated, options_text
+from slabcalc.model.treatments import check_treated
 
 __all__ = ["SET", "GET", "DELETE", "TOUCH", "OP_NAMES", "SimulationError", "Model", "ClassResult", "Totals",
            "Finding", "TimelineRow", "Simulation", "Background", "background_for", "lru_mode", "describe_model",
@@ -35,41 +35,18 @@ def lru_mode(settings: Settings, suboptions: Sequence[str] | None = None) -> str
     return background_for(settings, suboptions).lru
 
 
-def _limit(settings: Settings) -> str:
-    return f"-m {settings.maxbytes >> 20}" if settings.maxbytes else "-m 0 (no limit)"
-
-
 def describe_model(settings: Settings, background: Background) -> Model:
-    """The model line printed with every simulation: what ran, and how exact it is."""
+    """What a simulation replays (the release, its LRU, the threads beside it), and whether it is exact;
+    refuses what the engine does not model.  :func:`slabcalc.records.simulate.model_text` says it."""
     check_replayable(settings, background)
     options = check_treated(settings, "simulate", "simulate", SimulationError)
-    model = _describe(settings, background)
-    if options:
-        model = replace(model, options=options, text=f"{model.text}; {options_text(options)}")
-    return model
-
-
-def _describe(settings: Settings, background: Background) -> Model:
-    p, bg = settings.profile, background
-    rules = bg.rules
-    lru = ("segmented HOT/WARM/COLD LRU" if bg.lru == "segmented" else "compat LRU (one per class)")
-    note = f" ({rules.note})" if rules.note else ""
+    bg = background
     fields = dict(automove=bg.slab_automove if bg.moves_pages else 0, maintainer=bg.maintainer,
                   crawler=bg.crawls, automove_window=bg.slab_automove_window if bg.moves_pages else None,
-                  automove_ratio=bg.slab_automove_ratio if bg.moves_pages else None)
-    if not bg.threads:
-        if bg.lru == "compat":
-            text = (f"memcached {p.release}, compat LRU (one per class), no page moves, {_limit(settings)}: "
-                    f"a replay of the synchronous allocation path, exact")
-            return Model(p.release, bg.lru, True, text, **fields)
-        text = (f"memcached {p.release}, {lru} with no maintainer thread, no page moves, {_limit(settings)}: "
-                f"a MODEL{note}")
-        return Model(p.release, bg.lru, False, text, **fields)
-    exactness = ("rules read from the source, timing as the paced runs allow: not exact"
-                 if rules.segmented_exact or bg.lru == "compat" else "a MODEL of this release")
-    text = (f"memcached {p.release}, {lru}, {_limit(settings)}; beside the requests, on the workload's clock "
-            f"from the server's start: {bg.describe()}{note}; {exactness}")
-    return Model(p.release, bg.lru, False, text, **fields)
+                  automove_ratio=bg.slab_automove_ratio if bg.moves_pages else None, options=tuple(options or ()),
+                  memory_limit_mb=settings.maxbytes >> 20 if settings.maxbytes else 0, background=bg)
+    exact = not bg.threads and bg.lru == "compat"     # the synchronous allocation path, replayed
+    return Model(settings.profile.release, bg.lru, exact, **fields)
 
 
 def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[str] | None = None,
@@ -102,9 +79,7 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
         sampled.count_reads(engine)
         room = Room(settings, sample) if sample < 1 else None
         timeline = engine.run(sampled.filter(ops, room), every=every, at=())
-        model = replace(model, text=f"{model.text}; replayed on a {sample:.4g} sample of the keys (their hash "
-                                    f"under the rate), each page holding {sample:.4g} of its chunks, counts "
-                                    f"scaled back by {1 / sample:.4g}")
+        model = replace(model, sample=sample)
         return scale_back(engine.results(model, timeline), sampled)
     engine = Engine(settings, background, boot=boot)
     timeline = engine.run(ops, every=every, at=at)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from slabcalc.analysis.advice import class_cap_trap, elsewhere
+from slabcalc.analysis.hits import HotItems, WorkloadHits, change_pct
 from slabcalc.analysis.optimize import GAIN_THRESHOLD_PCT, Candidate, Optimum
 
 
-def _candidate_record(opt: Optimum, c: Candidate) -> dict:
+def _candidate_record(opt: Optimum, c: Candidate, workload: WorkloadHits | None = None) -> dict:
     rep = c.report
     record = {
         "space": c.space,
@@ -32,6 +33,9 @@ def _candidate_record(opt: Optimum, c: Candidate) -> dict:
             "capacity": held.capacity.items if held.capacity else None,
             "gain_pct": round(opt.held_out_gain_pct(c), 2),
         }
+    got = workload.of(c.flags) if workload is not None else None
+    if got is not None:
+        record["get_hits"], record["get_hits_change_pct"] = got.hits, round(change_pct(got, workload.base), 2)
     return record
 
 
@@ -51,22 +55,31 @@ def verdict(opt: Optimum) -> dict:
             "margin_pct": GAIN_THRESHOLD_PCT}
 
 
-def optimum_record(opt: Optimum) -> dict:
-    """The stable JSON contract of ``slabcalc optimize``."""
+def optimum_record(opt: Optimum, *, validate_asked: float | None = None, hot: HotItems | None = None,
+                   workload: WorkloadHits | None = None) -> dict:
+    """The stable JSON contract of ``slabcalc optimize``, built in one pass: ``validate_asked`` is the
+    share ``--validate`` asked to hold back (``validate`` is None when the mix was too small to);
+    ``hot`` what ``--hot`` left out; ``workload`` the hits of ``--workload``."""
     from slabcalc.records.model import settings_record
 
-    base = _candidate_record(opt, opt.baseline)
+    base = _candidate_record(opt, opt.baseline, workload)
     best = opt.best
     record = {
         "settings": settings_record(opt.baseline.report.settings),
         "objective": "capacity" if opt.memory_limit is not None else "page_bytes",
         "baseline": base,
-        "candidates": [_candidate_record(opt, c) for c in opt.candidates],
-        "best": _candidate_record(opt, best) if best else None,
+        "candidates": [_candidate_record(opt, c, workload) for c in opt.candidates],
+        "best": _candidate_record(opt, best, workload) if best else None,
         "verdict": verdict(opt),
         "defaults_fine": opt.defaults_fine,
         "validate": opt.validate,
         "seed": opt.seed,
         "held_out_items": opt.held_out_items,
+        "validate_asked": validate_asked,
     }
+    if hot is not None:
+        record["hot"] = {"rule": hot.rule, "left_out": hot.left_out}
+    if workload is not None:
+        record["workload"] = {"source": workload.source, "ops": workload.ops, "cmd_get": workload.base.gets,
+                              "memory_limit_mb": workload.memory_limit_mb}
     return record

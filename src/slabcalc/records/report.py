@@ -11,6 +11,7 @@ from slabcalc.model.treatments import given_options, options_text
 CAPACITY_BASIS = {"order": "in the file's order", "mix": "as a proportional mix"}
 
 if TYPE_CHECKING:      # types only: key groups are read only under --group-by; ProcessMemory is only annotated here
+    from slabcalc.analysis.deployment import Deployment
     from slabcalc.analysis.keyspace import Group
     from slabcalc.analysis.process import ProcessMemory
 
@@ -33,11 +34,15 @@ def _class_record(c: ClassUsage, total_page_bytes: int, has_mem_requested: bool 
     }
 
 
-def report_record(report: Report, accounting, what_if: Sequence[tuple[str, Report]] = ()) -> dict:
-    """The stable JSON contract of ``slabcalc report``.
+def report_record(report: Report, accounting, what_if: Sequence[tuple[str, Report]] = (), ext=None,
+                  deployment: Deployment | None = None) -> dict:
+    """The stable JSON contract of ``slabcalc report``, built in one pass.
 
     ``accounting`` is the input's :class:`slabcalc.inputs.items.Accounting`;
-    ``what_if`` pairs option strings with the report under them.
+    ``what_if`` pairs option strings with the report under them; ``ext`` is the report under extstore
+    (:func:`slabcalc.analysis.extstore.extstore_report`): the class rows are then what stays in RAM,
+    with the extstore fields; ``deployment`` (:func:`slabcalc.analysis.deployment.deployment`) adds the
+    process, the container and the plans of nodes and key groups.
     """
     from slabcalc.records.model import settings_record
 
@@ -61,29 +66,45 @@ def report_record(report: Report, accounting, what_if: Sequence[tuple[str, Repor
         "memory_pct": 100.0 if page_bytes else 0.0,
         "waste_pct": round(report.waste_pct, 2),
     }
+    classes = [_class_record(c, page_bytes, has_mem_requested) for c in report.classes]
+    capacity = (report.capacity.items, report.capacity.limiting_class) if report.capacity else (None, None)
+    if ext is not None:
+        classes = _extstore_classes(classes, ext)
+        totals = {**totals, **_extstore_totals(totals, ext)}
+        if ext.capacity is not None:
+            capacity = (ext.capacity.items, None)
     worst = report.worst_class
+    summary = _summary(report, accounting, totals)
+    if ext is not None:
+        summary = _extstore_summary(summary, ext, totals)
+    if deployment is not None:
+        summary = {**summary, **_deployment_lines(deployment, report.settings.profile.release)}
     record = {
         "settings": settings_record(report.settings),
         "source": accounting.source,
         "format": accounting.format,
-        "classes": [_class_record(c, page_bytes, has_mem_requested) for c in report.classes],
+        "classes": classes,
         "totals": totals,
-        "capacity": report.capacity.items if report.capacity else None,
-        "limiting_class": report.capacity.limiting_class if report.capacity else None,
+        "capacity": capacity[0],
+        "limiting_class": capacity[1],
         "capacity_basis": report.capacity.basis if report.capacity else None,   # "order" or "mix"
         "memory_limit_needed_mb": report.memory_limit_needed if report.classes else None,
         "worst_class": worst.slab_class.id if worst else None,
         "approximated_items": report.approximated,
         "rejections": [{"line": r.line, "reason": r.reason, "text": r.text} for r in accounting.first_rejections],
+        "summary": summary,
     }
-    record["summary"] = _summary(report, accounting, record)
     if what_if:
         record["what_if"] = [_what_if_row("baseline", report, report)] + [
             _what_if_row(text, other, report) for text, other in what_if]
+    if ext is not None:
+        record["extstore"] = _extstore_record(ext)
+    if deployment is not None:
+        record.update(_deployment_record(deployment))
     return record
 
 
-def group_records(groups: list[Group]) -> list[dict]:
+def group_records(groups: Sequence[Group]) -> list[dict]:
     used = sum(g.used_bytes for g in groups)
     return [{
         "group": g.name,
@@ -151,38 +172,35 @@ def container_lines(plan, release: str) -> dict:
 EXTSTORE_CLASS_FIELDS = ("ram_items", "header_items", "flash_items", "flash_bytes")
 
 
-def add_extstore(record: dict, ext) -> None:
-    """``report``'s record under extstore (:func:`slabcalc.analysis.extstore.extstore_report`): the
-    class rows are what stays in RAM; each gains the extstore fields, classes whose items all went
-    to flash get a row of their own, and the totals and summary say what RAM and flash hold."""
+def _extstore_classes(rows: list[dict], ext) -> list[dict]:
+    """The class rows under extstore: what stays in RAM, each with the extstore fields; classes whose
+    items all went to flash get a row of their own."""
     by_class = {row.class_id: row for row in ext.classes}
-    rows = {row["class"]: row for row in record["classes"]}
+    known = {row["class"]: row for row in rows}
     for cls, row in by_class.items():
-        if cls not in rows:
-            rows[cls] = {"class": cls, "chunk_size": row.chunk_size, "perslab": None, "items": 0, "used_chunks": 0,
-                         "pages": 0, "requested_bytes": 0, "used_bytes": 0, "chunk_waste": 0, "page_bytes": 0,
-                         "free_bytes": 0, "mem_requested": 0, "memory_pct": 0.0}
-    for cls, row in rows.items():
-        usage = by_class.get(cls)
-        for name in EXTSTORE_CLASS_FIELDS:
-            row[name] = getattr(usage, name) if usage is not None else 0
-    record["classes"] = [rows[cls] for cls in sorted(rows)]
-    e, flash = ext.extstore, ext.flash
-    totals = record["totals"]
-    for name in EXTSTORE_CLASS_FIELDS:
-        totals[name] = sum(getattr(row, name) for row in ext.classes)
-    totals.update({
-        "ram_bytes": totals["page_bytes"],
-        "flash_pages": flash.pages,
-        "flash_page_bytes": flash.flash_bytes,
-        "wbufs": flash.wbufs,
-        "wbuf_waste": flash.wbuf_waste,
-        "stats_bytes": ext.stats_bytes,
-    })
-    capacity = ext.capacity
-    if capacity is not None:
-        record["capacity"], record["limiting_class"] = capacity.items, None
-    record["extstore"] = {
+        if cls not in known:
+            known[cls] = {"class": cls, "chunk_size": row.chunk_size, "perslab": None, "items": 0, "used_chunks": 0,
+                          "pages": 0, "requested_bytes": 0, "used_bytes": 0, "chunk_waste": 0, "page_bytes": 0,
+                          "free_bytes": 0, "mem_requested": 0, "memory_pct": 0.0}
+    return [{**known[cls], **{name: getattr(by_class[cls], name) if cls in by_class else 0
+                              for name in EXTSTORE_CLASS_FIELDS}} for cls in sorted(known)]
+
+
+def _extstore_totals(totals: dict, ext) -> dict:
+    """What RAM and flash hold, beside the report's totals."""
+    flash = ext.flash
+    return {**{name: sum(getattr(row, name) for row in ext.classes) for name in EXTSTORE_CLASS_FIELDS},
+            "ram_bytes": totals["page_bytes"],
+            "flash_pages": flash.pages,
+            "flash_page_bytes": flash.flash_bytes,
+            "wbufs": flash.wbufs,
+            "wbuf_waste": flash.wbuf_waste,
+            "stats_bytes": ext.stats_bytes}
+
+
+def _extstore_record(ext) -> dict:
+    e, flash, capacity = ext.extstore, ext.flash, ext.capacity
+    return {
         "min_class": ext.min_class,
         "ext_item_size": e.item_size,
         "page_size": e.page_size,
@@ -204,13 +222,12 @@ def add_extstore(record: dict, ext) -> None:
             "ram_items": capacity.ram_items, "flash_items": capacity.flash_items},
         "assumed_key_length": ext.assumed_key_length,
     }
-    record["summary"] = _extstore_summary(record["summary"], ext, record)
 
 
-def _extstore_summary(lines: dict, ext, record: dict) -> dict:
+def _extstore_summary(lines: dict, ext, t: dict) -> dict:
     from slabcalc.model.units import format_size
 
-    e, flash, t = ext.extstore, ext.flash, record["totals"]
+    e, flash = ext.extstore, ext.flash
     out = {k: v for k, v in lines.items() if k not in ("capacity", "-m needed")}
     if not e.usable_pages:
         out["extstore"] = f"nothing goes to flash: {no_flash_page(e)}; all {t['ram_items']} items stay in RAM"
@@ -259,34 +276,6 @@ def no_flash_page(e) -> str:
             + (": page 0 is never on extstore's free list" if e.reserved_pages else ""))
 
 
-def place_extstore_record(ext, item_size: int, lru_class: int) -> dict:
-    """``place``'s ``extstore`` section: where one item (``item_size`` bytes, in ``lru_class``'s LRU)
-    lives under extstore, and why it stays in RAM when it does (``stays_in_ram``, see
-    :func:`slabcalc.model.extstore.why_in_ram`)."""
-    from slabcalc.model.extstore import why_in_ram
-
-    e = ext.extstore
-    flushed = next((row for row in ext.classes if row.flash_items), None)
-    header = next((row for row in ext.classes if row.header_items), None)
-    per_wbuf = e.wbuf_size // item_size if flushed else 0
-    record = {
-        "flushed": flushed is not None,
-        "stays_in_ram": why_in_ram(e, lru_class, ext.min_class, item_size),
-        "min_class": ext.min_class,
-        "header_size": ext.ram.classes[0].requested_bytes if flushed else None,
-        "header_class": header.class_id if header else None,
-        "items_per_wbuf": per_wbuf,
-        "items_per_flash_page": per_wbuf * e.wbufs_per_page,
-        "wbuf_waste": e.wbuf_size - per_wbuf * item_size if flushed else None,
-        "capacity": None,
-    }
-    if ext.capacity is not None:
-        c = ext.capacity
-        record["capacity"] = {"items": c.items, "limited_by": c.limited_by, "ram_items": c.ram_items,
-                              "flash_items": c.flash_items}
-    return record
-
-
 def _what_if_row(text: str, other: Report, base: Report) -> dict:
     change = other.total("page_bytes") - base.total("page_bytes")
     base_bytes = base.total("page_bytes")
@@ -302,9 +291,8 @@ def _what_if_row(text: str, other: Report, base: Report) -> dict:
     }
 
 
-def _summary(report: Report, accounting, record: dict) -> dict:
+def _summary(report: Report, accounting, t: dict) -> dict:
     """Human lines of the summary (field -> text)."""
-    t = record["totals"]
     lines = {
         "input": f"{accounting.source} ({accounting.format})",
         "rows": f"{t['rows']} read = {t['placed_rows']} placed + {t['too_large_rows']} too large "
@@ -334,3 +322,41 @@ def _summary(report: Report, accounting, record: dict) -> dict:
     for r in accounting.first_rejections:
         lines[f"rejected line {r.line}"] = f"{r.reason}: {r.text}"
     return lines
+
+
+def _deployment_lines(plan: Deployment, release: str) -> dict:
+    """Whole-process lines of the summary."""
+    m = plan.process
+    lines = {}
+    if m.overshoot:
+        lines["past -m"] = f"{m.overshoot} bytes of slab pages (a class's first page is granted past -m)"
+    lines["hash table"] = f"{m.hash_bytes} bytes (2^{m.hashpower} buckets for {m.items} items)"
+    if m.overhead:
+        lines["overhead"] = f"{m.overhead} bytes ({plan.overhead})"
+    runtime = "".join(f" + {size} {name.replace('_', ' ')}" for name, size in m.runtime)
+    lines["process memory"] = (f"{m.total} bytes ({m.total / MIB:.2f} MiB) = {m.slab_bytes} slab pages + "
+                               f"{m.hash_bytes} hash table{runtime} + {m.overhead} overhead")
+    if plan.container is not None:
+        lines.update(container_lines(plan.container, release))
+    if m.limit_bytes:
+        lines["headroom"] = (f"{m.limit_headroom} bytes ({100.0 * m.limit_headroom / m.limit_bytes:.2f}%) "
+                             f"of -m {m.memory_limit_mb} free")
+    return lines
+
+
+def _deployment_record(plan: Deployment) -> dict:
+    """The process, and what was planned: a container, nodes, key groups."""
+    from slabcalc.records.plan import plan_record
+
+    record = {"process": process_record(plan.process)}
+    if plan.container is not None:
+        record["container"] = container_record(plan.container)
+    if plan.node_plan is not None:
+        record["nodes"] = plan_record(plan.node_plan)
+    if plan.node_ram is not None:
+        needed = plan.needed
+        record["node_ram"] = {"node_ram": plan.node_ram, "headroom_pct": float(plan.headroom * 100),
+                              "usable_bytes": plan.usable, "needed": plan_record(needed) if needed else None}
+    if plan.groups is not None:
+        record["groups"] = group_records(plan.groups)
+    return record

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from slabcalc.engines.findings import _number, why
+from slabcalc.engines.background import Background
 from slabcalc.engines.results import ClassResult, Finding, Model, Simulation, TimelineRow, Totals
+from slabcalc.model.treatments import options_text
 from slabcalc.records.model import option_records
 
 CLASS_FIELDS = ("class", "chunk_size", "pages", "items", "evicted", "reclaimed", "crawler_reclaimed", "outofmemory",
@@ -42,11 +43,14 @@ def class_record(r: ClassResult) -> dict:
 
 
 def totals_record(t: Totals) -> dict:
+    """The replay's totals under memcached's ``stats`` names (as ``simulate -m A,B`` and ``stats`` give
+    them); ``ops``, ``deletes``, ``stored``, ``too_large``, ``chunk_failures``, ``outofmemory`` and
+    ``pages`` have none."""
     return {
-        "ops": t.ops, "sets": t.sets, "gets": t.gets, "hits": t.hits, "misses": t.misses,
-        "deletes": t.deletes, "delete_hits": t.delete_hits, "touches": t.touches, "touch_hits": t.touch_hits,
+        "ops": t.ops, "cmd_set": t.sets, "cmd_get": t.gets, "get_hits": t.hits, "get_misses": t.misses,
+        "deletes": t.deletes, "delete_hits": t.delete_hits, "cmd_touch": t.touches, "touch_hits": t.touch_hits,
         "stored": t.stored, "too_large": t.too_large, "chunk_failures": t.chunk_failures,
-        "outofmemory": t.outofmemory, "evicted": t.evicted, "reclaimed": t.reclaimed,
+        "outofmemory": t.outofmemory, "evictions": t.evicted, "reclaimed": t.reclaimed,
         "crawler_reclaimed": t.crawler_reclaimed, "get_expired": t.get_expired, "curr_items": t.curr_items,
         "total_items": t.total_items, "total_malloced": t.total_malloced, "pages": t.pages,
         "slabs_moved": t.pages_moved, "slab_global_page_pool": t.global_page_pool,
@@ -80,8 +84,75 @@ def timeline_record(row: TimelineRow) -> dict:
             "evicted": row.evicted, "evicted_total": row.evicted_total}
 
 
+def model_text(model: Model) -> str:
+    """The model line printed with every simulation: what ran, and how exact it is."""
+    bg = model.background
+    limit = f"-m {model.memory_limit_mb}" if model.memory_limit_mb else "-m 0 (no limit)"
+    lru = ("segmented HOT/WARM/COLD LRU" if model.lru == "segmented" else "compat LRU (one per class)")
+    note = f" ({bg.rules.note})" if bg is not None and bg.rules.note else ""
+    if bg is None or not bg.threads:
+        text = (f"memcached {model.release}, compat LRU (one per class), no page moves, {limit}: "
+                f"a replay of the synchronous allocation path, exact" if model.lru == "compat" else
+                f"memcached {model.release}, {lru} with no maintainer thread, no page moves, {limit}: a MODEL{note}")
+    else:
+        exactness = ("rules read from the source, timing as the paced runs allow: not exact"
+                     if bg.rules.segmented_exact or bg.lru == "compat" else "a MODEL of this release")
+        text = (f"memcached {model.release}, {lru}, {limit}; beside the requests, on the workload's clock "
+                f"from the server's start: {threads_text(bg)}{note}; {exactness}")
+    if model.options:
+        text += f"; {options_text(model.options)}"
+    if model.sample is not None:
+        rate = model.sample
+        text += (f"; replayed on a {rate:.4g} sample of the keys (their hash under the rate), each page holding "
+                 f"{rate:.4g} of its chunks, counts scaled back by {1 / rate:.4g}")
+    return text
+
+
+def threads_text(bg: Background) -> str:
+    """``slab automover 1 (window 30 s, ratio 0.8), LRU maintainer, LRU crawler`` -- what ran."""
+    parts = []
+    window = f"window {bg.slab_automove_window} s, ratio {bg.slab_automove_ratio:g}"
+    if bg.automover_runs and bg.slab_automove == 2:
+        parts.append(f"slab automover 2 (a page moves on each eviction; and the windowed one, {window})")
+    elif bg.automover_runs:
+        parts.append(f"slab automover 1 ({window})")
+    elif bg.slab_reassign and bg.slab_automove == 2:
+        parts.append("slab automover 2 (a page moves on each eviction)")
+    elif bg.slab_automove and not bg.slab_reassign:
+        parts.append(f"slab_automove={bg.slab_automove} without slab_reassign: no page moves")
+    else:
+        parts.append("no slab automover (pages stay in their class)")
+    parts.append("LRU maintainer" if bg.lru_maintainer else "no LRU maintainer")
+    parts.append("LRU crawler" if bg.crawls else "no LRU crawler")
+    if bg.temp_lru:
+        parts.append(f"temporary LRU (TTL up to {bg.temporary_ttl} s, never evicted)")
+    return ", ".join(parts)
+
+
+def why(model: Model, pages_moved: int) -> str:
+    """Why pages did (not) follow the evictions, from what ran -- never a cause the setup rules out."""
+    if model.automove == 1:
+        text = (f"slab automover 1 moved {pages_moved} page{'s' if pages_moved != 1 else ''}: it moves at most "
+                f"one a second, from the class with the oldest items (more than 2 pages) to one that evicts "
+                f"with items younger than {model.automove_ratio:g} of those, once its {model.automove_window}-run "
+                f"window has filled; a class with over 2.5 pages of free chunks and no eviction or new page in "
+                f"the window gives pages to the global pool")
+    elif model.automove == 2:
+        text = (f"slab_automove=2 moved {pages_moved} page{'s' if pages_moved != 1 else ''}: one for each "
+                f"eviction, from the next class with more than one page")
+    else:
+        text = "no page moves (slab_automove=0 or no slab_reassign): a page serves its first class for good"
+    return text + "; a chunk freed by expiry or delete is reused only by its own class"
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "?"
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
 def model_record(model: Model) -> dict:
-    return {"release": model.release, "lru": model.lru, "exact": model.exact, "text": model.text,
+    return {"release": model.release, "lru": model.lru, "exact": model.exact, "text": model_text(model),
             "slab_automove": model.automove, "lru_maintainer": model.maintainer, "lru_crawler": model.crawler,
             "slab_automove_window": model.automove_window, "slab_automove_ratio": model.automove_ratio,
             "options": option_records(model.options)}

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from slabcalc.analysis.diagnosis import Interval, now_findings
 from slabcalc.analysis.stats import NodeStats, calcification, diagnosis, findings
+
+if TYPE_CHECKING:      # types only: samples are read only under --sample-items
+    from slabcalc.analysis.sampled import SampledItems
 
 CLASS_FIELDS = ("node", "class", "chunk_size", "perslab", "pages", "page_bytes", "used_chunks", "used_bytes",
                 "requested_bytes", "chunk_waste", "free_chunks", "free_bytes", "items", "evicted", "outofmemory",
                 "memory_pct", "evicted_pct")
 
 
-TOTAL_FIELDS = ("pages", "page_bytes", "used_chunks", "used_bytes", "requested_bytes", "chunk_waste",
-                "free_chunks", "free_bytes", "items", "evicted", "outofmemory")
+# a node's totals under memcached's names (``stats``, ``stats slabs``), each once: summed over the classes'
+# figures (named as stats slabs / stats items name them per class), or the server's own total when a class
+# lacks the figure.  The per-class figure each sums, by its total's name:
+TOTAL_OF = {"pages": "pages", "total_malloced": "page_bytes", "used_chunks": "used_chunks",
+            "used_bytes": "used_bytes", "bytes": "requested_bytes", "chunk_waste": "chunk_waste",
+            "free_chunks": "free_chunks", "free_bytes": "free_bytes", "curr_items": "items",
+            "evictions": "evicted", "outofmemory": "outofmemory"}
+TOTAL_FIELDS = tuple(TOTAL_OF)
 
 
 def class_records(node: NodeStats) -> list[dict]:
@@ -45,20 +54,31 @@ def class_records(node: NodeStats) -> list[dict]:
 
 
 def node_totals(node: NodeStats) -> dict:
-    """The node's totals; pages, page and free bytes include the global page pool's pages."""
-    totals = {name: node.total(name) for name in TOTAL_FIELDS}
+    """The node's totals (:data:`TOTAL_OF`); pages, their bytes and free bytes include the global page pool's
+    pages.  memcached's own ``bytes``, ``curr_items``, ``evictions`` and ``total_malloced`` are the same
+    figures (tests/test_stats.py holds them equal on real servers' captures): they fill in a total that
+    the classes do not give (no ``stats items`` per class)."""
+    totals = {name: node.total(per_class) for name, per_class in TOTAL_OF.items()}
     pool = node.pool_pages
-    totals["slab_global_page_pool"] = pool
     if pool:
-        for name, more in (("pages", pool), ("page_bytes", node.pool_bytes), ("free_bytes", node.pool_bytes)):
+        for name, more in (("pages", pool), ("total_malloced", node.pool_bytes), ("free_bytes", node.pool_bytes)):
             if totals[name] is not None:
                 totals[name] += more
-    general = node.dump.general
-    for name in ("bytes", "curr_items", "limit_maxbytes", "evictions"):
-        totals[name] = int(general[name]) if general.get(name, "").isdigit() else None
-    malloced = node.dump.slab_totals.get("total_malloced", "")
-    totals["total_malloced"] = int(malloced) if malloced.isdigit() else None
+    given = {**node.dump.general, "total_malloced": node.dump.slab_totals.get("total_malloced", "")}
+    for name in ("bytes", "curr_items", "evictions", "total_malloced"):
+        if totals[name] is None and given.get(name, "").isdigit():
+            totals[name] = int(given[name])
+    totals["slab_global_page_pool"] = pool
+    limit = given.get("limit_maxbytes", "")
+    totals["limit_maxbytes"] = int(limit) if limit.isdigit() else None
     return totals
+
+
+def total_row(totals: dict, columns: Sequence[str]) -> dict:
+    """The totals as a row of the class table (``columns`` named per class, as stats slabs names them)."""
+    by_class = {per_class: name for name, per_class in TOTAL_OF.items()}
+    return {"class": "total", **{c: totals.get(by_class.get(c, c)) for c in columns if c != "class"},
+            "memory_pct": 100.0 if totals["total_malloced"] else 0.0}
 
 
 def pool_totals(totals: Sequence[dict]) -> dict:
@@ -93,22 +113,66 @@ def _diagnosis(node: NodeStats) -> dict | None:
     return None if found is None else found.record()
 
 
-def stats_record(nodes: Sequence[NodeStats], failed: Sequence[tuple[str, str]] = (), now: Sequence[str] = ()
-                 ) -> dict:
+def stats_record(nodes: Sequence[NodeStats], failed: Sequence[tuple[str, str]] = (),
+                 spans: Mapping[str, Interval] | None = None, samples: Sequence[SampledItems] = ()) -> dict:
     """The stable JSON contract of ``slabcalc stats``: ``classes``, ``totals``, ``nodes``, ``findings``.
 
-    ``failed`` pairs nodes that could not be read with their one-line error; ``now`` names the
-    nodes read twice (see :func:`findings`).
+    ``failed`` pairs nodes that could not be read with their one-line error; ``spans`` are the
+    intervals of the nodes read twice (each node's ``interval``; see :func:`findings`); ``samples``
+    the items of ``--sample-items`` (each node's ``sample``).
     """
-    records = [node_record(n) for n in nodes]
+    spans = spans or {}
+    intervals = {name: interval_record(span) for name, span in spans.items()}   # each made once
+    sampled = {s.node: s for s in samples}
+    records = [{**node_record(n), "interval": intervals.get(n.node),
+                **({"sample": sample_record(sampled[n.node])} if n.node in sampled else {})} for n in nodes]
     records += [{"node": name, "error": error} for name, error in failed]
+    now = [(f"{name}: " if len(nodes) > 1 else "") + line
+           for name, interval in intervals.items() for line in interval["findings"]]
     return {
         "classes": [row for n in nodes for row in class_records(n)],
         "totals": {**pool_totals([r["totals"] for r in records if r.get("error") is None]),
                    "nodes": len(records), "nodes_down": len(failed)},
         "nodes": records,
-        "findings": findings(nodes, now),
+        "findings": findings(nodes, list(spans)) + now,
     }
+
+
+def sample_record(sample: SampledItems) -> dict:
+    """``--sample-items``: the report of the sampled items (``report``'s record), and the items
+    ``stats items`` counts but metadump did not list; or the error."""
+    from slabcalc.records.report import report_record
+
+    if sample.error is not None:
+        return {"error": sample.error}
+    unlisted = sample.unlisted or (None, None)
+    return {**report_record(sample.report, sample.accounting), "unlisted_items": unlisted[0],
+            "unlisted_bytes": unlisted[1]}
+
+
+def sample_line(sample: SampledItems) -> str:
+    """The summary line of a node's sample."""
+    if sample.why == "server":
+        return f"sample: none (the server said {sample.error!r})"
+    if sample.why == "settings":
+        return "sample: not modelled (the release or settings are unknown)"
+    if sample.why == "empty":
+        return "sample: no items"
+    if sample.error is not None:
+        return f"sample: {sample.error}"
+    r = sample.report
+    chunk_waste, free = r.total("chunk_waste"), r.total("free_bytes")
+    line = (f"sample of {r.items} items: modelled alone they would take {r.total('pages')} pages, "
+            f"{round(r.waste_pct, 2):.2f}% of page bytes holding no item data "
+            f"({chunk_waste} chunk waste + {free} free)")
+    missing = sample.unlisted
+    if missing and missing[0] and not sample.stopped:
+        line += (f"; metadump listed {r.items} of the {sample.counted} items stats items counts: it skips "
+                 f"expired items not yet reclaimed, so about {missing[0]} such items (or items that came "
+                 f"and went during the dump) hold about {missing[1]} bytes of chunks")
+    elif sample.stopped:
+        line += f"; metadump stopped at {sample.limit} items of the {sample.counted} stats items counts"
+    return line
 
 
 def interval_record(span: Interval) -> dict:

@@ -77,12 +77,12 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
                     seed=seed, size_key_length=key_length or 16)
     except SlabcalcError as exc:
         raise DataError(f"{source}: {exc}") from None
-    record = optimum_record(found)
-    if hot is not None:
-        record["hot"] = {"rule": hot, "left_out": left_out.left_out}
-    if workload is not None:
-        _add_hits(record, found, workload, key_length)
-    print_optimum(record, limit, fmt, validate_asked=bool(validate))
+    from slabcalc.analysis.hits import HotItems
+
+    replayed = _workload_hits(found, workload, key_length) if workload is not None else None
+    record = optimum_record(found, validate_asked=validate or None, workload=replayed,
+                            hot=HotItems(hot, left_out.left_out) if hot is not None else None)
+    print_optimum(record, limit, fmt)
     _gate_baseline(found.whole_baseline or found.baseline.report)     # every item, as report measures them
 
 
@@ -115,9 +115,9 @@ def _hot_items(stream, source, rule):
     return LineStream(hot), hot
 
 
-def _add_hits(record, found, workload, key_length) -> None:
-    """``--workload``: get hits of the baseline and of each space's best, replayed by simulate's engine."""
-    from slabcalc.analysis.hits import change_pct, predicted_hits
+def _workload_hits(found, workload, key_length):
+    """``--workload``: read it, and replay it under the baseline and each space's best (simulate's engine)."""
+    from slabcalc.analysis.hits import workload_hits
     from slabcalc.engines.simulate import SimulationError
     from slabcalc.inputs.workload import read_workload
 
@@ -126,20 +126,13 @@ def _add_hits(record, found, workload, key_length) -> None:
                                         key_max=found.baseline.report.settings.profile.key_max)
         ops = list(ops)
     say_rejected(accounting)
-    rows = {"": found.baseline, **{c.flags: c for c in found.candidates if c is found.first_of(c.space)}}
     try:
-        hits = {flags: predicted_hits(c.report.settings, ops) for flags, c in rows.items()}
+        replayed = workload_hits(found, ops, src)
     except SimulationError as exc:
         raise Refusal(f"--workload: {exc}") from None
-    base = hits[""]
-    if not base.gets:
+    if not replayed.base.gets:
         raise DataError(f"--workload: {src} has no gets: replaying it says nothing of hits")
-    record["workload"] = {"source": src, "ops": len(ops), "gets": base.gets,
-                          "memory_limit_mb": found.baseline.report.settings.maxbytes >> 20}
-    for entry in [record["baseline"], *record["candidates"], record["best"]]:
-        if entry is not None and entry["flags"] in hits:
-            got = hits[entry["flags"]]
-            entry["hits"], entry["hits_change_pct"] = got.hits, round(change_pct(got, base), 2)
+    return replayed
 
 
 def _gate_baseline(base) -> None:

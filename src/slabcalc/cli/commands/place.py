@@ -33,37 +33,39 @@ def place(settings, key_length, value_length, flags, fmt):
     from slabcalc.model.placement import Unplaceable
     from slabcalc.model.placement import place as place_item
     from slabcalc.model.settings import with_overrides
-    from slabcalc.records.model import placement_record, settings_record
+    from slabcalc.records.place import NOT_IN_CSV, place_record
 
     check_layout_options(settings, "place")
     try:
-        record = placement_record(place_item(settings, key_length, value_length, flags))
+        placed = place_item(settings, key_length, value_length, flags)
         other = None
         if settings.profile.has_cas_option:
-            flipped = with_overrides(settings, use_cas=not settings.use_cas)
-            other = placement_record(place_item(flipped, key_length, value_length, flags))
+            other = place_item(with_overrides(settings, use_cas=not settings.use_cas), key_length, value_length,
+                               flags)
     except Unplaceable as exc:
         raise DataError(str(exc)) from None
     except ValueRefused as exc:  # a key, value or flags memcached's protocol would not take
         raise Refusal(str(exc)) from None
-    other_name = "without_cas" if settings.use_cas else "with_cas"
-    if record["status"] != "too_large" and (settings.memory_limit is not None or settings.extstore is not None):
-        _add_capacity(settings, record, key_length, value_length, flags)
+    capacity = None
+    if placed.status != "too_large" and (settings.memory_limit is not None or settings.extstore is not None):
+        from slabcalc.analysis.placed import placed_capacity
+
+        capacity = placed_capacity(settings, key_length, value_length, flags)
+    document = place_record(settings, placed, other, capacity)
     if fmt == "json":
-        document = {"settings": settings_record(settings), **record, other_name: other}
         click.echo(output.render_json(document))
         return
     if fmt == "csv":
-        columns = [k for k in record if k not in ("chunks", "extstore")]
-        click.echo(output.render_rows([record], columns, "csv"))
+        click.echo(output.render_rows([document], [k for k in document if k not in NOT_IN_CSV], "csv"))
         return
-    click.echo(output.render_pairs(_place_lines(settings, record, other, other_name), fmt))
-    if record["status"] == "chunked":
+    click.echo(output.render_pairs(_place_lines(settings, document), fmt))
+    if document["status"] == "chunked":
         click.echo()
-        click.echo(output.render_rows(record["chunks"], ("role", "class", "chunk_size", "requested", "waste"), fmt))
+        click.echo(output.render_rows(document["chunks"], ("role", "class", "chunk_size", "requested", "waste"),
+                                      fmt))
 
 
-def _place_lines(settings, record, other, other_name):
+def _place_lines(settings, record):
     """The ``place`` breakdown as (field, value) lines for a table."""
     from slabcalc.model.treatments import given_options, options_text
 
@@ -92,6 +94,8 @@ def _place_lines(settings, record, other, other_name):
                                         f"{record['hash_bytes']} hash table and the runtime)"))
     if record.get("extstore"):
         lines += _extstore_lines(settings, record)
+    other_name = "without_cas" if settings.use_cas else "with_cas"
+    other = record[other_name]
     if other is not None:
         summary = (f"{other['item_size']} bytes: too large" if other["status"] == "too_large" else
                    f"{other['item_size']} bytes, class {other['class']}, waste {other['waste']}")
@@ -100,33 +104,6 @@ def _place_lines(settings, record, other, other_name):
     if unmodelled:          # the modelled words show in the answer itself (JSON: settings.options, all)
         lines.append(("options", unmodelled))
     return lines
-
-
-def _add_capacity(settings, record, key_length, value_length, flags):
-    """``place -m``: how many such items fit and the process memory of a server full of them; under
-    extstore, with the flash too (``record["extstore"]``)."""
-    from dataclasses import replace
-
-    from slabcalc.analysis.process import process_memory
-    from slabcalc.analysis.report import build_report
-    from slabcalc.model.distribution import Item
-
-    item = {Item(key_length, value_length, flags, None): 1}
-    if settings.extstore is None:
-        full = build_report(settings, item, memory_limit=settings.maxbytes)
-        record["capacity"], record["limiting_class"] = full.capacity.items, full.capacity.limiting_class
-    else:
-        from slabcalc.analysis.extstore import extstore_report
-        from slabcalc.records.report import place_extstore_record
-
-        ext = extstore_report(settings, item, settings.memory_limit)
-        record["extstore"] = place_extstore_record(ext, record["item_size"], record["class"])
-        if ext.capacity is None:
-            return
-        record["capacity"], record["limiting_class"] = ext.capacity.items, None
-        full = replace(ext.ram, capacity=ext.capacity.ram)
-    memory = process_memory(full)
-    record["process_bytes"], record["hash_bytes"] = memory.total, memory.hash_bytes
 
 
 def _extstore_lines(settings, record):

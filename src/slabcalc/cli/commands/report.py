@@ -10,7 +10,7 @@ from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import (check_key, deploy_options, format_option, gate_options, input_options, model_options,
                                   plot_option)
-from slabcalc.cli.plan import add_plan, deploy_plan, print_plan
+from slabcalc.cli.plan import deploy_plan, print_plan
 from slabcalc.cli.tables import REPORT_COLUMNS, REPORT_ESSENTIAL, WHAT_IF_COLUMNS
 from slabcalc.errors import SlabcalcError
 
@@ -41,15 +41,13 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     \b
     Python: build_report(settings, read_items(...)[0], memory_limit)
     """
-    from slabcalc.analysis.ram import ram_report
+    from slabcalc.analysis.arrival import walkers
+    from slabcalc.analysis.ram import ram_reports
     from slabcalc.inputs.items import InputError, read_items
-
-    from slabcalc.analysis.arrival import walkers, with_file_order
 
     settings = settings_from(**model)
     check_key(settings, key_length)
     check_layout_options(settings, "report")
-    limit = settings.memory_limit
     versus = [(text, _vs_settings(settings, model, text)) for text in what_if]
     orders = [_file_order(s, key_length) for s in [settings] + [vs for _, vs in versus]]
     read = warehouse_items(file, settings, key_length)
@@ -69,12 +67,9 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
                                            arrivals=walkers(orders), names=groups.add if groups is not None else None)
             triples = list(items)   # distinct items (and one ItemColumns), not rows: build_report sums repeats
     try:
-        base, ext = ram_report(settings, triples, limit, key_length or 16)
-        base = with_file_order(base, orders[0])
-        others = []
-        for (text, vs), order in zip(versus, orders[1:]):   # each --vs with its own -m (G1: it used the baseline's)
-            others.append((text, with_file_order(ram_report(vs, triples, vs.memory_limit, key_length or 16)[0],
-                                                 order)))
+        # each --vs with its own -m (G1: it used the baseline's)
+        answer = ram_reports(settings, triples, versus, orders, key_length or 16)
+        base, ext, others = answer.base, answer.ext, list(answer.what_if)
         if ext is not None and (deploy["nodes"] is not None or deploy["node_ram"] is not None):
             raise Refusal("--nodes and --node-ram plan nodes without extstore; drop -o ext_path to plan them")
         plan = deploy_plan(settings, base, triples, {**deploy, "strict": strict}, key_length or 16, source,
@@ -117,24 +112,21 @@ def _vs_settings(settings, model, text):
 
 
 def _print_report(base, accounting, others, fmt, plan=None, ext=None):
-    from slabcalc.records.report import EXTSTORE_CLASS_FIELDS, add_extstore, report_record
+    from slabcalc.records.report import EXTSTORE_CLASS_FIELDS, report_record
 
-    record = report_record(base, accounting, others)
+    record = report_record(base, accounting, others, ext, plan)
     columns = REPORT_COLUMNS
     if ext is not None:
-        add_extstore(record, ext)
         columns = columns[:4] + EXTSTORE_CLASS_FIELDS + columns[4:]
-    if plan is not None:
-        add_plan(record, plan)
     if fmt == "json":
         click.echo(output.render_json(record))
         return
     if fmt == "csv":   # one row per class, as every per-class csv: no total row (json has totals)
         click.echo(output.render_rows(record["classes"], columns, fmt))
         return
-    rows = record["classes"] + [{"class": "total", **{k: record["totals"].get(k) for k in columns[3:]}}]
-    for row in record["classes"]:           # tables show each class's share of memory as a bar
-        row["memory"] = output.bar(row["memory_pct"])
+    # tables show each class's share of memory as a bar
+    rows = [{**row, "memory": output.bar(row["memory_pct"])} for row in record["classes"]] + \
+        [{"class": "total", **{k: record["totals"].get(k) for k in columns[3:]}}]
     essential = REPORT_ESSENTIAL
     if ext is not None:     # flash_items joins; memory_pct yields to it (the bar shows the share) to fit 80
         essential = (*REPORT_ESSENTIAL[:3], "flash_items", *(c for c in REPORT_ESSENTIAL[3:] if c != "memory_pct"))

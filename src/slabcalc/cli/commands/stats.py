@@ -103,7 +103,9 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
 
         return run_watch(addresses, timeout, watch, count, tls, fmt, node_of)
 
-    nodes, failed, samples, spans = [], [], {}, {}
+    from slabcalc.analysis.sampled import sample_items as sampled
+
+    nodes, failed, samples, spans = [], [], [], {}
     if files:
         try:
             nodes.append(node_of(parse_dump(read_texts(files))))
@@ -134,8 +136,8 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
             continue
         nodes.append(node)
         if sample_items:
-            samples[node.node] = (replies.get("metadump_error", [None])[0], replies.get("metadump", []),
-                                  sample_items)
+            samples.append(sampled(node, replies.get("metadump_error", [None])[0], replies.get("metadump", []),
+                                   sample_items))
     for name, error in failed:
         click.echo(f"Error: {name}: {error}", err=True)
     if nodes:
