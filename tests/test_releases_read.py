@@ -56,9 +56,9 @@ def runs(engine, mover, first: int, count: int, each=None):
 @pytest.mark.parametrize("release,at_once", [("1.5.22", True), ("1.6.0", True), ("1.6.16", True),
                                              ("1.6.17", False), ("1.6.18", False)])
 def test_before_1_6_17_a_page_gained_in_this_run_does_not_keep_its_class_from_the_pool(release, at_once):
-    # 1.5.22 slab_automove.c 94-96: the window is summed right after this run's slot is zeroed, so a
+    # 1.5.22 slab_automove.c 93-96: the window is summed right after this run's slot is zeroed, so a
     # class that got 8 pages (all free) in this run reads clean and gives one to the pool at once;
-    # 1.6.17 (commit e183fa37d, 98-125) sums after the slot is written: dirty for the window's 30 runs
+    # 1.6.17 (commit e183fa37d, 100-124) sums after the slot is written: dirty for the window's 30 runs
     engine, mover = automover(release)
     runs(engine, mover, 1000, 40)                     # the window fills, clean
     for _ in range(8):
@@ -71,8 +71,8 @@ def test_before_1_6_17_a_page_gained_in_this_run_does_not_keep_its_class_from_th
                                                 ("1.6.40", False)])
 def test_before_1_6_17_a_move_between_classes_found_below_replaces_a_page_for_the_pool(release, overridden):
     # class 2: 3 pages, a tail 600 s old (the oldest); class 3 evicts every second (the youngest);
-    # class 6 has 8 free pages and a clean window (for the pool).  1.5.22 slab_automove.c 114-120
-    # breaks out of the loop at class 6 with (6, 0) but keeps youngest and oldest, and 142-147 then
+    # class 6 has 8 free pages and a clean window (for the pool).  1.5.22 slab_automove.c 116-120
+    # breaks out of the loop at class 6 with (6, 0) but keeps youngest and oldest, and 145-149 then
     # moves a page 2 -> 3; 1.6.17 (131-138) resets both: the page goes to the pool
     engine, mover = automover(release)
     held_pages(engine, 2, 3, tail_time=400)
@@ -94,8 +94,8 @@ def test_before_1_6_17_a_move_between_classes_found_below_replaces_a_page_for_th
 @pytest.mark.parametrize("release,receives", [("1.5.22", True), ("1.6.6", True), ("1.6.7", False),
                                               ("1.6.18", False)])
 def test_before_1_6_7_running_out_of_memory_counts_as_evicting(release, receives):
-    # 1.5.22 slab_automove.c 100-104: a slot is "evicted" when the class evicted or ran out of memory
-    # (outofmemory), and 129 takes the youngest from those slots; 1.6.7 (commit e86a585d5, 103-113):
+    # 1.5.22 slab_automove.c 99-104: a slot is "evicted" when the class evicted or ran out of memory
+    # (outofmemory), and 132 takes the youngest from those slots; 1.6.7 (commit e86a585d5, 106-117):
     # outofmemory only dirties the slot, and only evictions count
     engine, mover = automover(release)
     held_pages(engine, 2, 3, tail_time=400)
@@ -114,8 +114,8 @@ def test_before_1_6_7_running_out_of_memory_counts_as_evicting(release, receives
 @pytest.mark.parametrize("release,receives", [("1.6.6", False), ("1.6.7", True), ("1.6.18", True)])
 def test_from_1_6_7_a_class_with_most_evictions_receives_though_it_evicts_in_few_runs(release, receives):
     # class 3 evicts in one run of 3 (10 of the 30-run window: not more than half), and takes every
-    # eviction then: its average share is 10/30 > 0.25, so 1.6.7 slab_automove.c 144-150 may pick it;
-    # 1.6.6 (as 1.5.22, 129) needs evictions in more than 15 of the 30 runs
+    # eviction then: its average share is 10/30 > 0.25, so 1.6.7 slab_automove.c 144-148 may pick it;
+    # 1.6.6 (as 1.5.22, 132) needs evictions in more than 15 of the 30 runs
     engine, mover = automover(release)
     held_pages(engine, 2, 3, tail_time=400)
     held_pages(engine, 3, 3, tail_time=999)
@@ -156,7 +156,7 @@ def test_from_1_6_30_the_maintainer_sleeps_at_most_999_999_us():
 @pytest.mark.parametrize("release,thread,window", [("1.6.33", "Maintainer", 30), ("1.6.34", "MoverThread", 10),
                                                    ("1.6.37", "MoverThread", 10)])
 def test_from_1_6_34_the_automover_runs_on_the_mover_thread_with_a_window_of_10(release, thread, window):
-    # 1.6.34 slabs_mover.c 509-545 (slab_rebalance_check_automove), memcached.c 262: window 10
+    # 1.6.34 slabs_mover.c 555-593 (slab_rebalance_check_automove), memcached.c 262: window 10
     config = configure(load_profile(release), [])
     e = Engine(config, background_for(config))
     assert [type(a).__name__ for a in e.actors][-1] == thread
@@ -166,7 +166,7 @@ def test_from_1_6_34_the_automover_runs_on_the_mover_thread_with_a_window_of_10(
 @pytest.mark.parametrize("release,gaps", [("1.6.34", [1_000_000] * 14), ("1.6.37", [1_000_000] * 14),
                                           ("1.6.38", [100_000] * 11 + [1_000_000] * 3)])
 def test_1_6_34_to_1_6_37_mover_thread_sleeps_a_second_between_idle_runs(release, gaps):
-    # 1.6.34 slabs_mover.c 595-602: now.tv_sec++ then a timed wait; 1.6.38 (645-660) adds
+    # 1.6.34 slabs_mover.c 644-649: now.tv_sec++ then a timed wait; 1.6.38 (645-660) adds
     # algo_backoff: 100 ms until 11 runs without a move
     config = configure(load_profile(release), [])
     e = Engine(config, background_for(config))
@@ -180,11 +180,11 @@ def test_1_6_34_to_1_6_37_mover_thread_sleeps_a_second_between_idle_runs(release
 
 
 @pytest.mark.parametrize("release,rule,value,borrowed", [
-    # 1.6.34 slabs_mover.c 150-175: with allow_evictions the mover pulls the source's COLD tail for a
+    # 1.6.34 slabs_mover.c 157-185: with allow_evictions the mover pulls the source's COLD tail for a
     # free chunk (the engine's rule is tested on 1.6.45 in test_engines); 1.6.18 slabs.c 1000 dropped
     # the page's live items
     ("1.6.34", "mover_without_free_chunk", "evict", "drop"),
-    # 1.6.41 slab_automove.c 85-86, 133-134: global_page_pool_size(&mem_limit_reached) and "Only
+    # 1.6.41 slab_automove.c 85-86, 134: global_page_pool_size(&mem_limit_reached) and "Only
     # handle 'too much free' scenario if all memory was malloc'ed" (tested on 1.6.45 in test_engines);
     # 1.6.38-1.6.40 have neither
     ("1.6.41", "free_pages_need_full_memory", True, False),
@@ -218,9 +218,9 @@ def test_the_1_6_37_capture_misses_with_1_6_18s_rules():
 
 @pytest.mark.parametrize("release,bumped", [("1.5.18", False), ("1.5.19", True), ("1.6.18", True)])
 def test_before_1_5_19_a_warm_hit_sets_the_time_only_once_a_minute(release, bumped):
-    # 1.5.18 items.c 1045-1052 -> do_item_update 566-580: an ACTIVE hit in HOT/WARM sets it->time
+    # 1.5.18 items.c 1045-1052 -> do_item_update 564-585: an ACTIVE hit in HOT/WARM sets it->time
     # only when it is older than ITEM_UPDATE_INTERVAL (60 s), and lru_pull_tail relinks an ACTIVE
-    # WARM tail only then (1174-1180); 1.5.19 (commit e3d97fd12) sets it on every such hit.  Beside
+    # WARM tail only then (1178-1179); 1.5.19 (commit e3d97fd12) sets it on every such hit.  Beside
     # 100 items, one read at 1 s and 2 s (FETCHED, then ACTIVE in COLD: to WARM, time 2) and at 20 s.
     config = configure(load_profile(release), [])
     e = Engine(config, background_for(config))

@@ -22,9 +22,9 @@ once this run's slot is zeroed, before it is written (``automove_window_sum:
 before_slot``), and a page found for the pool does not end the run: a
 youngest and an oldest class chosen below it stay, and a move between them
 replaces it (``automove_pool_move: overridable``, 1.5.22 slab_automove.c
-114-147).  Before 1.6.7 a slot is *evicted* when the class evicted or ran out
+116-149).  Before 1.6.7 a slot is *evicted* when the class evicted or ran out
 of memory, and only a class whose window evicted in more than half its slots
-may receive (``automove_youngest: evicted_half``, 1.5.22 100-104, 129).
+may receive (``automove_youngest: evicted_half``, 1.5.22 99-104, 132).
 
 ``slab_automove=2`` (:class:`PickAny`): every eviction asks for a page, from
 the next class (round robin over all classes, from where the last request
@@ -237,7 +237,7 @@ class MoverThread:
         self.next_wake = round(start * 1_000_000)    # the thread starts with the server (whole microseconds)
         self.idle_runs = 0                       # algo_backoff
         self.last_move_second = None             # am_last.tv_sec
-        # 1.6.34-1.6.37 (slabs_mover.c 595-602): 1 s between idle runs from the first
+        # 1.6.34-1.6.37 (slabs_mover.c 644-649): 1 s between idle runs from the first
         self.slow = engine.bg.rules.rules["mover_idle_sleep"] == "second"
 
     def step(self) -> None:

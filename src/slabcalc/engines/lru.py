@@ -185,7 +185,7 @@ class Lrus:
                 removed += 1
                 if seg == WARM:
                     # 1.5.19+ relinks it; before, do_item_update_nolock: only when its time is a
-                    # minute old, with the time bumped (1.5.18 items.c 1174-1180, 547-560)
+                    # minute old, with the time bumped (1.5.18 items.c 1178-1179, 550-562)
                     if e.every_hit:
                         lru.to_head(item)
                     elif item.time < now - e.update_interval:
