@@ -148,7 +148,8 @@ SCENARIOS = {s.name: s for s in (
     Scenario("automove-0", ("-m", "16", "-o", "slab_automove=0"), 120, expired_class_then_new_size,
              about="slab_automove=0: pages stay"),
     Scenario("three-size-shift", ("-m", "12"), 120, three_size_shift,
-             about="a calcifying shift between three sizes, with gets"),
+             about="a calcifying shift between three sizes, with gets",
+             releases=("1.6.18", "1.6.38", "1.6.45", "1.5.22")),     # 1.5.22: a build of its tag
     Scenario("mixed-ttls", ("-m", "24"), 120, mixed_ttls_with_gets,
              about="TTLs of seconds to a minute with gets: crawler and maintainer reclaim"),
     Scenario("chunked", ("-m", "48"), 60, chunked_items,
@@ -161,7 +162,8 @@ SCENARIOS = {s.name: s for s in (
              about="the temporary LRU: 20 s TTL items never evicted, beside items that never expire",
              releases=("1.6.18",)),      # captured where only the installed 1.6.18 was at hand
     Scenario("live-short", ("-m", "8"), 55, short_expired_then_new_size,
-             about="the short live run in CI"),
+             about="the short live run in CI",
+             releases=("1.6.18", "1.6.38", "1.6.45", "1.6.37")),     # 1.6.37: a build of its tag
 )}
 
 

@@ -153,11 +153,14 @@ def test_1_6_45_mover_thread_runs_every_100_ms_then_every_second():
 
 
 def test_the_model_line_says_which_releases_background_rules_were_read():
-    # read: 1.6.18 (Debian 12), 1.6.38 (Debian 13), 1.6.45; every other release says it was not checked
-    for release, read in (("1.6.9", False), ("1.6.17", False), ("1.6.18", True), ("1.6.30", False),
-                          ("1.6.38", True), ("1.6.42", False), ("1.6.45", True), ("1.5.22", False)):
+    # captured: 1.6.18 (Debian 12), 1.6.38 (Debian 13), 1.6.45, 1.5.22 (a build of its tag); read at
+    # their tags, not captured: 1.6.0-1.6.44 (docs/releases-read.md); 1.5.0-1.5.21 only in part
+    for release, read, captured in (("1.6.9", True, False), ("1.6.17", True, False), ("1.6.18", True, True),
+                                    ("1.6.30", True, False), ("1.6.38", True, True), ("1.6.42", True, False),
+                                    ("1.6.45", True, True), ("1.5.22", True, True), ("1.5.21", False, False)):
         text = model_text(simulate(configure(load_profile(release), []), [s(0, "a00000")]).model)
         assert ("were not checked" in text) is not read, release
+        assert ("not checked against a capture" in text) is (read and not captured), release
 
 
 # -- an LRU: a ring linked through its items ----------------------------------------------------

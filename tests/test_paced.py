@@ -3,8 +3,8 @@
 Each scenario of ``paced.py`` was replayed into Debian's memcached 1.6.18 (the
 installed package), 1.6.38 (Debian 13's, built from its source package: its
 rules mix 1.6.18's and 1.6.45's, and with either one's the model misses six or
-three of its eight stored runs) and 1.6.45 (built from Debian's source package) on the
-workload's own clock by ``scripts/capture_paced.py``, with ``stats``, ``stats
+three of its eight stored runs) and 1.6.45 (built from Debian's source package), and two of
+them into builds of the 1.5.22 and 1.6.37 tags (docs/releases-read.md), on the workload's own clock by ``scripts/capture_paced.py``, with ``stats``, ``stats
 slabs`` and ``stats items`` every 10 s (``tests/data/paced/*.json.gz``).  The
 same workload goes through ``simulate`` (the server's ``-o`` words, its uptime
 when the workload began) and at **every** snapshot:

@@ -17,6 +17,15 @@ to the global pool).  Each run fills one slot of a per-class window of
   oldest to the youngest when the youngest evicted in this run and its age is
   below ``slab_automove_ratio`` times the oldest's.
 
+Before 1.6.17 (profile rules, docs/releases-read.md) the window is summed
+once this run's slot is zeroed, before it is written (``automove_window_sum:
+before_slot``), and a page found for the pool does not end the run: a
+youngest and an oldest class chosen below it stay, and a move between them
+replaces it (``automove_pool_move: overridable``, 1.5.22 slab_automove.c
+116-149).  Before 1.6.7 a slot is *evicted* when the class evicted or ran out
+of memory, and only a class whose window evicted in more than half its slots
+may receive (``automove_youngest: evicted_half``, 1.5.22 99-104, 132).
+
 ``slab_automove=2`` (:class:`PickAny`): every eviction asks for a page, from
 the next class (round robin over all classes, from where the last request
 stopped) that has more than one page.
@@ -42,7 +51,11 @@ class WindowedAutomover:
         const = bg.constant
         self.source_pages = const["automove_source_pages"]
         self.reclaim_tenths = const["automove_reclaim_tenths"]
-        self.needs_full = bg.rules.rules["free_pages_need_full_memory"]
+        rules = bg.rules.rules
+        self.needs_full = rules["free_pages_need_full_memory"]
+        self.with_slot = rules["automove_window_sum"] == "with_slot"
+        self.by_share = rules["automove_youngest"] == "evicted_half_or_quarter"
+        self.pool_final = rules["automove_pool_move"] == "final"
         n = len(engine.size)
         # per class, per slot: [age, dirty, evicted_ratio, evicted_seen]
         self.window = [[[0, 0, 0.0, 0] for _ in range(self.size)] for _ in range(n)]
@@ -94,16 +107,19 @@ class WindowedAutomover:
             slot = self.window[c][slot_at]
             slot[:] = [0, 0, 0.0, 0]
             delta = d_evicted[c]
+            ran_out = oom[c] - b_oom[c] > 0
             if delta > 0:
                 slot[2] = delta / total_evicted
                 slot[3] = 1
                 slot[1] = 1
-            if oom[c] - b_oom[c] > 0 or pages[c] - b_pages[c] > 0:
+            elif ran_out and not self.by_share:     # before 1.6.7 running out counts as evicting
+                slot[3] = 1
+            if ran_out or pages[c] - b_pages[c] > 0:
                 slot[1] = 1
             lru = cold[c]
             slot[0] = now - lru.next.time if lru.n else 0
             window = self.window[c]
-            age = sum(map(AGE, window)) // self.size      # map: the same sums, in the same order, faster
+            age = sum(map(AGE, window))         # map: the same sums, in the same order, faster
             seen = sum(map(SEEN, window))
             ratio = sum(map(RATIO, window))
             if sampled is None:
@@ -112,14 +128,22 @@ class WindowedAutomover:
                 if pages[c] - b_pages[c] > 0:
                     slot[1] = 2                 # a page gained: what the sampled events do not count
                 dirty = sampled[c] + sum(s[1] == 2 for s in window)
+            if not self.with_slot:              # summed before this run's slot was written
+                age, seen = age - slot[0], seen - slot[3]
+                if sampled is None:
+                    dirty -= slot[1]
+                else:                           # this run's events, and its page gained
+                    dirty -= d_evicted[c] + oom[c] - b_oom[c] + (slot[1] == 2)
+            age //= self.size
             if dirty == 0 and may_free and self._free_enough(c):
                 src, dst = c, 0
-                oldest = youngest = -1
+                if self.pool_final:
+                    oldest = youngest = -1
                 break
             if age > oldest_age and pages[c] > self.source_pages:
                 oldest, oldest_age = c, age
             if (youngest_age is None or age < youngest_age) and (seen > self.size // 2
-                                                                  or ratio / self.size > 0.25):
+                                                                  or self.by_share and ratio / self.size > 0.25):
                 youngest, youngest_age, youngest_evicting = c, age, bool(slot[3])
         self.before = after
         if youngest != -1 and oldest != -1 and self.cur > self.size:
@@ -213,6 +237,8 @@ class MoverThread:
         self.next_wake = round(start * 1_000_000)    # the thread starts with the server (whole microseconds)
         self.idle_runs = 0                       # algo_backoff
         self.last_move_second = None             # am_last.tv_sec
+        # 1.6.34-1.6.37 (slabs_mover.c 644-649): 1 s between idle runs from the first
+        self.slow = engine.bg.rules.rules["mover_idle_sleep"] == "second"
 
     def step(self) -> None:
         from slabcalc.engines.mover import move_page
@@ -228,7 +254,7 @@ class MoverThread:
                     self.last_move_second = second
                 self.idle_runs = 0
                 return                           # run again at once (next_wake unchanged)
-        self.next_wake = wake + (1_000_000 if self.idle_runs > 10 else 100_000)
+        self.next_wake = wake + (1_000_000 if self.idle_runs > 10 or self.slow else 100_000)
         self.idle_runs += 1
 
     # -- idle stretches (engines/idle.py): past 11 idle runs, one run a second ------------------

@@ -59,6 +59,7 @@ class Engine:
         const = background.constant
         self.tail_tries, self.alloc_rounds = const["tail_tries"], const["alloc_rounds"]
         self.update_interval = const["update_interval"]
+        self.every_hit = background.rules.rules["segmented_access_time"] == "every_hit"
         self.segmented = background.lru == "segmented"
         self.link_seg = HOT if self.segmented else COLD
         self.temp = None                # -o temporary_ttl: which items link in TEMP (engines/temp_lru.py)
@@ -358,7 +359,9 @@ class Engine:
                 return
             item.active = True
             if item.seg != COLD:
-                item.time = self.now                 # "only need to bump time"
+                # "only need to bump time" (1.5.19+); before, do_item_update: once a minute
+                if self.every_hit or item.time < self.now - self.update_interval:
+                    item.time = self.now
             else:
                 self.bumps.append(item)              # lru_bump_async: the maintainer moves it
             return

@@ -184,7 +184,13 @@ class Lrus:
                 item.active = False
                 removed += 1
                 if seg == WARM:
-                    lru.to_head(item)
+                    # 1.5.19+ relinks it; before, do_item_update_nolock: only when its time is a
+                    # minute old, with the time bumped (1.5.18 items.c 1178-1179, 550-562)
+                    if e.every_hit:
+                        lru.to_head(item)
+                    elif item.time < now - e.update_interval:
+                        item.time = now
+                        lru.to_head(item)
                     self.version[cls] += 1
                 else:
                     self.relink(item, WARM)

@@ -57,6 +57,12 @@ BACKGROUND_RULES = {
     "automover_thread": ("maintainer", "mover"),         # which thread runs slab_automove=1
     "free_pages_need_full_memory": (False, True),        # the 2.5-free-pages rule only once -m is reached
     "mover_without_free_chunk": ("drop", "evict"),       # a live item the mover has no chunk for
+    # the windowed automover's algorithm (slab_automove.c) and the mover thread's idle sleep
+    "automove_window_sum": ("before_slot", "with_slot"),  # this run's slot in its own window sum
+    "automove_youngest": ("evicted_half", "evicted_half_or_quarter"),   # which class may receive
+    "automove_pool_move": ("overridable", "final"),      # a page for the pool ends the run
+    "mover_idle_sleep": ("second", "tenth_then_second"),  # the mover thread between idle runs
+    "segmented_access_time": ("update_interval", "every_hit"),   # a HOT/WARM hit's it->time
 }
 
 
