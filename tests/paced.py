@@ -130,6 +130,30 @@ def temporary_ttl_beside_permanent() -> list:
     return out
 
 
+def short_ttl_beside_long_lived() -> list:
+    """Issue 28's reclaim case, scaled to a third so its replay stays fast: 500 sets a second of 2 000-byte
+    items with a 5 s TTL beside 35 a second of the same size that never expire (the same class: a live
+    item at the COLD tail stops the maintainer's tail pull, so the crawler's schedule decides), and 100
+    gets a second of recent short-TTL keys (some found expired).  The crawler's second run comes about
+    67 s in (its first, at start, found every LRU empty and waits 60 s more)."""
+    rng = random.Random(2805)
+    rows = [(t, "set", f"s{i:05d}", 2000, 5) for i, t in enumerate(_spread(0, 500 * 100, 100))]
+    rows += [(t, "set", f"l{i:04d}", 2000, 0) for i, t in enumerate(_spread(0.0002, 35 * 100, 100))]
+    rows += [(t, "get", "", 0, 0) for t in _spread(0.0004, 100 * 100, 100)]
+    rows.sort(key=lambda r: r[0])
+    out, written = [], 0
+    for t, op, key, size, ttl in rows:
+        if op == "get":
+            if written < 10:
+                continue
+            back = written - 1 - int(rng.expovariate(1 / 2000)) % written
+            key = f"s{back:05d}"
+        elif key[0] == "s":
+            written += 1
+        out.append((t, op, key, size, ttl))
+    return out
+
+
 def readme_example() -> list:
     """``examples/automove.csv``, the workload of the automover example of docs/background.md."""
     import csv
@@ -162,6 +186,15 @@ SCENARIOS = {s.name: s for s in (
              releases=("1.6.18",)),      # captured where only the installed 1.6.18 was at hand
     Scenario("live-short", ("-m", "8"), 55, short_expired_then_new_size,
              about="the short live run in CI"),
+    Scenario("reclaim-m16", ("-m", "16"), 100, short_ttl_beside_long_lived,
+             about="issue 28: expired-item reclaim, short TTLs beside long-lived items, evicting",
+             releases=("1.6.18",)),
+    Scenario("reclaim-m64", ("-m", "64"), 100, short_ttl_beside_long_lived,
+             about="issue 28: expired-item reclaim (the issue's case)", releases=("1.6.18",)),
+    Scenario("reclaim-m256", ("-m", "256"), 100, short_ttl_beside_long_lived,
+             about="issue 28: expired-item reclaim, memory to spare", releases=("1.6.18",)),
+    Scenario("reclaim-nocrawler", ("-m", "64", "-o", "no_lru_crawler"), 100, short_ttl_beside_long_lived,
+             about="issue 28: expired-item reclaim with the LRU crawler off", releases=("1.6.18",)),
 )}
 
 
