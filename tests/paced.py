@@ -154,6 +154,14 @@ def short_ttl_beside_long_lived() -> list:
     return out
 
 
+def crawl_to_the_head() -> list:
+    """100 items without a TTL, then 100 with a 3 s TTL, all at once: the crawler's second run (66 s in)
+    walks the class's COLD LRU to its head: does it free the newest expired item too?"""
+    rows = [(0.0, "set", f"live{i:04d}", 100, 0) for i in range(100)]
+    rows += [(0.001, "set", f"exp{i:05d}", 100, 3) for i in range(100)]
+    return rows
+
+
 def readme_example() -> list:
     """``examples/automove.csv``, the workload of the automover example of docs/background.md."""
     import csv
@@ -193,6 +201,8 @@ SCENARIOS = {s.name: s for s in (
              about="issue 28: expired-item reclaim (the issue's case)", releases=("1.6.18",)),
     Scenario("reclaim-m256", ("-m", "256"), 100, short_ttl_beside_long_lived,
              about="issue 28: expired-item reclaim, memory to spare", releases=("1.6.18",)),
+    Scenario("crawl-to-head", ("-m", "64", "-o", "slab_automove=0"), 70, crawl_to_the_head,
+             about="issue 28: how far a crawl walks (crawler.c 446, 607)", releases=("1.6.18",)),
     Scenario("reclaim-nocrawler", ("-m", "64", "-o", "no_lru_crawler"), 100, short_ttl_beside_long_lived,
              about="issue 28: expired-item reclaim with the LRU crawler off", releases=("1.6.18",)),
 )}
