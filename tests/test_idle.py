@@ -111,10 +111,10 @@ def test_an_hour_of_idle_server_is_jumped_over_with_its_expiries_and_crawls():
         jumped = replay(release, args, ops, True, every=600.0, at=[1000.0])
         assert jumped == replay(release, args, ops, False, every=600.0, at=[1000.0]), release
         totals = jumped[0].totals
-        # b, behind the live COLD tail a, is freed by a crawl; c, the head of the longest LRU, is never
-        # crawled, and goes when a has moved to WARM (touched: ACTIVE) and c is the COLD tail; a and d
-        # expire at their LRU's tail: the maintainer frees them.  e is left.
-        assert (totals.crawler_reclaimed, totals.reclaimed, totals.curr_items) == (1, 3, 1), release
+        # b and c, behind the live COLD tail a, are freed by crawls (c at the head of the longest LRU:
+        # a crawl reaches it, crawler.c 607 and 446, as the paced capture crawl-to-head-1.6.18 shows);
+        # a and d expire at their LRU's tail: the maintainer frees them.  e is left.
+        assert (totals.crawler_reclaimed, totals.reclaimed, totals.curr_items) == (2, 2, 1), release
 
 
 def test_a_jump_past_a_crawl_due_is_caught(monkeypatch):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 
 import paced
-import pytest
 
 from slabcalc import configure, load_profile
 from slabcalc.engines import engine as engine_module
@@ -58,17 +57,15 @@ def test_a_server_up_just_over_a_second_crawls_in_its_own_second(monkeypatch):
     # With the start put ceil(1.02) = 2 s back, as before issue 28, the first check fell in second
     # 61 and every crawl came one second early: the -m 16 reclaim capture (boot 1.022) was 5-11 %
     # high at 70-100 s and 41 % low at 80 s.
-    assert _crawled_by(1.02) == _crawled_by(0.98) == (0, 99)
+    assert _crawled_by(1.02) == _crawled_by(0.98) == (0, 100)
     monkeypatch.setattr(engine_module, "round", math.ceil, raising=False)      # the old rule
-    assert _crawled_by(1.02) == (99, 99)
+    assert _crawled_by(1.02) == (100, 100)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a crawl checks as many items as the longest LRU of its run holds (crawler.c 607: remaining = "
-    "size + 1; 446: --remaining < 1), so it reaches the head: the server freed all 100 expired items "
-    "(crawler_reclaimed 100, curr_items 100 at 70 s); the model stops one item short (99, 101), a rule "
-    "test_engines' test_the_crawler_waits_65_s_after_its_first_empty_crawl... holds it to"))
 def test_a_crawl_reaches_the_head_of_the_longest_lru():
+    # A crawl checks as many items as the longest LRU of its run holds (items.c 1549-1553), and
+    # crawler.c 607 sets remaining = that size + 1, counted down before each item (446: done when
+    # --remaining < 1): so `size` items, the head included.  The server freed all 100 expired items.
     capture = paced.load("crawl-to-head-1.6.18")
     last = capture.snapshots[-1]
     assert (last["time"], _stat(last, "crawler_reclaimed"), _stat(last, "curr_items")) == (70, 100, 100)

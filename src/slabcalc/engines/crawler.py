@@ -14,8 +14,11 @@ WARM, COLD of every class, and TEMP with ``-o temporary_ttl``):
 
 A crawl walks the LRU from its tail and frees every item with ``exptime <
 current_time`` (``crawler_reclaimed``, ``expired_unfetched`` if never
-fetched); it stops one item short of the longest LRU crawled in that run
-(``remaining`` is that LRU's size, decremented before each item).  Starting a
+fetched).  It checks at most as many items as the longest LRU of the run
+holds (items.c 1549-1553), so it reaches the head of every LRU: crawler.c 607
+sets ``remaining`` to that size + 1 and 446 counts it down before each item,
+ending the crawl when it falls below 1, after ``size`` items (the
+``crawl-to-head`` paced capture: all 100 expired items freed).  Starting a
 run clears every LRU's crawl statistics, crawled or not
 (``crawler_expired_init``).  The crawler walks about 10 000 items per
 millisecond (it sleeps 100 us per 1 000), so the model crawls at the instant
@@ -93,16 +96,11 @@ class Crawler:
         q = e.lrus.q
         for lru in self.lrus:
             self.stats[lru] = _Stats()
-        limit = max(len(q[seg][cls]) for cls, seg in todo)
         lrus = e.lrus
         for lru in todo:
             cls, seg = lru
             s = self.stats[lru]
-            walked = 0
             for item in q[seg][cls].values():      # a list: the crawl may unlink as it goes
-                if limit and walked >= limit - 1:
-                    break
-                walked += 1
                 exptime = item.exptime
                 if exptime and exptime < now:
                     lrus.crawler_reclaimed[cls] += 1
@@ -134,17 +132,12 @@ class Crawler:
 
     def quiet_through(self) -> float:
         """The last second at which every crawl certainly frees nothing and counts no item in its
-        histogram (none expires within the hour), the items left as they are.  A crawl never
-        reaches the head of the longest LRU (it stops one item short), so that item does not count."""
+        histogram (none expires within the hour), the items left as they are.  A crawl reaches
+        every item."""
         q = self.e.lrus.q
-        longest = max(len(q[seg][cls]) for cls, seg in self.lrus)
         soonest = math.inf
         for cls, seg in self.lrus:
-            lru = q[seg][cls]
-            items = lru.values()
-            if items and len(items) == longest:
-                items.pop()
-            for item in items:
+            for item in q[seg][cls].values():
                 if item.exptime and item.exptime < soonest:
                     soonest = item.exptime
         return soonest - HOUR
