@@ -162,6 +162,17 @@ def crawl_to_the_head() -> list:
     return rows
 
 
+def crawl_limited() -> list:
+    """As :func:`crawl_to_the_head` (200 items in one class's COLD LRU, the 100 with a 3 s TTL nearest
+    the head), and in a class of larger items 40 with a 3 s TTL behind one without: under ``-o
+    lru_crawler_tocrawl=150`` the crawl at 66 s checks the 150 items nearest each tail (items.c
+    1549-1563), so it frees 50 of the first class's and all 40 of the second's."""
+    rows = crawl_to_the_head()
+    rows += [(0.002, "set", "biglive", 1000, 0)]
+    rows += [(0.003, "set", f"bigexp{i:03d}", 1000, 3) for i in range(40)]
+    return rows
+
+
 def readme_example() -> list:
     """``examples/automove.csv``, the workload of the automover example of docs/background.md."""
     import csv
@@ -203,6 +214,8 @@ SCENARIOS = {s.name: s for s in (
              about="issue 28: expired-item reclaim, memory to spare", releases=("1.6.18",)),
     Scenario("crawl-to-head", ("-m", "64", "-o", "slab_automove=0"), 70, crawl_to_the_head,
              about="issue 28: how far a crawl walks (crawler.c 446, 607)", releases=("1.6.18",)),
+    Scenario("crawl-tocrawl", ("-m", "64", "-o", "slab_automove=0,lru_crawler_tocrawl=150"), 70, crawl_limited,
+             about="issue 28: -o lru_crawler_tocrawl, the items a crawl checks per LRU", releases=("1.6.18",)),
     Scenario("reclaim-nocrawler", ("-m", "64", "-o", "no_lru_crawler"), 100, short_ttl_beside_long_lived,
              about="issue 28: expired-item reclaim with the LRU crawler off", releases=("1.6.18",)),
 )}
