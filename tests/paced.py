@@ -130,6 +130,49 @@ def temporary_ttl_beside_permanent() -> list:
     return out
 
 
+def short_ttl_beside_long_lived() -> list:
+    """Issue 28's reclaim case, scaled to a third so its replay stays fast: 500 sets a second of 2 000-byte
+    items with a 5 s TTL beside 35 a second of the same size that never expire (the same class: a live
+    item at the COLD tail stops the maintainer's tail pull, so the crawler's schedule decides), and 100
+    gets a second of recent short-TTL keys (some found expired).  The crawler's second run comes about
+    67 s in (its first, at start, found every LRU empty and waits 60 s more)."""
+    rng = random.Random(2805)
+    rows = [(t, "set", f"s{i:05d}", 2000, 5) for i, t in enumerate(_spread(0, 500 * 100, 100))]
+    rows += [(t, "set", f"l{i:04d}", 2000, 0) for i, t in enumerate(_spread(0.0002, 35 * 100, 100))]
+    rows += [(t, "get", "", 0, 0) for t in _spread(0.0004, 100 * 100, 100)]
+    rows.sort(key=lambda r: r[0])
+    out, written = [], 0
+    for t, op, key, size, ttl in rows:
+        if op == "get":
+            if written < 10:
+                continue
+            back = written - 1 - int(rng.expovariate(1 / 2000)) % written
+            key = f"s{back:05d}"
+        elif key[0] == "s":
+            written += 1
+        out.append((t, op, key, size, ttl))
+    return out
+
+
+def crawl_to_the_head() -> list:
+    """100 items without a TTL, then 100 with a 3 s TTL, all at once: the crawler's second run (66 s in)
+    walks the class's COLD LRU to its head: does it free the newest expired item too?"""
+    rows = [(0.0, "set", f"live{i:04d}", 100, 0) for i in range(100)]
+    rows += [(0.001, "set", f"exp{i:05d}", 100, 3) for i in range(100)]
+    return rows
+
+
+def crawl_limited() -> list:
+    """As :func:`crawl_to_the_head` (200 items in one class's COLD LRU, the 100 with a 3 s TTL nearest
+    the head), and in a class of larger items 40 with a 3 s TTL behind one without: under ``-o
+    lru_crawler_tocrawl=150`` the crawl at 66 s checks the 150 items nearest each tail (items.c
+    1549-1563), so it frees 50 of the first class's and all 40 of the second's."""
+    rows = crawl_to_the_head()
+    rows += [(0.002, "set", "biglive", 1000, 0)]
+    rows += [(0.003, "set", f"bigexp{i:03d}", 1000, 3) for i in range(40)]
+    return rows
+
+
 def readme_example() -> list:
     """``examples/automove.csv``, the workload of the automover example of docs/background.md."""
     import csv
@@ -164,6 +207,19 @@ SCENARIOS = {s.name: s for s in (
     Scenario("live-short", ("-m", "8"), 55, short_expired_then_new_size,
              about="the short live run in CI",
              releases=("1.6.18", "1.6.38", "1.6.45", "1.6.37")),     # 1.6.37: a build of its tag
+    Scenario("reclaim-m16", ("-m", "16"), 100, short_ttl_beside_long_lived,
+             about="issue 28: expired-item reclaim, short TTLs beside long-lived items, evicting",
+             releases=("1.6.18",)),
+    Scenario("reclaim-m64", ("-m", "64"), 100, short_ttl_beside_long_lived,
+             about="issue 28: expired-item reclaim (the issue's case)", releases=("1.6.18",)),
+    Scenario("reclaim-m256", ("-m", "256"), 100, short_ttl_beside_long_lived,
+             about="issue 28: expired-item reclaim, memory to spare", releases=("1.6.18",)),
+    Scenario("crawl-to-head", ("-m", "64", "-o", "slab_automove=0"), 70, crawl_to_the_head,
+             about="issue 28: how far a crawl walks (crawler.c 446, 607)", releases=("1.6.18",)),
+    Scenario("crawl-tocrawl", ("-m", "64", "-o", "slab_automove=0,lru_crawler_tocrawl=150"), 70, crawl_limited,
+             about="issue 28: -o lru_crawler_tocrawl, the items a crawl checks per LRU", releases=("1.6.18",)),
+    Scenario("reclaim-nocrawler", ("-m", "64", "-o", "no_lru_crawler"), 100, short_ttl_beside_long_lived,
+             about="issue 28: expired-item reclaim with the LRU crawler off", releases=("1.6.18",)),
 )}
 
 

@@ -15,6 +15,7 @@ value).
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pytest
@@ -38,6 +39,7 @@ SERVERS = [
     ("1.4.30", ["-o", "lru_maintainer,lru_crawler"]),
     ("1.6.18", ["-o", "temporary_ttl=400"]),          # the TEMP LRU: its expired tails are events too
     ("1.6.18", ["-o", "temporary_ttl=30,slab_automove=2"]),
+    ("1.6.18", ["-o", "lru_crawler_tocrawl=2"]),       # a crawl checks the 2 items nearest each tail
 ]
 SIZES = [40, 300, 1500, 6000, 30000, 200000, 700000]      # a class each with -f 4; the last chunked
 TTLS = [0, 0, 1, 5, 30, 90, 400, 4000, 86400]
@@ -111,10 +113,10 @@ def test_an_hour_of_idle_server_is_jumped_over_with_its_expiries_and_crawls():
         jumped = replay(release, args, ops, True, every=600.0, at=[1000.0])
         assert jumped == replay(release, args, ops, False, every=600.0, at=[1000.0]), release
         totals = jumped[0].totals
-        # b, behind the live COLD tail a, is freed by a crawl; c, the head of the longest LRU, is never
-        # crawled, and goes when a has moved to WARM (touched: ACTIVE) and c is the COLD tail; a and d
-        # expire at their LRU's tail: the maintainer frees them.  e is left.
-        assert (totals.crawler_reclaimed, totals.reclaimed, totals.curr_items) == (1, 3, 1), release
+        # b and c, behind the live COLD tail a, are freed by crawls (c at the head of the longest LRU:
+        # a crawl reaches it, crawler.c 607 and 446, as the paced capture crawl-to-head-1.6.18 shows);
+        # a and d expire at their LRU's tail: the maintainer frees them.  e is left.
+        assert (totals.crawler_reclaimed, totals.reclaimed, totals.curr_items) == (2, 2, 1), release
 
 
 def test_a_jump_past_a_crawl_due_is_caught(monkeypatch):
@@ -135,6 +137,28 @@ def test_a_jump_past_a_crawl_due_is_caught(monkeypatch):
     faulty = replay("1.6.18", [], ops, True)
     assert (faulty[0].totals.crawler_reclaimed, faulty[0].totals.get_expired) == (1, 1)
     assert faulty != stepped
+
+
+def test_a_jump_over_crawl_cycles_stops_where_an_item_within_tocrawl_nears_expiry(monkeypatch):
+    # -o lru_crawler_tocrawl=2: a crawl checks the 2 items nearest each tail (a, b), never c or e
+    # (items.c 1561-1563; the crawl-tocrawl paced capture).  The crawls settle into their cycle
+    # while b's expiry is over an hour away; the jump over whole cycles must stop an hour before it
+    # (b then counts in the histogram, and a crawl frees it once expired), not at e's, which no crawl
+    # reaches.  The planted fault reads the 2 items nearest the head instead.
+    ops = [(0.0, SET, "a", 1, 300, 0, 0), (0.0, SET, "b", 1, 300, 3900, 0), (0.0, SET, "c", 1, 300, 0, 0),
+           (0.0, SET, "e", 1, 300, 20000, 0), (4100.0, GET, "x", 1, 0, 0, 0)]
+    args = ["-o", "lru_crawler_tocrawl=2"]
+    stepped = replay("1.6.18", args, ops, False)
+    assert replay("1.6.18", args, ops, True) == stepped
+    assert (stepped[0].totals.crawler_reclaimed, stepped[0].totals.curr_items) == (1, 3)     # b
+
+    def from_the_head(self):
+        return min((item.exptime for cls, seg in self.lrus for item in self.e.lrus.q[seg][cls].values()[-2:]
+                    if item.exptime), default=math.inf) - 3600
+
+    monkeypatch.setattr(Crawler, "quiet_through", from_the_head)
+    faulty = replay("1.6.18", args, ops, True)
+    assert (faulty[0].totals.crawler_reclaimed, faulty[0].totals.curr_items) == (0, 4)
 
 
 @pytest.mark.parametrize("gap", [7 * 86400.0, 4_000_000_000.0])

@@ -35,6 +35,7 @@ class Background:
     rules: BackgroundRules
     temp_lru: bool = False      # -o temporary_ttl: short-TTL items in their own LRU (engines/temp_lru.py)
     temporary_ttl: int = 0
+    lru_crawler_tocrawl: int = 0    # -o lru_crawler_tocrawl: the items a crawl checks per LRU (0: all)
 
     @property
     def constant(self):

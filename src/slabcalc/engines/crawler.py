@@ -14,8 +14,16 @@ WARM, COLD of every class, and TEMP with ``-o temporary_ttl``):
 
 A crawl walks the LRU from its tail and frees every item with ``exptime <
 current_time`` (``crawler_reclaimed``, ``expired_unfetched`` if never
-fetched); it stops one item short of the longest LRU crawled in that run
-(``remaining`` is that LRU's size, decremented before each item).  Starting a
+fetched).  It checks at most as many items as the longest LRU of the run
+holds (items.c 1549-1553), so it reaches the head of every LRU: crawler.c 607
+sets ``remaining`` to that size + 1 and 446 counts it down before each item,
+ending the crawl when it falls below 1, after ``size`` items (the
+``crawl-to-head`` paced capture: all 100 expired items freed).  ``-o
+lru_crawler_tocrawl=N`` lowers that limit to N when N is below it (items.c
+1561-1563): each LRU crawled then has its N items nearest the tail checked,
+the rest neither freed nor counted.  (Before 1.5.7, crawler.c did not add the
+one, and a crawl stopped one item short: memcached commit 593b6006, issue
+#362.  The model runs the later rule for every release.)  Starting a
 run clears every LRU's crawl statistics, crawled or not
 (``crawler_expired_init``).  The crawler walks about 10 000 items per
 millisecond (it sleeps 100 us per 1 000), so the model crawls at the instant
@@ -53,6 +61,9 @@ class Crawler:
         self.next_crawl = dict.fromkeys(self.lrus, 0)
         self.wait = dict.fromkeys(self.lrus, 0)
         self.changes = 0            # schedules and crawls so far (an idle stretch has none)
+        # The items a crawl checks in one LRU: min(its size, tocrawl), whatever the run's longest LRU
+        # (the limit is min(longest, tocrawl), and no LRU crawled is longer than the longest).
+        self.tocrawl = engine.bg.lru_crawler_tocrawl or None      # 0: every item
 
     def check(self) -> None:
         """``lru_maintainer_crawler_check``: schedule, then crawl what is due."""
@@ -93,16 +104,11 @@ class Crawler:
         q = e.lrus.q
         for lru in self.lrus:
             self.stats[lru] = _Stats()
-        limit = max(len(q[seg][cls]) for cls, seg in todo)
         lrus = e.lrus
         for lru in todo:
             cls, seg = lru
             s = self.stats[lru]
-            walked = 0
-            for item in q[seg][cls].values():      # a list: the crawl may unlink as it goes
-                if limit and walked >= limit - 1:
-                    break
-                walked += 1
+            for item in q[seg][cls].values()[:self.tocrawl]:    # a list: the crawl may unlink as it goes
                 exptime = item.exptime
                 if exptime and exptime < now:
                     lrus.crawler_reclaimed[cls] += 1
@@ -134,17 +140,12 @@ class Crawler:
 
     def quiet_through(self) -> float:
         """The last second at which every crawl certainly frees nothing and counts no item in its
-        histogram (none expires within the hour), the items left as they are.  A crawl never
-        reaches the head of the longest LRU (it stops one item short), so that item does not count."""
+        histogram (none expires within the hour), the items left as they are.  A crawl reaches
+        every item, or with ``lru_crawler_tocrawl`` the items it checks."""
         q = self.e.lrus.q
-        longest = max(len(q[seg][cls]) for cls, seg in self.lrus)
         soonest = math.inf
         for cls, seg in self.lrus:
-            lru = q[seg][cls]
-            items = lru.values()
-            if items and len(items) == longest:
-                items.pop()
-            for item in items:
+            for item in q[seg][cls].values()[:self.tocrawl]:
                 if item.exptime and item.exptime < soonest:
                     soonest = item.exptime
         return soonest - HOUR

@@ -93,7 +93,12 @@ class Engine:
         self._shapes: dict[tuple, tuple | None] = {}
         self.peak = (0, None, None)     # free bytes elsewhere at an eviction, time, class
         self._peak_checked = None
-        self.epoch = CLOCK_START + int(math.ceil(boot))
+        # memcached's clock ticks at its start + k s (memcached.c clock_handler, re-armed every
+        # second), the model's at whole seconds of workload time: the server's start is put on the
+        # whole second nearest ``boot`` seconds before time 0, so that it and every tick after it
+        # keep their places against each other (at most 0.5 s moved against the requests)
+        lead = round(boot)
+        self.epoch = CLOCK_START + lead
         self.now = self.epoch
         self.time: float | None = None
         self.bumps: list = []           # items queued by lru_bump_async
@@ -103,12 +108,12 @@ class Engine:
         if background.lru_maintainer:
             from slabcalc.engines.maintainer import Maintainer
 
-            self.maintainer = Maintainer(self, start=-boot)
+            self.maintainer = Maintainer(self, start=-lead)
             self.actors.append(self.maintainer)
         if background.automover_runs and background.automover_thread == "mover":
             from slabcalc.engines.automove import MoverThread
 
-            self.actors.append(MoverThread(self, start=-boot))
+            self.actors.append(MoverThread(self, start=-lead))
         self.next_wake = min((a.next_wake for a in self.actors), default=math.inf)
         self.idle = None                # fast_forward: idle stretches jumped over, not stepped (.idle)
         if fast_forward and self.actors:

@@ -47,6 +47,7 @@ BACKGROUND_FIELDS = {
     "lru": str, "lru_maintainer": bool, "lru_crawler": bool, "slab_automove": int,
     "slab_automove_ratio": float, "slab_automove_window": int, "hot_lru_pct": int, "warm_lru_pct": int,
     "hot_max_factor": float, "warm_max_factor": float, "temp_lru": bool, "temporary_ttl": int,
+    "lru_crawler_tocrawl": int,
 }
 BACKGROUND_CONSTANTS = ("maintainer_sleep_min_us", "maintainer_sleep_max_us", "juggles", "tail_tries",
                         "alloc_rounds", "update_interval", "crawl_min_wait", "crawl_max_wait", "crawl_step",
@@ -110,6 +111,8 @@ class BackgroundOption:
     default: Any = None               # the value of the bare word (``slab_automove`` alone is 1)
     refuse: Mapping[str, float] = field(default_factory=dict)   # lt/le/gt/ge bounds memcached refuses
     message: str | None = None        # what it prints then (exit 1)
+    parse: str = "atoi"               # atoi/atof (no value refused), or strtoul (refused with message)
+    missing: str | None = None        # what it prints for the bare word, when not ``Missing <word> argument``
 
 
 @dataclass(frozen=True)
@@ -645,8 +648,12 @@ def _background(r: _RuleReader) -> BackgroundRules | None:
     options = {}
     for word, spec in (raw.get("suboptions") or {}).items():
         where = f"background.suboptions.{word}"
-        if not isinstance(spec, Mapping) or set(spec) - {"set", "value", "default", "refuse", "message"}:
-            raise r.fail(where, "takes set, or value with default, refuse and message")
+        if not isinstance(spec, Mapping) or set(spec) - {"set", "value", "default", "refuse", "message", "parse",
+                                                         "missing"}:
+            raise r.fail(where, "takes set, or value with default, refuse, message, parse and missing")
+        if spec.get("parse", "atoi") not in ("atoi", "strtoul") or (
+                spec.get("parse") == "strtoul" and not isinstance(spec.get("message"), str)):
+            raise r.fail(f"{where}.parse", "must be atoi, or strtoul with a message")
         changes = dict(spec.get("set") or {})
         for name in changes:
             if name not in BACKGROUND_FIELDS:
@@ -658,7 +665,8 @@ def _background(r: _RuleReader) -> BackgroundRules | None:
         if set(refuse) - set(REFUSE_TESTS) or (refuse and not isinstance(spec.get("message"), str)):
             raise r.fail(f"{where}.refuse", f"takes {', '.join(REFUSE_TESTS)} bounds and a message")
         options[str(word)] = BackgroundOption(set=changes, value=value, default=spec.get("default"),
-                                              refuse=refuse, message=spec.get("message"))
+                                              refuse=refuse, message=spec.get("message"),
+                                              parse=spec.get("parse", "atoi"), missing=spec.get("missing"))
     rules = dict(raw.get("rules") or {})
     for name, choices in BACKGROUND_RULES.items():
         if rules.get(name) not in choices:

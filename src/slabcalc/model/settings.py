@@ -22,7 +22,7 @@ from slabcalc.errors import (
 )
 from slabcalc.model import extstore as ext
 from slabcalc.model.profile import Check, Profile
-from slabcalc.model.units import c_atof, c_atoi, c_strtol, c_strtoul, wrap_int32
+from slabcalc.model.units import c_atof, c_atoi, c_strtol, c_strtoul, c_strtoul_lp64, wrap_int32
 
 
 @dataclass(frozen=True)
@@ -362,8 +362,12 @@ def background_values(profile: Profile, words: Sequence[str]) -> dict:
             continue
         if not has_value:
             if option.default is None:
-                raise Refused(f"Missing {name} argument", 1)
+                raise Refused(option.missing or f"Missing {name} argument", 1)
             value = option.default
+        elif option.parse == "strtoul":         # e.g. lru_crawler_tocrawl (1.6.18 memcached.c 5333-5343)
+            value = c_strtoul_lp64(text)
+            if value is None:
+                raise Refused(option.message, 1)
         else:
             value = c_atof(text) if isinstance(rules.defaults[option.value], float) else c_atoi(text)
         bounds = option.refuse

@@ -98,6 +98,23 @@ def c_strtoul(text: str) -> int | None:
     return value
 
 
+def c_strtoul_lp64(text: str) -> int | None:
+    """``safe_strtoul`` as an x86_64 build runs it (util.c 121-148 in 1.6.18), into its
+    ``uint32_t``: ``strtoul`` is 64-bit there, so a value past 32 bits is accepted and truncated
+    (``lru_crawler_tocrawl=5000000000`` is 705032704), and a minus sign is refused only where the
+    result would be negative as a ``long``; ``None`` where memcached refuses the text."""
+    match = _INT_PREFIX.match(text)
+    if not match or text[match.end():][:1] not in ("", " ", "\t", "\n", "\v", "\f", "\r"):
+        return None
+    value = int(match.group(1))
+    if abs(value) > 0xFFFF_FFFF_FFFF_FFFF:
+        return None                                   # ERANGE
+    value %= 1 << 64                                  # strtoul negates in unsigned arithmetic
+    if value >= 1 << 63 and "-" in text:
+        return None
+    return value & 0xFFFF_FFFF
+
+
 def c_atof(text: str) -> float:
     """C's ``atof``: the leading floating-point number of ``text``, 0.0 when none."""
     match = _FLOAT_PREFIX.match(text)
