@@ -140,6 +140,59 @@ def readme_example() -> list:
                 for r in csv.DictReader(src)]
 
 
+# -- extstore (issue 28): flash files are per scenario, so captures may run side by side -----------
+
+def _ext(name: str, size: str = "1g") -> str:
+    return f"ext_path=/tmp/slabcalc-paced-{name}:{size}"
+
+
+def ext_issue_case() -> list:
+    """Issue 28's case: 20 000 items of 2-20 KB set in 10 s (faster than RAM holds them), then a get
+    of every key in 10 s: the flusher moves values to flash, header items stay in RAM."""
+    rng = random.Random(2820)
+    sizes = [rng.randint(2000, 20000) for _ in range(20000)]
+    rows = [(t, "set", f"x{i:05d}", sizes[i], 0) for i, t in enumerate(_spread(0, 20000, 10))]
+    rows += [(t, "get", f"x{i:05d}", 0, 0) for i, t in enumerate(_spread(12, 20000, 10))]
+    return rows
+
+
+def _with_gets(rows: list, rng: random.Random, share: float, mean_back: int) -> list:
+    """Each set followed, with chance ``share``, by a get of a recent key (exponentially far back)."""
+    out, keys = [], []
+    for row in rows:
+        out.append(row)
+        keys.append(row[2])
+        if len(keys) > 10 and rng.random() < share:
+            back = len(keys) - 1 - int(rng.expovariate(1 / mean_back)) % len(keys)
+            out.append((row[0], "get", keys[back], 0, 0))
+    return out
+
+
+def ext_slow_fill() -> list:
+    """300 items a second of 1-8 KB for 50 s, each read back (often) while RAM and flash fill: the
+    flusher keeps up, the small file's oldest pages are evicted and their headers miss."""
+    rng = random.Random(2821)
+    rows = [(t, "set", f"s{i:05d}", rng.randint(1000, 8000), 0) for i, t in enumerate(_spread(0, 300 * 50, 50))]
+    return _with_gets(rows, rng, 0.8, 4000)
+
+
+def ext_mixed_sizes() -> list:
+    """700 items a second of 100-3 000 bytes for 50 s with gets: only classes from ext_item_size=1024
+    are flushed, the smaller ones compete with the header items for pages."""
+    rng = random.Random(2822)
+    rows = [(t, "set", f"m{i:05d}", rng.choice((rng.randint(100, 900), rng.randint(1000, 3000))), 0)
+            for i, t in enumerate(_spread(0, 700 * 50, 50))]
+    return _with_gets(rows, rng, 0.5, 6000)
+
+
+def ext_headers_starve() -> list:
+    """1 400 items a second of 1-4 KB for 50 s into -m 8: header items outgrow what the pool can give
+    their class, and evict each other (issue 28: memcached issues #541, #794)."""
+    rng = random.Random(2823)
+    rows = [(t, "set", f"h{i:05d}", rng.randint(1000, 4000), 0) for i, t in enumerate(_spread(0, 1400 * 50, 50))]
+    return _with_gets(rows, rng, 0.3, 20000)
+
+
 SCENARIOS = {s.name: s for s in (
     Scenario("automove-default", ("-m", "16"), 120, expired_class_then_new_size,
              about="slab_automove=1 (default): pages move from the expired class"),
@@ -160,6 +213,16 @@ SCENARIOS = {s.name: s for s in (
     Scenario("temporary-ttl", ("-m", "16", "-o", "temporary_ttl=30"), 60, temporary_ttl_beside_permanent,
              about="the temporary LRU: 20 s TTL items never evicted, beside items that never expire",
              releases=("1.6.18",)),      # captured where only the installed 1.6.18 was at hand
+    Scenario("ext-issue", ("-m", "64", "-o", _ext("ext-issue")), 50, ext_issue_case,
+             about="extstore: 20 000 items of 2-20 KB in 10 s, -m 64, a 1 GB file; every key read back",
+             releases=("1.6.18",)),
+    Scenario("ext-slow-fill", ("-m", "16", "-o", "ext_page_size=8", "-o", _ext("ext-slow-fill", "64m")), 50,
+             ext_slow_fill, about="extstore: a slow paced fill with gets; a 64 MB file of 8 MB pages fills",
+             releases=("1.6.18",)),
+    Scenario("ext-mixed", ("-m", "16", "-o", "ext_item_size=1024", "-o", _ext("ext-mixed")), 50,
+             ext_mixed_sizes, about="extstore: mixed sizes, ext_item_size=1024", releases=("1.6.18",)),
+    Scenario("ext-headers-starve", ("-m", "8", "-o", _ext("ext-headers-starve")), 50, ext_headers_starve,
+             about="extstore: -m 8, header items starve for pages", releases=("1.6.18",)),
     Scenario("live-short", ("-m", "8"), 55, short_expired_then_new_size,
              about="the short live run in CI"),
 )}

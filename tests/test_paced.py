@@ -77,7 +77,7 @@ def differences(snapshot: dict, sim) -> list[str]:
     def near(name, real, model, pct, floor):
         if real is None:                # a counter this release does not keep
             return
-        if name not in ("slab_global_page_pool", "slabs_moved"):
+        if name not in ("slab_global_page_pool", "slabs_moved", "extstore_pages_used", "extstore_page_evictions"):
             floor += in_flight
         if abs(int(real) - model) > max(floor, int(real) * pct / 100):
             out.append(f"{name}: server {real}, model {model}")
@@ -93,6 +93,14 @@ def differences(snapshot: dict, sim) -> list[str]:
     near("slab_reassign_evictions_nomem", stats.get("slab_reassign_evictions_nomem"),
          t.slab_reassign_evictions_nomem, 5, 300)
     near("slab_reassign_rescues", stats["slab_reassign_rescues"], t.slab_reassign_rescues, 5, 300)
+    if sim.extstore is not None:        # -o ext_path (engines/extstore.py)
+        x = sim.extstore
+        near("extstore_objects_written", stats["extstore_objects_written"], x["extstore_objects_written"], 3, 300)
+        near("get_extstore", stats["get_extstore"], x["get_extstore"], 3, 300)
+        near("extstore_pages_used", stats["extstore_pages_used"], x["extstore_pages_used"], 0, 1)
+        near("extstore_page_evictions", stats["extstore_page_evictions"], x["extstore_page_evictions"], 0, 1)
+    elif "extstore_objects_written" in stats:
+        out.append("the server ran extstore, the model did not")
     return out
 
 

@@ -65,6 +65,13 @@ def _simulation_lines(result, record, finding_lines):
                                      f"{t['slab_reassign_rescues']} rescued, "
                                      f"{t['slab_reassign_evictions_nomem']} dropped (slab_reassign_evictions_nomem)"))
     lines.append(("items", f"{t['curr_items']} at the end (t={record['end_time']})"))
+    if "extstore" in record:
+        x = record["extstore"]
+        lines.append(("extstore", f"{x['extstore_objects_written']} objects written to flash "
+                                  f"({x['extstore_bytes_written']} bytes), {x['extstore_objects_used']} there at the end; "
+                                  f"{x['get_extstore']} hits read from flash, {x['miss_from_extstore']} misses from "
+                                  f"flash; {x['extstore_pages_used']} pages used, {x['extstore_page_evictions']} "
+                                  f"evicted (extstore_page_evictions)"))
     lines += finding_lines(result.finding, result.model, t["slabs_moved"], result.settings)
     if result.sample is not None:
         from slabcalc.records.simulate import sample_lines

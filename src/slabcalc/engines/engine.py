@@ -108,6 +108,11 @@ class Engine:
             from slabcalc.engines.automove import MoverThread
 
             self.actors.append(MoverThread(self, start=-boot))
+        self.storage = None             # -o ext_path: the storage write thread and flash (.extstore)
+        if settings.extstore is not None:
+            from slabcalc.engines.extstore import attach
+
+            attach(self, boot)
         self.next_wake = min((a.next_wake for a in self.actors), default=math.inf)
         self.idle = None                # fast_forward: idle stretches jumped over, not stepped (.idle)
         if fast_forward and self.actors:
@@ -140,6 +145,8 @@ class Engine:
         self.lrus.unlink(item)
         key = item.key
         del self.index[key]
+        if self.storage is not None:
+            self.storage.unlinked(item)
         if lost:
             self.gone[key] = item.cls
         free = self.slabs.free
@@ -227,6 +234,8 @@ class Engine:
     def set(self, key, key_size: int, value_size: int, ttl: int, flags: int) -> None:
         self.counts["sets"] += 1
         size = self.ntotal(key_size, value_size, flags)
+        if self.storage is not None:
+            self.storage.noted(key, key_size, flags)
         if size > self.max_single:
             self.set_large(key, key_size, value_size, flags, ttl, size)
             return
@@ -345,6 +354,11 @@ class Engine:
         if op == TOUCH:
             item.exptime = self.exptime(ttl)
             self.lrus.version[item.cls] += 1
+        elif self.storage is not None and not self.storage.read(item):     # a header: read from flash
+            counts["hits"] -= 1
+            counts["misses"] += 1
+            self.hits[item.cls] -= 1
+            return False
         return True
 
     def bump(self, item: Item) -> None:
@@ -539,4 +553,5 @@ class Engine:
             slab_reassign_inline_reclaim=k["inline_reclaim"], slab_reassign_chunk_rescues=k["chunk_rescues"],
             total_items=k["total_items"])
         return Simulation(self.settings, model, tuple(rows), totals, finding(rows, self.peak, totals),
-                          tuple(timeline), self.time)
+                          tuple(timeline), self.time,
+                          extstore=self.storage.counters() if self.storage is not None else None)

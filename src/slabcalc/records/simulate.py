@@ -106,6 +106,8 @@ def simulation_record(sim: Simulation, accounting=None) -> dict:
                                           for r in accounting.first_rejections]}
     if sim.sample is not None:
         record["sample"] = sample_record(sim.sample)
+    if sim.extstore is not None:
+        record["extstore"] = dict(sim.extstore)        # stats' extstore lines, memcached's names
     if sim.timeline:
         record["timeline"] = [timeline_record(r) for r in sim.timeline]
     return record
