@@ -37,7 +37,7 @@ def one(name: str) -> str:
 
 
 def main(names: list[str]) -> int:
-    names = names or [n for n in paced.SCENARIOS if n != "live-short"]
+    names = names or [n for n in paced.SCENARIOS if not n.startswith("live-")]
     unknown = [n for n in names if n not in paced.SCENARIOS]
     if unknown:
         print(f"unknown scenario(s): {', '.join(unknown)}; known: {', '.join(paced.SCENARIOS)}", file=sys.stderr)

@@ -193,6 +193,15 @@ def ext_headers_starve() -> list:
     return _with_gets(rows, rng, 0.3, 20000)
 
 
+def ext_live() -> list:
+    """A few seconds for CI: 4 000 items of 2-8 KB in 3 s into -m 8 (flushed as RAM fills), then a
+    get of every one in 2 s (read from flash)."""
+    rng = random.Random(2824)
+    rows = [(t, "set", f"l{i:04d}", rng.randint(2000, 8000), 0) for i, t in enumerate(_spread(0, 4000, 3))]
+    rows += [(t, "get", f"l{i:04d}", 0, 0) for i, t in enumerate(_spread(3.5, 4000, 2))]
+    return rows
+
+
 SCENARIOS = {s.name: s for s in (
     Scenario("automove-default", ("-m", "16"), 120, expired_class_then_new_size,
              about="slab_automove=1 (default): pages move from the expired class"),
@@ -223,6 +232,8 @@ SCENARIOS = {s.name: s for s in (
              ext_mixed_sizes, about="extstore: mixed sizes, ext_item_size=1024", releases=("1.6.18",)),
     Scenario("ext-headers-starve", ("-m", "8", "-o", _ext("ext-headers-starve")), 50, ext_headers_starve,
              about="extstore: -m 8, header items starve for pages", releases=("1.6.18",)),
+    Scenario("live-ext", ("-m", "8", "-o", _ext("live-ext", "256m")), 6, ext_live, interval=3,
+             about="the short live extstore run in CI", releases=()),
     Scenario("live-short", ("-m", "8"), 55, short_expired_then_new_size,
              about="the short live run in CI"),
 )}
