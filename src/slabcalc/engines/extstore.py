@@ -311,16 +311,22 @@ def prefill(slabs, page_size: int) -> None:
         slabs.pool.append(page)
 
 
+def check_extstore_replayable(settings) -> None:
+    """Refuse (exit 2) a release whose storage threads were not read (profile ``extstore.replay``)."""
+    from slabcalc.engines.background import SimulationError
+
+    rules = settings.profile.extstore
+    if rules is None or rules.replay is None:
+        raise SimulationError(f"simulate does not model -o ext_path on {settings.profile.release}: its storage "
+                              f"threads were not read (1.6.18's are: --profile 1.6.18)")
+
+
 def attach(engine, boot: float) -> None:
     """Extstore in a replay (engines/engine.py): memory prefilled, the write thread among the
     threads, and the maintainer's automover the extstore one."""
-    from slabcalc.engines.background import SimulationError
     from slabcalc.engines.extstore_automove import ExtstoreAutomover
 
-    rules = engine.settings.profile.extstore
-    if rules.replay is None:
-        raise SimulationError(f"simulate replays extstore with the storage threads of 1.6.18; "
-                              f"{engine.settings.profile.release}'s were not read (-o ext_path)")
+    check_extstore_replayable(engine.settings)
     prefill(engine.slabs, engine.settings.slab_page_size)
     engine.storage = Storage(engine, start=-boot)
     engine.actors.append(engine.storage)

@@ -42,6 +42,10 @@ def _limit(settings: Settings) -> str:
 def describe_model(settings: Settings, background: Background) -> Model:
     """The model line printed with every simulation: what ran, and how exact it is."""
     check_replayable(settings, background)
+    if settings.extstore is not None:
+        from slabcalc.engines.extstore import check_extstore_replayable
+
+        check_extstore_replayable(settings)
     options = check_treated(settings, "simulate", "simulate", SimulationError)
     model = _describe(settings, background)
     if options:
