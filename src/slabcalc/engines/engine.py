@@ -146,7 +146,7 @@ class Engine:
         key = item.key
         del self.index[key]
         if self.storage is not None:
-            self.storage.unlinked(item)
+            self.storage.unlinked(item, lost)
         if lost:
             self.gone[key] = item.cls
         free = self.slabs.free
@@ -228,6 +228,8 @@ class Engine:
         if self.temp is not None and self.temp.holds(exptime, now):
             seg = TEMP                  # do_item_alloc: id |= TEMP_LRU (items.c 325-327)
         self.link(Item(key, cls, seg, exptime, now, ntotal, addr, chunks))
+        if self.storage is not None:
+            self.storage.stored(key)
         if self.gone:
             self.gone.pop(key, None)
 

@@ -88,6 +88,7 @@ class Storage:
         self.hdr_value = ext.header - 2                    # sizeof(item_hdr) less the ntotal's "\r\n"
         self.refs: dict = {}                               # key -> FlashRef, while its header is linked
         self.hdr_size: dict = {}                           # key -> the ntotal of its header item
+        self.pending = 0                                   # the header size of the set under way
         self.backoff = [0] * len(e.size)
         self.counter = 0
         self.to_sleep = self.sleep_min
@@ -109,12 +110,19 @@ class Storage:
     # -- hooks from the engine ----------------------------------------------------------------
 
     def noted(self, key, key_size: int, flags: int) -> None:
-        """A set: the size its header item would have (``do_item_alloc(key, nkey, flags, ...,
-        sizeof(item_hdr))``, storage.c 494)."""
-        self.hdr_size[key] = self.e.ntotal(key_size, self.hdr_value, flags)
+        """A set begins: the size its header item would have (``do_item_alloc(key, nkey, flags, ...,
+        sizeof(item_hdr))``, storage.c 494), kept once the item is stored (:meth:`stored`)."""
+        self.pending = self.e.ntotal(key_size, self.hdr_value, flags)
 
-    def unlinked(self, item: Item) -> None:
-        """``STORAGE_delete``: a header item left RAM (evicted, replaced, deleted, expired)."""
+    def stored(self, key) -> None:
+        """The set's item is linked (after its allocation, which may have evicted the key's old one)."""
+        self.hdr_size[key] = self.pending
+
+    def unlinked(self, item: Item, lost: bool) -> None:
+        """``STORAGE_delete``: a header item left RAM (evicted, replaced, deleted, expired).  An item
+        evicted or expired no longer needs its header's size (a set notes it again)."""
+        if lost:
+            self.hdr_size.pop(item.key, None)
         ref = self.refs.get(item.key)
         if ref is not None and ref.header is item:
             del self.refs[item.key]
@@ -146,6 +154,7 @@ class Storage:
                 self.recache_from_extstore += 1
                 e.unlink(item, lost=False)
                 e.link(Item(item.key, ref.cls, e.link_seg, item.exptime, e.now, ref.ntotal, addr, None))
+                self.hdr_size[item.key] = item.ntotal     # it may be written again, as the same header
                 return True
         self._hold(ref.cls, addr)                       # freed once the response is sent
         return True
@@ -247,13 +256,14 @@ class Storage:
             return False                                   # ITEM_HDR
         if age != 0 and (age is NO_AGE or not e.now - item.time > age):
             return False
-        hdr_ntotal = self.hdr_size.get(key)
+        hdr_ntotal = self.hdr_size.pop(key, None)        # a header is never written again
         if hdr_ntotal is None:
             return False
         hcls = e.class_of(hdr_ntotal)
         addr = e.lrus.alloc_pull(hcls)
         if addr < 0:
             e.lrus.outofmemory[hcls] += 1
+            self.hdr_size[key] = hdr_ntotal
             return False
         if e.index.get(key) is not item:                   # the header's allocation evicted the item
             e.slabs.free[hcls].append(addr)
@@ -265,6 +275,7 @@ class Storage:
         where = self.flash.write(bucket, item.ntotal)
         if where is None:
             e.slabs.free[hcls].append(addr)                # slabs_free(hdr_it)
+            self.hdr_size[key] = hdr_ntotal
             return False
         header = Item(key, hcls, e.link_seg, exptime, e.now, hdr_ntotal, addr, None)
         e.unlink(item, lost=False)                         # item_replace
@@ -327,6 +338,10 @@ def attach(engine, boot: float) -> None:
     from slabcalc.engines.extstore_automove import ExtstoreAutomover
 
     check_extstore_replayable(engine.settings)
+    if engine.slabs.share != 1:
+        from slabcalc.engines.background import SimulationError
+
+        raise SimulationError("simulate --sample does not model -o ext_path: replay the whole workload")
     prefill(engine.slabs, engine.settings.slab_page_size)
     engine.storage = Storage(engine, start=-boot)
     engine.actors.append(engine.storage)
