@@ -9,9 +9,13 @@ extstore counters added (``extstore_objects_written`` and ``get_extstore`` withi
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import ahead
 import paced
 import pytest
+from clirun import run
 from memcached_server import missing, server_version
 from test_paced import check, differences, replay
 
@@ -84,3 +88,32 @@ def test_live_extstore_paced_run():
     last = capture.snapshots[-1]["stats"]
     assert int(last["extstore_objects_written"]) > 1000 and int(last["get_extstore"]) > 1000
     check(capture)
+
+
+EXAMPLE = str(Path(__file__).resolve().parent.parent / "examples" / "extstore.csv")
+
+
+def test_simulate_json_gives_the_servers_extstore_counters():
+    """docs/extstore-simulate.md's example: 3 000 items of 2-20 KB set in 3 s into -m 16, then read.
+    The real 1.6.18, given the same workload on its clock, reported these (measured once)."""
+    result = run("simulate", EXAMPLE, "--profile", "1.6.18", "-m", "16", "-o", "ext_path=/tmp/ext.data:1g",
+                 "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    x = doc["extstore"]
+    assert (x["extstore_objects_written"], x["extstore_bytes_written"], x["extstore_pages_used"],
+            x["get_extstore"]) == (3000, 33459625, 2, 3000)
+    assert (doc["totals"]["curr_items"], doc["totals"]["hits"]) == (3000, 3000)
+    assert [(o["name"], o["treatment"]) for o in doc["model"]["options"]] == [("ext_path", "modelled")]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["-m", "16", "-o", "ext_path=/tmp/ext.data:1g"], "on 1.6.45"),
+    (["--profile", "1.6.18", "-m", "16", "--sample", "0.5", "-o", "ext_path=/tmp/ext.data:1g"], "--sample"),
+    (["--profile", "1.6.18", "-m", "16", "-o", "ext_path=/tmp/ext.data:1g,ext_compact_under=4"], "ext_compact_under"),
+])
+def test_what_is_not_replayed_is_refused_in_one_line(args, words):
+    result = run("simulate", EXAMPLE, *args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and "does not model" in lines[0]
