@@ -89,6 +89,8 @@ class Storage:
         self.refs: dict = {}                               # key -> FlashRef, while its header is linked
         self.hdr_size: dict = {}                           # key -> the ntotal of its header item
         self.pending = 0                                   # the header size of the set under way
+        self.headers_lost = 0                              # header items evicted or expired, value on flash
+        self.headers_lost_flash_free = 0                   # the most free flash pages at such a loss
         self.backoff = [0] * len(e.size)
         self.counter = 0
         self.to_sleep = self.sleep_min
@@ -126,6 +128,9 @@ class Storage:
         ref = self.refs.get(item.key)
         if ref is not None and ref.header is item:
             del self.refs[item.key]
+            if lost and self.flash.valid(ref.page, ref.version):
+                self.headers_lost += 1                     # its value still on flash, now unreachable
+                self.headers_lost_flash_free = max(self.headers_lost_flash_free, len(self.flash.free))
             self.flash.delete(ref.page, ref.version, ref.ntotal)
 
     def read(self, item: Item) -> bool:
@@ -309,6 +314,9 @@ class Storage:
             "extstore_objects_used": f.objects_used, "extstore_bytes_used": f.bytes_used,
             "extstore_bytes_fragmented": f.pages_used * f.page_size - f.bytes_used,
             "extstore_limit_maxbytes": f.page_count * f.page_size,
+            # not memcached's: header items lost while their value was on flash, and the most
+            # flash pages free at one such loss (header items starved of RAM, not flash full)
+            "header_items_lost": self.headers_lost, "header_items_lost_flash_free": self.headers_lost_flash_free,
         }
 
 
