@@ -193,6 +193,16 @@ def ext_headers_starve() -> list:
     return _with_gets(rows, rng, 0.3, 12000)
 
 
+def ext_age_low_ttl() -> list:
+    """400 items a second of 2-6 KB for 40 s, half with a 20 s TTL, with gets of recent keys, into
+    a -m 64 that holds them all: only items idle over ext_item_age=5 go to flash, the short-TTL ones
+    into the lowttl bucket's own pages (ext_low_ttl=30); expired headers free flash objects."""
+    rng = random.Random(2825)
+    rows = [(t, "set", f"a{i:05d}", rng.randint(2000, 6000), 20 if i % 2 else 0)
+            for i, t in enumerate(_spread(0, 400 * 40, 40))]
+    return _with_gets(rows, rng, 0.6, 3000)
+
+
 def ext_live() -> list:
     """A few seconds for CI: 4 000 items of 2-8 KB in 3 s into -m 8 (flushed as RAM fills), then a
     get of every one in 2 s (read from flash)."""
@@ -232,6 +242,9 @@ SCENARIOS = {s.name: s for s in (
              ext_mixed_sizes, about="extstore: mixed sizes, ext_item_size=1024", releases=("1.6.18",)),
     Scenario("ext-headers-starve", ("-m", "6", "-o", _ext("ext-headers-starve")), 30, ext_headers_starve,
              interval=5, about="extstore: -m 6, header items starve for pages", releases=("1.6.18",)),
+    Scenario("ext-age-lowttl", ("-m", "64", "-o", "ext_item_age=5,ext_low_ttl=30", "-o", _ext("ext-age-lowttl")),
+             50, ext_age_low_ttl, about="extstore: ext_item_age and ext_low_ttl with RAM to spare",
+             releases=("1.6.18",)),
     Scenario("live-ext", ("-m", "8", "-o", _ext("live-ext", "256m")), 6, ext_live, interval=3,
              about="the short live extstore run in CI", releases=()),
     Scenario("live-short", ("-m", "8"), 55, short_expired_then_new_size,

@@ -127,6 +127,11 @@ KNOWN_GAPS = {
     # and the mover's second (the wall clock's) decides; the server itself moved 10 pages by 26 s in
     # that capture and 11 by 40 s in this one.
     "chunked-1.6.45": "1.6.45's page moves among chunked items' classes: 3-5 pages more than the model",
+    # With ext_item_age=5 and RAM to spare, an item goes to flash once it has idled 5 s at its
+    # class's COLD tail, which it reaches when the maintainer moves it there: two runs of this
+    # scenario on the server wrote 5 548 and 5 077 objects by 20 s and 9 250 and 9 572 by 30 s
+    # (the model 5 073 and 9 169), further apart than the tolerance; every other figure agrees.
+    "ext-age-lowttl-1.6.18": "ext_item_age: the server's own runs differ by 470 objects written at 20 s",
 }
 
 

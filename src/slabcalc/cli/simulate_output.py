@@ -73,7 +73,7 @@ def _simulation_lines(result, record, finding_lines):
                                   f"flash; {x['extstore_pages_used']} pages used, {x['extstore_page_evictions']} "
                                   f"evicted (extstore_page_evictions)"))
         if x["header_items_lost"] and x["header_items_lost_flash_free"]:
-            lines.append(("header items", f"{x['header_items_lost']} evicted or expired with their values still on "
+            lines.append(("header items", f"{x['header_items_lost']} evicted with their values still on "
                                           f"flash, while up to {x['header_items_lost_flash_free']} flash pages were "
                                           "free: RAM, not flash, limited this node (the header items' class got no "
                                           "more pages); a larger -m keeps them"))

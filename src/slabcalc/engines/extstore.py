@@ -89,7 +89,7 @@ class Storage:
         self.refs: dict = {}                               # key -> FlashRef, while its header is linked
         self.hdr_size: dict = {}                           # key -> the ntotal of its header item
         self.pending = 0                                   # the header size of the set under way
-        self.headers_lost = 0                              # header items evicted or expired, value on flash
+        self.headers_lost = 0                              # header items evicted, their value on flash
         self.headers_lost_flash_free = 0                   # the most free flash pages at such a loss
         self.backoff = [0] * len(e.size)
         self.counter = 0
@@ -128,8 +128,9 @@ class Storage:
         ref = self.refs.get(item.key)
         if ref is not None and ref.header is item:
             del self.refs[item.key]
-            if lost and self.flash.valid(ref.page, ref.version):
-                self.headers_lost += 1                     # its value still on flash, now unreachable
+            if (lost and self.flash.valid(ref.page, ref.version)
+                    and not (item.exptime and item.exptime <= self.e.now)):
+                self.headers_lost += 1                     # evicted, its value on flash now unreachable
                 self.headers_lost_flash_free = max(self.headers_lost_flash_free, len(self.flash.free))
             self.flash.delete(ref.page, ref.version, ref.ntotal)
 
