@@ -203,6 +203,20 @@ def ext_age_low_ttl() -> list:
     return _with_gets(rows, rng, 0.6, 3000)
 
 
+def ext_overwrites() -> list:
+    """2 000 keys of 3-5 KB overwritten at random, 400 sets a second for 50 s, with gets, into -m 8
+    and a 64 MB file of 8 MB pages: flash pages fill with dead values, the compaction thread
+    rewrites the live ones of the emptiest old page (ext_compact_under, ext_max_frag)."""
+    rng = random.Random(2826)
+    rows = []
+    for t in _spread(0, 400 * 50, 50):
+        key = f"o{rng.randrange(2000):04d}"
+        rows.append((t, "set", key, rng.randint(3000, 5000), 0))
+        if rng.random() < 0.5:
+            rows.append((t, "get", f"o{rng.randrange(2000):04d}", 0, 0))
+    return rows
+
+
 def ext_live() -> list:
     """A few seconds for CI: 4 000 items of 2-8 KB in 3 s into -m 8 (flushed as RAM fills), then a
     get of every one in 2 s (read from flash)."""
@@ -245,6 +259,8 @@ SCENARIOS = {s.name: s for s in (
     Scenario("ext-age-lowttl", ("-m", "64", "-o", "ext_item_age=5,ext_low_ttl=30", "-o", _ext("ext-age-lowttl")),
              50, ext_age_low_ttl, about="extstore: ext_item_age and ext_low_ttl with RAM to spare",
              releases=("1.6.18",)),
+    Scenario("ext-overwrites", ("-m", "8", "-o", "ext_page_size=8", "-o", _ext("ext-overwrites", "64m")), 50,
+             ext_overwrites, about="extstore: overwrites fragment flash; compaction", releases=("1.6.18",)),
     Scenario("live-ext", ("-m", "8", "-o", _ext("live-ext", "256m")), 6, ext_live, interval=3,
              about="the short live extstore run in CI", releases=()),
     Scenario("live-short", ("-m", "8"), 55, short_expired_then_new_size,

@@ -110,7 +110,6 @@ def test_simulate_json_gives_the_servers_extstore_counters():
 @pytest.mark.parametrize("args, words", [
     (["-m", "16", "-o", "ext_path=/tmp/ext.data:1g"], "on 1.6.45"),
     (["--profile", "1.6.18", "-m", "16", "--sample", "0.5", "-o", "ext_path=/tmp/ext.data:1g"], "--sample"),
-    (["--profile", "1.6.18", "-m", "16", "-o", "ext_path=/tmp/ext.data:1g,ext_compact_under=4"], "ext_compact_under"),
 ])
 def test_what_is_not_replayed_is_refused_in_one_line(args, words):
     result = run("simulate", EXAMPLE, *args)

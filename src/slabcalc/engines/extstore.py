@@ -39,6 +39,10 @@ Gets (proto_text.c ``process_get_command``, storage.c 240-300, 380-432)
     unlinked.  Every ``ext_recache_rate``-th read of a header hit
     twice (FETCHED and ACTIVE) within the last 60 s keeps the read buffer as the
     item again (``recache_from_extstore``).
+Compaction and page eviction (storage.c 926-931, extstore.c 928-1000)
+    Once a second the compaction thread checks for a page to compact
+    (:mod:`.extstore_compact`) and wakes the maintenance thread, which evicts
+    the oldest page when none is free (:mod:`.flash`).
 Memory (memcached.c 6016-6030, slabs.c 298-313)
     With extstore the whole of ``-m`` is allocated at start into the global
     page pool (``slabs_prefill_global``), and ``slab_automove=1`` runs
@@ -49,12 +53,14 @@ from __future__ import annotations
 
 import math
 
+from slabcalc.engines.extstore_compact import Compactor
 from slabcalc.engines.flash import CHUNKED, DEFAULT, LOWTTL, Flash
 from slabcalc.engines.lru import COLD, Item
 
 US = 1_000_000
 # the -o words read here (through model/extstore.py's Extstore), besides those that shape the flash
-READ_WORDS = frozenset({"ext_item_age", "ext_low_ttl", "ext_max_sleep", "ext_recache_rate", "slab_automove_freeratio"})
+READ_WORDS = frozenset({"ext_item_age", "ext_low_ttl", "ext_max_sleep", "ext_recache_rate", "slab_automove_freeratio",
+                        "ext_compact_under", "ext_drop_under", "ext_max_frag", "ext_drop_unread"})
 NO_AGE = None           # ext_item_age unset: UINT_MAX, never exceeded (storage.c 1121)
 
 
@@ -96,6 +102,7 @@ class Storage:
         self.to_sleep = self.sleep_min
         self.next_wake = math.floor(start * US)
         self.next_maint = self.next_wake                   # the compact thread's wake (see step)
+        self.compactor = Compactor(self)
         self.get_extstore = self.miss_from_extstore = self.recache_from_extstore = 0
         self.get_oom_extstore = self.recache_counter = 0
         self._walk_key: tuple | None = None
@@ -179,9 +186,11 @@ class Storage:
         e = self.e
         self.flash.io_done()
         if self.next_wake >= self.next_maint:
-            # storage_compact_thread (storage.c 926-931) wakes the maintenance thread every
-            # ext_max_sleep: with no free page left it evicts the oldest (extstore.c 941-999)
+            # storage_compact_thread (storage.c 926-931) wakes every ext_max_sleep: it checks for a
+            # page to compact (engines/extstore_compact.py), then wakes the maintenance thread, which
+            # evicts the oldest page when none is free (extstore.c 941-999)
             self.next_maint += self.max_sleep
+            self.compactor.run()
             if not self.flash.free:
                 self.flash.maintain()
         self.counter += 1
@@ -308,7 +317,10 @@ class Storage:
         return {
             "get_extstore": self.get_extstore, "miss_from_extstore": self.miss_from_extstore,
             "recache_from_extstore": self.recache_from_extstore, "get_oom_extstore": self.get_oom_extstore,
+            "extstore_compact_lost": self.compactor.lost, "extstore_compact_rescues": self.compactor.rescues,
+            "extstore_compact_skipped": self.compactor.skipped,
             "extstore_page_allocs": f.page_allocs, "extstore_page_evictions": f.page_evictions,
+            "extstore_page_reclaims": f.page_reclaims,
             "extstore_objects_evicted": f.objects_evicted, "extstore_bytes_evicted": f.bytes_evicted,
             "extstore_pages_free": len(f.free), "extstore_pages_used": f.pages_used,
             "extstore_objects_written": f.objects_written, "extstore_bytes_written": f.bytes_written,

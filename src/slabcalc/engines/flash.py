@@ -27,7 +27,7 @@ DEFAULT, COMPACT, CHUNKED, LOWTTL = 0, 1, 2, 3      # extstore.h PAGE_BUCKET_*
 
 
 class Page:
-    __slots__ = ("id", "version", "allocated", "wbuf_free", "wbuf_full", "objects", "bytes_used", "active")
+    __slots__ = ("id", "version", "allocated", "wbuf_free", "wbuf_full", "objects", "bytes_used", "active", "bucket")
 
     def __init__(self, pid: int):
         self.id = pid
@@ -38,6 +38,7 @@ class Page:
         self.objects = 0
         self.bytes_used = 0
         self.active = False         # a bucket writes to it
+        self.bucket = 0
 
 
 class Flash:
@@ -54,7 +55,7 @@ class Flash:
         self.objects_written = self.bytes_written = 0
         self.objects_used = self.bytes_used = 0
         self.page_evictions = self.objects_evicted = self.bytes_evicted = 0
-        self.page_allocs = 0
+        self.page_allocs = self.page_reclaims = 0
 
     @property
     def pages_used(self) -> int:
@@ -67,7 +68,7 @@ class Flash:
             self.maintain()
             return None
         page = self.free.pop()
-        page.active, page.version = True, self.next_version
+        page.active, page.version, page.bucket = True, self.next_version, bucket
         self.next_version += 1
         page.allocated, page.wbuf_free, page.wbuf_full = 0, -1, False
         self.open[bucket] = page
@@ -114,6 +115,10 @@ class Flash:
             self._free_page(page)
 
     def _free_page(self, page: Page) -> None:
+        """``_free_page`` (extstore.c 867-900): what it still holds is no longer used."""
+        self.objects_used -= page.objects
+        self.bytes_used -= page.bytes_used
+        self.page_reclaims += 1
         page.version = 0            # headers still pointing here miss
         page.objects = page.bytes_used = 0
         page.active = False
@@ -129,6 +134,11 @@ class Flash:
         self.objects_used -= 1
         self.bytes_used -= length
         if page.objects == 0 and not page.active:
+            self._free_page(page)
+
+    def close_page(self, page: Page) -> None:
+        """``extstore_close_page`` after a compaction: the page is freed (unless it already was)."""
+        if page.version != 0 and not page.active:
             self._free_page(page)
 
     def valid(self, pid: int, version: int) -> bool:
@@ -147,6 +157,4 @@ class Flash:
             self.page_evictions += 1
             self.objects_evicted += oldest.objects
             self.bytes_evicted += oldest.bytes_used
-            self.objects_used -= oldest.objects
-            self.bytes_used -= oldest.bytes_used
             self._free_page(oldest)
