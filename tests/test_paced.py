@@ -172,7 +172,8 @@ def test_stored_paced_run(name):
         assert x["header_items_lost_flash_free"] == int(last["extstore_pages_free"]) == 14
     if name == "ext-overwrites":
         # overwrites leave dead values on flash: with 2 of the 8 pages free the compaction thread
-        # rewrites the live values of the oldest page under the fragmentation limit (876 rescued,
+        # rewrites the live values of the oldest page under the fragmentation limit (876 rescued (971
+        # in a second run of the server),
         # 7 pages reclaimed by 50 s; the model 916 and 7).  The server's 104 misses from flash are all
         # bad checksums of rescued values (badcrc_from_extstore), which the model does not make.
         x = sim.extstore
