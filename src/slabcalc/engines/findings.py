@@ -34,7 +34,14 @@ def finding(rows: Sequence[ClassResult], peak, totals: Totals) -> Finding | None
 
 def why(model: Model, pages_moved: int) -> str:
     """Why pages did (not) follow the evictions, from what ran -- never a cause the setup rules out."""
-    if model.automove == 1:
+    if model.automove == 1 and model.extstore:
+        text = (f"the extstore automover moved {pages_moved} page{'s' if pages_moved != 1 else ''}: it sends "
+                f"pages only to the global pool, never to a class that evicts -- from a class with spare free "
+                f"chunks over its {model.automove_window}-run window, or from the class of large items with the "
+                f"oldest COLD tail when the pool is below slab_automove_freeratio of all pages; the write thread "
+                f"keeps 3 pages of free chunks in each class it flushes, and header items get pages only from "
+                f"that pool")
+    elif model.automove == 1:
         text = (f"slab automover 1 moved {pages_moved} page{'s' if pages_moved != 1 else ''}: it moves at most "
                 f"one a second, from the class with the oldest items (more than 2 pages) to one that evicts "
                 f"with items younger than {model.automove_ratio:g} of those, once its {model.automove_window}-run "

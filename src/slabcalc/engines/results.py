@@ -22,6 +22,7 @@ class Model:
     automove_window: int | None = None
     automove_ratio: float | None = None
     options: tuple = ()         # the -o words given, each with its treatment (model/treatments.py)
+    extstore: bool = False      # -o ext_path: the storage threads ran (engines/extstore.py)
 
 
 @dataclass(frozen=True)

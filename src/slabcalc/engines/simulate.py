@@ -48,6 +48,10 @@ def describe_model(settings: Settings, background: Background) -> Model:
         check_extstore_replayable(settings)
     options = check_treated(settings, "simulate", "simulate", SimulationError)
     model = _describe(settings, background)
+    if settings.extstore is not None:
+        model = replace(model, extstore=True, text=f"{model.text}; extstore's storage write and compaction threads "
+                                                   f"and, for slab_automove=1, the extstore automover "
+                                                   f"({settings.profile.extstore.replay['rules_from']}'s rules)")
     if options:
         model = replace(model, options=options, text=f"{model.text}; {options_text(options)}")
     return model
