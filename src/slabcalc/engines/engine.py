@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import gc
 import math
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from slabcalc.engines.background import Background
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Item, Lrus
@@ -38,6 +38,9 @@ from slabcalc.model.item import ntotal_function
 from slabcalc.model.ops import DELETE, FILL, GET, OP_NAMES, SET, TOUCH  # noqa: F401 (re-exported)
 from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable, place
 from slabcalc.model.settings import Settings
+
+if TYPE_CHECKING:
+    from slabcalc.engines.extstore import Storage
 
 CLOCK_START = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
 US = 1_000_000
@@ -108,7 +111,7 @@ class Engine:
             from slabcalc.engines.automove import MoverThread
 
             self.actors.append(MoverThread(self, start=-boot))
-        self.storage = None             # -o ext_path: the storage write thread and flash (.extstore)
+        self.storage: Storage | None = None     # -o ext_path: the storage write thread and flash (.extstore)
         if settings.extstore is not None:
             from slabcalc.engines.extstore import attach
 
