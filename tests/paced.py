@@ -347,7 +347,20 @@ def capture(scenario: Scenario, memcached: str | None = None) -> Capture:
             wait = due - (time.monotonic() - wall0)
             if wait > 0:
                 time.sleep(min(wait, BATCH))
+    _remove_flash_files(scenario.args)
     return result
+
+
+def _remove_flash_files(args) -> None:
+    """The extstore files a scenario's server wrote (``ext_path=FILE:SIZE``), once it has stopped."""
+    import os
+
+    for word in ",".join(args).split(","):
+        if word.startswith("ext_path="):
+            try:
+                os.remove(word[len("ext_path="):].split(":")[0])
+            except OSError:
+                pass
 
 
 def _read_value(server: MemcachedServer, size: int) -> None:
