@@ -26,7 +26,10 @@ LATE = 0.05
 
 
 def one(name: str) -> str:
-    result = paced.capture(paced.SCENARIOS[name])
+    scenario = paced.SCENARIOS[name]
+    result = paced.capture(scenario)
+    if scenario.releases and result.version not in scenario.releases:
+        return f"{name}: made for {', '.join(scenario.releases)}, not {result.version}; not saved"
     late = max(s["late"] for s in result.snapshots)
     if late > LATE:
         return f"{name}: a snapshot was {late:.3f} s late; not saved"
