@@ -27,7 +27,10 @@ LATE = 0.05
 
 
 def one(name: str) -> str:
-    result = paced.capture(paced.SCENARIOS[name])
+    scenario = paced.SCENARIOS[name]
+    result = paced.capture(scenario)
+    if scenario.releases and result.version not in scenario.releases:
+        return f"{name}: made for {', '.join(scenario.releases)}, not {result.version}; not saved"
     late = max(s["late"] for s in result.snapshots)
     if late > LATE:
         return f"{name}: a snapshot was {late:.3f} s late; not saved"
@@ -75,7 +78,7 @@ def main(names: list[str]) -> int:
             print("usage: capture_paced.py [--again N] [scenario ...]", file=sys.stderr)
             return 2
         times, names = int(names[1]), names[2:]
-    names = names or [n for n in paced.SCENARIOS if n != "live-short"]
+    names = names or [n for n in paced.SCENARIOS if not n.startswith("live-")]
     unknown = [n for n in names if n not in paced.SCENARIOS]
     if unknown:
         print(f"unknown scenario(s): {', '.join(unknown)}; known: {', '.join(paced.SCENARIOS)}", file=sys.stderr)

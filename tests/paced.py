@@ -183,6 +183,92 @@ def readme_example() -> list:
                 for r in csv.DictReader(src)]
 
 
+# -- extstore (issue 28): flash files are per scenario, so captures may run side by side -----------
+
+def _ext(name: str, size: str = "1g") -> str:
+    return f"ext_path=/tmp/slabcalc-paced-{name}:{size}"
+
+
+def ext_issue_case() -> list:
+    """Issue 28's case: 20 000 items of 2-20 KB set in 10 s (faster than RAM holds them), then a get
+    of every key in 10 s: the flusher moves values to flash, header items stay in RAM."""
+    rng = random.Random(2820)
+    sizes = [rng.randint(2000, 20000) for _ in range(20000)]
+    rows = [(t, "set", f"x{i:05d}", sizes[i], 0) for i, t in enumerate(_spread(0, 20000, 10))]
+    rows += [(t, "get", f"x{i:05d}", 0, 0) for i, t in enumerate(_spread(12, 20000, 10))]
+    return rows
+
+
+def _with_gets(rows: list, rng: random.Random, share: float, mean_back: int) -> list:
+    """Each set followed, with chance ``share``, by a get of a recent key (exponentially far back)."""
+    out, keys = [], []
+    for row in rows:
+        out.append(row)
+        keys.append(row[2])
+        if len(keys) > 10 and rng.random() < share:
+            back = len(keys) - 1 - int(rng.expovariate(1 / mean_back)) % len(keys)
+            out.append((row[0], "get", keys[back], 0, 0))
+    return out
+
+
+def ext_slow_fill() -> list:
+    """300 items a second of 1-8 KB for 50 s, each read back (often) while RAM and flash fill: the
+    flusher keeps up, the small file's oldest pages are evicted and their headers miss."""
+    rng = random.Random(2821)
+    rows = [(t, "set", f"s{i:05d}", rng.randint(1000, 8000), 0) for i, t in enumerate(_spread(0, 300 * 50, 50))]
+    return _with_gets(rows, rng, 0.8, 4000)
+
+
+def ext_mixed_sizes() -> list:
+    """700 items a second of 100-3 000 bytes for 50 s with gets: only classes from ext_item_size=1024
+    are flushed, the smaller ones compete with the header items for pages."""
+    rng = random.Random(2822)
+    rows = [(t, "set", f"m{i:05d}", rng.choice((rng.randint(100, 900), rng.randint(1000, 3000))), 0)
+            for i, t in enumerate(_spread(0, 700 * 50, 50))]
+    return _with_gets(rows, rng, 0.5, 6000)
+
+
+def ext_headers_starve() -> list:
+    """900 items a second of 1-3 KB for 30 s into -m 6: header items outgrow the one page their class
+    gets, and evict each other (issue 28: memcached issues #541, #794)."""
+    rng = random.Random(2823)
+    rows = [(t, "set", f"h{i:05d}", rng.randint(1000, 3000), 0) for i, t in enumerate(_spread(0, 900 * 30, 30))]
+    return _with_gets(rows, rng, 0.3, 12000)
+
+
+def ext_age_low_ttl() -> list:
+    """400 items a second of 2-6 KB for 40 s, half with a 20 s TTL, with gets of recent keys, into
+    a -m 64 that holds them all: only items idle over ext_item_age=5 go to flash, the short-TTL ones
+    into the lowttl bucket's own pages (ext_low_ttl=30); expired headers free flash objects."""
+    rng = random.Random(2825)
+    rows = [(t, "set", f"a{i:05d}", rng.randint(2000, 6000), 20 if i % 2 else 0)
+            for i, t in enumerate(_spread(0, 400 * 40, 40))]
+    return _with_gets(rows, rng, 0.6, 3000)
+
+
+def ext_overwrites() -> list:
+    """2 000 keys of 3-5 KB overwritten at random, 400 sets a second for 50 s, with gets, into -m 8
+    and a 64 MB file of 8 MB pages: flash pages fill with dead values, the compaction thread
+    rewrites the live ones of the emptiest old page (ext_compact_under, ext_max_frag)."""
+    rng = random.Random(2826)
+    rows = []
+    for t in _spread(0, 400 * 50, 50):
+        key = f"o{rng.randrange(2000):04d}"
+        rows.append((t, "set", key, rng.randint(3000, 5000), 0))
+        if rng.random() < 0.5:
+            rows.append((t, "get", f"o{rng.randrange(2000):04d}", 0, 0))
+    return rows
+
+
+def ext_live() -> list:
+    """A few seconds for CI: 4 000 items of 2-8 KB in 3 s into -m 8 (flushed as RAM fills), then a
+    get of every one in 2 s (read from flash)."""
+    rng = random.Random(2824)
+    rows = [(t, "set", f"l{i:04d}", rng.randint(2000, 8000), 0) for i, t in enumerate(_spread(0, 4000, 3))]
+    rows += [(t, "get", f"l{i:04d}", 0, 0) for i, t in enumerate(_spread(3.5, 4000, 2))]
+    return rows
+
+
 SCENARIOS = {s.name: s for s in (
     Scenario("automove-default", ("-m", "16"), 120, expired_class_then_new_size,
              about="slab_automove=1 (default): pages move from the expired class"),
@@ -204,6 +290,23 @@ SCENARIOS = {s.name: s for s in (
     Scenario("temporary-ttl", ("-m", "16", "-o", "temporary_ttl=30"), 60, temporary_ttl_beside_permanent,
              about="the temporary LRU: 20 s TTL items never evicted, beside items that never expire",
              releases=("1.6.18",)),      # captured where only the installed 1.6.18 was at hand
+    Scenario("ext-issue", ("-m", "64", "-o", _ext("ext-issue")), 50, ext_issue_case,
+             about="extstore: 20 000 items of 2-20 KB in 10 s, -m 64, a 1 GB file; every key read back",
+             releases=("1.6.18",)),
+    Scenario("ext-slow-fill", ("-m", "16", "-o", "ext_page_size=8", "-o", _ext("ext-slow-fill", "64m")), 50,
+             ext_slow_fill, about="extstore: a slow paced fill with gets; a 64 MB file of 8 MB pages fills",
+             releases=("1.6.18",)),
+    Scenario("ext-mixed", ("-m", "16", "-o", "ext_item_size=1024", "-o", _ext("ext-mixed")), 50,
+             ext_mixed_sizes, about="extstore: mixed sizes, ext_item_size=1024", releases=("1.6.18",)),
+    Scenario("ext-headers-starve", ("-m", "6", "-o", _ext("ext-headers-starve")), 30, ext_headers_starve,
+             interval=5, about="extstore: -m 6, header items starve for pages", releases=("1.6.18",)),
+    Scenario("ext-age-lowttl", ("-m", "64", "-o", "ext_item_age=5,ext_low_ttl=30", "-o", _ext("ext-age-lowttl")),
+             50, ext_age_low_ttl, about="extstore: ext_item_age and ext_low_ttl with RAM to spare",
+             releases=("1.6.18",)),
+    Scenario("ext-overwrites", ("-m", "8", "-o", "ext_page_size=8", "-o", _ext("ext-overwrites", "64m")), 50,
+             ext_overwrites, about="extstore: overwrites fragment flash; compaction", releases=("1.6.18",)),
+    Scenario("live-ext", ("-m", "8", "-o", _ext("live-ext", "256m")), 6, ext_live, interval=3,
+             about="the short live extstore run in CI", releases=()),
     Scenario("live-short", ("-m", "8"), 55, short_expired_then_new_size,
              about="the short live run in CI",
              releases=("1.6.18", "1.6.38", "1.6.45", "1.6.37")),     # 1.6.37: a build of its tag
@@ -302,7 +405,20 @@ def capture(scenario: Scenario, memcached: str | None = None) -> Capture:
             wait = due - (time.monotonic() - wall0)
             if wait > 0:
                 time.sleep(min(wait, BATCH))
+    _remove_flash_files(scenario.args)
     return result
+
+
+def _remove_flash_files(args) -> None:
+    """The extstore files a scenario's server wrote (``ext_path=FILE:SIZE``), once it has stopped."""
+    import os
+
+    for word in ",".join(args).split(","):
+        if word.startswith("ext_path="):
+            try:
+                os.remove(word[len("ext_path="):].split(":")[0])
+            except OSError:
+                pass
 
 
 def _read_value(server: MemcachedServer, size: int) -> None:

@@ -54,6 +54,8 @@ def test_every_accepted_word_of_every_release_has_a_treatment_and_no_other_word_
 # what reads a word: simulate's background words, the layout's suboptions, the words configure parses
 LAYOUT_READ = {"slab_chunk_max", "slab_sizes", "hashpower", "no_hashexpand", "ext_path", "ext_page_size",
                "ext_wbuf_size", "ext_item_size"}
+# what simulate's storage threads read (engines/extstore.py), besides the layout's words
+from slabcalc.engines.extstore import READ_WORDS as EXTSTORE_READ  # noqa: E402
 
 
 def test_modelled_means_read_by_slabcalc_and_read_means_modelled():
@@ -68,7 +70,7 @@ def test_modelled_means_read_by_slabcalc_and_read_means_modelled():
                 wrong.append(f"{release}: {word} is read by simulate's threads but says {t.simulate}")
             if word in p.suboptions and t.layout != "modelled":
                 wrong.append(f"{release}: {word} changes the layout but says {t.layout}")
-            if t.simulate == "modelled" and word not in background | set(p.suboptions) | LAYOUT_READ:
+            if t.simulate == "modelled" and word not in background | set(p.suboptions) | LAYOUT_READ | EXTSTORE_READ:
                 wrong.append(f"{release}: {word} (simulate)")
             if t.layout == "modelled" and word not in set(p.suboptions) | LAYOUT_READ:
                 wrong.append(f"{release}: {word} (layout)")

@@ -77,7 +77,7 @@ def differences(snapshot: dict, sim) -> list[str]:
     def near(name, real, model, pct, floor):
         if real is None:                # a counter this release does not keep
             return
-        if name not in ("slab_global_page_pool", "slabs_moved"):
+        if name not in ("slab_global_page_pool", "slabs_moved", "extstore_pages_used", "extstore_page_evictions"):
             floor += in_flight
         if abs(int(real) - model) > max(floor, int(real) * pct / 100):
             out.append(f"{name}: server {real}, model {model}")
@@ -93,6 +93,14 @@ def differences(snapshot: dict, sim) -> list[str]:
     near("slab_reassign_evictions_nomem", stats.get("slab_reassign_evictions_nomem"),
          t.slab_reassign_evictions_nomem, 5, 300)
     near("slab_reassign_rescues", stats["slab_reassign_rescues"], t.slab_reassign_rescues, 5, 300)
+    if sim.extstore is not None:        # -o ext_path (engines/extstore.py)
+        x = sim.extstore
+        near("extstore_objects_written", stats["extstore_objects_written"], x["extstore_objects_written"], 3, 300)
+        near("get_extstore", stats["get_extstore"], x["get_extstore"], 3, 300)
+        near("extstore_pages_used", stats["extstore_pages_used"], x["extstore_pages_used"], 0, 1)
+        near("extstore_page_evictions", stats["extstore_page_evictions"], x["extstore_page_evictions"], 0, 1)
+    elif "extstore_objects_written" in stats:
+        out.append("the server ran extstore, the model did not")
     return out
 
 
@@ -119,6 +127,11 @@ KNOWN_GAPS = {
     # and the mover's second (the wall clock's) decides; the server itself moved 10 pages by 26 s in
     # that capture and 11 by 40 s in this one.
     "chunked-1.6.45": "1.6.45's page moves among chunked items' classes: 3-5 pages more than the model",
+    # With ext_item_age=5 and RAM to spare, an item goes to flash once it has idled 5 s at its
+    # class's COLD tail, which it reaches when the maintainer moves it there: two runs of this
+    # scenario on the server wrote 5 548 and 5 077 objects by 20 s and 9 250 and 9 572 by 30 s
+    # (the model 5 073 and 9 169), further apart than the tolerance; every other figure agrees.
+    "ext-age-lowttl-1.6.18": "ext_item_age: the server's own runs differ by 470 objects written at 20 s",
 }
 
 
@@ -141,6 +154,32 @@ def test_stored_paced_run(name):
         assert sim.totals.crawler_reclaimed > 5000 and sim.totals.reclaimed > 1000
     if name == "moves-no-eviction":
         assert int(last["evictions"]) == 0 and sim.totals.pages_moved > 30
+    if name == "ext-issue":
+        # issue 28's case, 20 000 items of 2-20 KB into -m 64 with a 1 GB file: the issue's run of the
+        # server gave 19 923 hits, 77 misses, 17 656 values on flash and 2 267 whole items in RAM (this
+        # capture, paced differently: 20 000, 0, 17 771 and 2 229); the model within 3 % of the issue's
+        x = sim.extstore
+        assert x is not None and int(last["extstore_objects_used"]) == 17771
+        for model, issue in ((sim.totals.hits, 19923), (x["extstore_objects_used"], 17656),
+                             (sim.totals.curr_items - x["extstore_objects_used"], 2267)):
+            assert abs(model - issue) <= issue * 3 / 100, (model, issue)
+        assert sim.totals.misses <= 77 + 300
+    if name == "ext-headers-starve":
+        # the header items' class holds the one page -m 6 leaves it: 16 076 headers evicted by 30 s
+        # (the server's class 1 evictions) with 14 of the file's 16 pages free
+        x, evicted = sim.extstore, _per_class(capture.snapshots[-1]["items"], "items:")[1]["evicted"]
+        assert evicted > 10000 and abs(x["header_items_lost"] - evicted) <= evicted * 3 / 100
+        assert x["header_items_lost_flash_free"] == int(last["extstore_pages_free"]) == 14
+    if name == "ext-overwrites":
+        # overwrites leave dead values on flash: with 2 of the 8 pages free the compaction thread
+        # rewrites the live values of the oldest page under the fragmentation limit (876 rescued (971
+        # in a second run of the server),
+        # 7 pages reclaimed by 50 s; the model 916 and 7).  The server's 104 misses from flash are all
+        # bad checksums of rescued values (badcrc_from_extstore), which the model does not make.
+        x = sim.extstore
+        rescues = int(last["extstore_compact_rescues"])
+        assert rescues > 500 and abs(x["extstore_compact_rescues"] - rescues) <= rescues * 5 / 100
+        assert x["extstore_page_reclaims"] == int(last["extstore_page_reclaims"])
     if name == "temporary-ttl":
         # the 2 KB items (20 s TTL) all sit in class 15's TEMP LRU, never evicted: the class runs out
         # of memory instead, as in the model.  How many sets fail depends on where in its second the

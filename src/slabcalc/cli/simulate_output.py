@@ -65,6 +65,18 @@ def _simulation_lines(result, record, finding_lines):
                                      f"{t['slab_reassign_rescues']} rescued, "
                                      f"{t['slab_reassign_evictions_nomem']} dropped (slab_reassign_evictions_nomem)"))
     lines.append(("items", f"{t['curr_items']} at the end (t={record['end_time']})"))
+    if "extstore" in record:
+        x = record["extstore"]
+        lines.append(("extstore", f"{x['extstore_objects_written']} objects written to flash "
+                                  f"({x['extstore_bytes_written']} bytes), {x['extstore_objects_used']} there at the end; "
+                                  f"{x['get_extstore']} hits read from flash, {x['miss_from_extstore']} misses from "
+                                  f"flash; {x['extstore_pages_used']} pages used, {x['extstore_page_evictions']} "
+                                  f"evicted (extstore_page_evictions)"))
+        if x["header_items_lost"] and x["header_items_lost_flash_free"]:
+            lines.append(("header items", f"{x['header_items_lost']} evicted with their values still on "
+                                          f"flash, while up to {x['header_items_lost_flash_free']} flash pages were "
+                                          "free: RAM, not flash, limited this node (the header items' class got no "
+                                          "more pages); a larger -m keeps them"))
     lines += finding_lines(result.finding, result.model, t["slabs_moved"], result.settings)
     if result.sample is not None:
         from slabcalc.records.simulate import sample_lines

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import gc
 import math
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from slabcalc.engines.background import Background
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Item, Lrus
@@ -38,6 +38,9 @@ from slabcalc.model.item import ntotal_function
 from slabcalc.model.ops import DELETE, FILL, GET, OP_NAMES, SET, TOUCH  # noqa: F401 (re-exported)
 from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable, place
 from slabcalc.model.settings import Settings
+
+if TYPE_CHECKING:
+    from slabcalc.engines.extstore import Storage
 
 CLOCK_START = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
 US = 1_000_000
@@ -114,6 +117,11 @@ class Engine:
             from slabcalc.engines.automove import MoverThread
 
             self.actors.append(MoverThread(self, start=-lead))
+        self.storage: Storage | None = None     # -o ext_path: the storage write thread and flash (.extstore)
+        if settings.extstore is not None:
+            from slabcalc.engines.extstore import attach
+
+            attach(self, boot)
         self.next_wake = min((a.next_wake for a in self.actors), default=math.inf)
         self.idle = None                # fast_forward: idle stretches jumped over, not stepped (.idle)
         if fast_forward and self.actors:
@@ -146,6 +154,8 @@ class Engine:
         self.lrus.unlink(item)
         key = item.key
         del self.index[key]
+        if self.storage is not None:
+            self.storage.unlinked(item, lost)
         if lost:
             self.gone[key] = item.cls
         free = self.slabs.free
@@ -227,12 +237,16 @@ class Engine:
         if self.temp is not None and self.temp.holds(exptime, now):
             seg = TEMP                  # do_item_alloc: id |= TEMP_LRU (items.c 325-327)
         self.link(Item(key, cls, seg, exptime, now, ntotal, addr, chunks))
+        if self.storage is not None:
+            self.storage.stored(key)
         if self.gone:
             self.gone.pop(key, None)
 
     def set(self, key, key_size: int, value_size: int, ttl: int, flags: int) -> None:
         self.counts["sets"] += 1
         size = self.ntotal(key_size, value_size, flags)
+        if self.storage is not None:
+            self.storage.noted(key, key_size, flags)
         if size > self.max_single:
             self.set_large(key, key_size, value_size, flags, ttl, size)
             return
@@ -351,6 +365,11 @@ class Engine:
         if op == TOUCH:
             item.exptime = self.exptime(ttl)
             self.lrus.version[item.cls] += 1
+        elif self.storage is not None and not self.storage.read(item):     # a header: read from flash
+            counts["hits"] -= 1
+            counts["misses"] += 1
+            self.hits[item.cls] -= 1
+            return False
         return True
 
     def bump(self, item: Item) -> None:
@@ -547,4 +566,5 @@ class Engine:
             slab_reassign_inline_reclaim=k["inline_reclaim"], slab_reassign_chunk_rescues=k["chunk_rescues"],
             total_items=k["total_items"])
         return Simulation(self.settings, model, tuple(rows), totals, finding(rows, self.peak, totals),
-                          tuple(timeline), self.time)
+                          tuple(timeline), self.time,
+                          extstore=self.storage.counters() if self.storage is not None else None)

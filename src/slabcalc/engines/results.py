@@ -26,6 +26,7 @@ class Model:
     memory_limit_mb: int = 0    # -m (0: no limit)
     background: Background | None = None    # what ran beside the requests, and its constants
     sample: float | None = None             # the share of keys replayed (simulate's ``sample``)
+    extstore: str | None = None  # -o ext_path: the storage threads ran, on these rules (engines/extstore.py)
 
 
 @dataclass(frozen=True)
@@ -128,3 +129,4 @@ class Simulation:
     end_time: float | None
     snapshots: tuple = ()       # (workload time, Simulation) kept on request (simulate's ``at``)
     sample: object = None       # engines.sample.Sample of a sampled replay (its counts are scaled back)
+    extstore: dict | None = None    # -o ext_path: stats' extstore counters, memcached's names (.extstore)

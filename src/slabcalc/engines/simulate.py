@@ -39,12 +39,17 @@ def describe_model(settings: Settings, background: Background) -> Model:
     """What a simulation replays (the release, its LRU, the threads beside it), and whether it is exact;
     refuses what the engine does not model.  :func:`slabcalc.records.simulate.model_text` says it."""
     check_replayable(settings, background)
+    if settings.extstore is not None:
+        from slabcalc.engines.extstore import check_extstore_replayable
+
+        check_extstore_replayable(settings)
     options = check_treated(settings, "simulate", "simulate", SimulationError)
     bg = background
     fields = dict(automove=bg.slab_automove if bg.moves_pages else 0, maintainer=bg.maintainer,
                   crawler=bg.crawls, automove_window=bg.slab_automove_window if bg.moves_pages else None,
                   automove_ratio=bg.slab_automove_ratio if bg.moves_pages else None, options=tuple(options or ()),
-                  memory_limit_mb=settings.maxbytes >> 20 if settings.maxbytes else 0, background=bg)
+                  memory_limit_mb=settings.maxbytes >> 20 if settings.maxbytes else 0, background=bg,
+                  extstore=(settings.profile.extstore.replay['rules_from'] if settings.extstore is not None else None))
     exact = not bg.threads and bg.lru == "compat"     # the synchronous allocation path, replayed
     return Model(settings.profile.release, bg.lru, exact, **fields)
 

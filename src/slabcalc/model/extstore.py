@@ -71,6 +71,10 @@ class Extstore:
     reserved_pages: int         # pages of the file never written
     write_margin_pages: int
     words: tuple[str, ...]      # the ext_* -o words as given
+    # given on the command line, else None: the release's default (profile ``extstore.replay``)
+    recache_rate: int | None = None
+    max_sleep: int | None = None
+    free_ratio: float | None = None     # slab_automove_freeratio
 
     @property
     def page_count(self) -> int:
@@ -165,8 +169,7 @@ class _Reader:
             self.values[INTEGER_WORDS[name]] = value if name != "ext_item_age" or value != UINT32 - 1 else None
         elif name in FLOAT_WORDS:
             value = _double(name, text)
-            if name == "ext_max_frag":
-                self.values["max_frag"] = value
+            self.values["max_frag" if name == "ext_max_frag" else "free_ratio"] = value
         elif name == "ext_path":
             if text is None:
                 raise Refused("missing argument to ext_path, ie: ext_path=/d/file:5G", 1)
@@ -260,7 +263,8 @@ def start_extstore(reader: _Reader) -> Extstore:
                     item_size=v["item_size"], item_age=v["item_age"], low_ttl=v["low_ttl"], compact_under=compact,
                     drop_under=drop, max_frag=v["max_frag"], threads=v["threads"], header=rules.header,
                     reserved_pages=rules.reserved_pages, write_margin_pages=rules.write_margin_pages,
-                    words=tuple(reader.words))
+                    words=tuple(reader.words), recache_rate=v.get("recache_rate"), max_sleep=v.get("max_sleep"),
+                    free_ratio=v.get("free_ratio"))
 
 
 # -- where items go ---------------------------------------------------------------------------------

@@ -167,6 +167,7 @@ class ExtstoreRules:
     compact_under_share: float       # ext_compact_under when not given: pages x share (C double) ...
     compact_under_min: int           # ... at least this
     write_margin_pages: int          # the write thread flushes early below this many pages of free chunks
+    replay: Mapping[str, Any] | None = None   # simulate's storage threads (engines/extstore.py REPLAY_KEYS)
 
 
 @dataclass(frozen=True)
@@ -727,6 +728,7 @@ def _extstore(r: _RuleReader) -> ExtstoreRules | None:
         compact_under_share=r.get("extstore.compact_under.share", float),
         compact_under_min=r.get("extstore.compact_under.min", int),
         write_margin_pages=r.get("extstore.write_margin_pages", int),
+        replay=r.get("extstore.replay", dict, optional=True),
     )
 
 

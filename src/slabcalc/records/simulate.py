@@ -99,6 +99,9 @@ def model_text(model: Model) -> str:
                      if bg.rules.segmented_exact or bg.lru == "compat" else "a MODEL of this release")
         text = (f"memcached {model.release}, {lru}, {limit}; beside the requests, on the workload's clock "
                 f"from the server's start: {threads_text(bg)}{note}; {exactness}")
+    if model.extstore:
+        text += (f"; extstore's storage write and compaction threads and, for slab_automove=1, the extstore "
+                 f"automover ({model.extstore}'s rules)")
     if model.options:
         text += f"; {options_text(model.options)}"
     if model.sample is not None:
@@ -131,7 +134,14 @@ def threads_text(bg: Background) -> str:
 
 def why(model: Model, pages_moved: int) -> str:
     """Why pages did (not) follow the evictions, from what ran -- never a cause the setup rules out."""
-    if model.automove == 1:
+    if model.automove == 1 and model.extstore:
+        text = (f"the extstore automover moved {pages_moved} page{'s' if pages_moved != 1 else ''}: it sends "
+                f"pages only to the global pool, never to a class that evicts -- from a class with spare free "
+                f"chunks over its {model.automove_window}-run window, or from the class of large items with the "
+                f"oldest COLD tail when the pool is below slab_automove_freeratio of all pages; the write thread "
+                f"keeps 3 pages of free chunks in each class it flushes, and header items get pages only from "
+                f"that pool")
+    elif model.automove == 1:
         text = (f"slab automover 1 moved {pages_moved} page{'s' if pages_moved != 1 else ''}: it moves at most "
                 f"one a second, from the class with the oldest items (more than 2 pages) to one that evicts "
                 f"with items younger than {model.automove_ratio:g} of those, once its {model.automove_window}-run "
@@ -177,6 +187,8 @@ def simulation_record(sim: Simulation, accounting=None) -> dict:
                                           for r in accounting.first_rejections]}
     if sim.sample is not None:
         record["sample"] = sample_record(sim.sample)
+    if sim.extstore is not None:
+        record["extstore"] = dict(sim.extstore)        # stats' extstore lines, memcached's names
     if sim.timeline:
         record["timeline"] = [timeline_record(r) for r in sim.timeline]
     return record

@@ -87,6 +87,8 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
             describe_model(settings, background_for(settings))
     except SimulationError as exc:
         raise Refusal(str(exc)) from None
+    if sample is not None and every_settings[0].extstore is not None:
+        raise Refusal("simulate --sample does not model -o ext_path: replay the whole workload")
     if len(limits) > 1:
         if every is not None:
             raise Refusal("--every draws the timeline of one replay: give one -m with it, not a list")

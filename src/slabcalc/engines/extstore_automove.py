@@ -1,0 +1,100 @@
+"""The automover 1.6.18 runs when extstore is on (``slab_automove_extstore.c``; items.c 1574-1580).
+
+Run by the LRU maintainer where the default automover would be (once a second
+of ``current_time``, or at once again after a page sent to the pool), it moves
+pages only *to the global pool*, which the write thread and every class draw
+on (slab_automove_extstore.c 142-232):
+
+* ``memcheck`` (113-131): the pool's watermark is ``slab_automove_freeratio``
+  of all pages (the pool's included), at least 2; it becomes the write
+  thread's ``ext_global_pool_min``;
+* a class whose window (``slab_automove_window`` runs) saw no eviction, no
+  allocation failure and no page gained, with more than 2.5 pages of free
+  chunks, gives a page to the pool -- a class of chunks below
+  ``ext_item_size`` at once, a larger one only if it had over 3 pages of free
+  chunks (twice 1.5 pages) for the whole window; the last such class wins;
+* else, once the window has filled and the pool was under the watermark at
+  the run's start (``global_pool_check``, 87-101), the class of chunks
+  ``ext_item_size`` or more whose COLD tail is oldest on the window's average,
+  with more than 2 pages, gives one.
+"""
+
+from __future__ import annotations
+
+COLD = 2
+MAX_CLASSES = 64        # MAX_NUMBER_OF_SLAB_CLASSES: the run walks 1..63 (classes without pages idle)
+
+
+class ExtstoreAutomover:
+    def __init__(self, engine):
+        e = self.e = engine
+        replay = e.settings.profile.extstore.replay
+        ext = e.settings.extstore
+        self.window_size = e.bg.slab_automove_window
+        self.free_ratio = replay["free_ratio"] if ext.free_ratio is None else ext.free_ratio
+        self.floor = replay["pool_min_floor"]
+        self.free_pages = replay["automove_free_pages"]
+        self.reclaim_pages = replay["automove_reclaim_pages"]
+        self.source_pages = replay["automove_source_pages"]
+        self.item_size = ext.item_size
+        n = len(e.size)
+        # per class, per slot: [age, dirty, excess_free]
+        self.window = [[[0, 0, 0] for _ in range(self.window_size)] for _ in range(n)]
+        self.cur = 0
+        self.watermark = 0
+        self.before = self._counters()          # the init's dry run
+
+    def _counters(self):
+        e = self.e
+        return (list(e.lrus.evicted), list(e.lrus.outofmemory), [len(p) for p in e.slabs.pages])
+
+    def run(self) -> tuple[int, int]:
+        """``slab_automove_extstore_run``: ``(source, 0)`` or ``(-1, -1)``."""
+        e = self.e
+        slabs, storage = e.slabs, e.storage
+        held = storage.held
+        global_low = slabs.full and len(slabs.pool) < self.watermark
+        evicted, oom, pages = after = self._counters()
+        b_evicted, b_oom, b_pages = self.before
+        self.cur += 1
+        total = sum(pages[1:]) + len(slabs.pool)                         # memcheck
+        self.watermark = max(self.floor, int(total * self.free_ratio))
+        storage.pool_min = self.watermark
+        src = dst = -1
+        too_free = False
+        oldest, oldest_age = -1, 0
+        size = self.window_size
+        at = self.cur % size
+        cold = e.lrus.q[COLD]
+        now = e.now
+        for c in range(1, len(pages)):
+            small = e.size[c] < self.item_size
+            slot = self.window[c][at]
+            perslab = e.perslab[c]
+            free_target = int(perslab * self.free_pages)
+            dirty = int(evicted[c] > b_evicted[c] or oom[c] > b_oom[c] or pages[c] > b_pages[c])
+            # a read buffer held for the write thread's next pass (engines/extstore.py) is in
+            # flight for tens of microseconds in the server: the automover's run does not see it
+            free_chunks = len(slabs.free[c]) + (c in held)
+            lru = cold[c]
+            slot[:] = [now - lru.next.time if lru.n else 0, dirty, int(free_chunks > free_target * 2)]
+            window = self.window[c]
+            age = sum(s[0] for s in window) // size
+            if free_chunks > perslab * self.reclaim_pages and not any(s[1] for s in window):
+                if small or sum(s[2] for s in window) >= size:
+                    src, dst, too_free = c, 0, True
+            if not small and age > oldest_age and pages[c] > self.source_pages:
+                oldest, oldest_age = c, age
+        self.before = after
+        if self.cur < size:
+            return src, dst
+        if not too_free and global_low and oldest != -1:
+            src, dst = oldest, 0
+        return src, dst
+
+    def quiet_runs(self, first: int) -> float:
+        """Idle stretches are not jumped over with extstore on (engines/extstore.py)."""
+        return 0
+
+    def skip(self, first: int, runs: int) -> None:     # never called: quiet_runs is 0
+        self.cur += runs
