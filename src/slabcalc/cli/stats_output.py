@@ -72,7 +72,7 @@ def _sample_report(node, reason, lines, limit):
         return {"error": "no model settings"}, "sample: not modelled (the release or settings are unknown)"
     if not lines:
         return {"error": "no items"}, "sample: no items"
-    from slabcalc.inputs.items import metadump_key_length
+    from slabcalc.inputs.metadump import metadump_key_length
 
     try:
         items, accounting = read_items(io.StringIO("\n".join(lines) + "\nEND\n"), f"{node.node} metadump",
