@@ -271,3 +271,52 @@ def test_memcached_suboption_words_are_spelled_by_the_argv_writer():
             if isinstance(node, ast.Constant) and node.value in ("slab_chunk_max=", "slab_sizes="):
                 found.append(f"{name}:{node.lineno} writes {node.value}")
     assert found == []
+
+
+# the readers of files, which the command line reaches only through slabcalc.inputs (inputs/entry.py)
+FILE_READERS = ("items", "workload", "warehouse", "traces", "rows", "blocks", "columns", "lines", "metadump")
+
+
+def _cli_reader_imports(name: str, path: Path) -> list[str]:
+    """The file readers (and their pieces) that cli module ``name`` imports, and ``open_input``/``parse_dump``
+    named anywhere in it: what choosing a reader looks like."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("slabcalc.inputs"):
+            module = node.module.split(".")[2] if node.module.count(".") >= 2 else None
+            names = {a.name for a in node.names}
+            if module in FILE_READERS or (module is None and names & set(FILE_READERS)):
+                found.append(f"{name}:{node.lineno} imports {node.module} ({', '.join(sorted(names))})")
+            elif module == "dumps" and "parse_dump" in names:
+                found.append(f"{name}:{node.lineno} imports parse_dump")
+        elif isinstance(node, ast.Import) and any(a.name.startswith("slabcalc.inputs.") and
+                                                  a.name.split(".")[2] in FILE_READERS for a in node.names):
+            found.append(f"{name}:{node.lineno} imports a reader")
+        elif isinstance(node, ast.Name) and node.id in ("read_items", "read_workload", "read_warehouse",
+                                                         "read_oracle_general", "open_input", "parse_dump"):
+            found.append(f"{name}:{node.lineno} names {node.id}")
+    return found
+
+
+def test_commands_read_their_inputs_through_the_one_entry():
+    """Commands pass options; ``slabcalc.inputs.open_items``/``open_workload``/``read_dumps`` pick the reader
+    (CSV, metadump, stats sizes, DuckDB, a trace).  No cli module imports a file reader (issue 30: the
+    choice between DuckDB and the row readers was written four times, in the commands)."""
+    found = [hit for name, path in modules().items() if name.startswith("slabcalc.cli")
+             for hit in _cli_reader_imports(name, path)]
+    assert found == []
+
+
+def test_the_reader_check_sees_a_command_that_picks_its_reader(tmp_path):
+    """The check above fails on the bypasses it is there for."""
+    for text in ("from slabcalc.inputs.items import read_items\n",
+                 "from slabcalc.inputs import items as reader\n",
+                 "def f(file):\n    from slabcalc.inputs.warehouse import reader_for\n    return reader_for(file)\n",
+                 "import slabcalc.inputs.workload\n",
+                 "def f(stream):\n    return read_items(stream, 'x')\n"):
+        bypass = tmp_path / "bypass.py"
+        bypass.write_text(text)
+        assert _cli_reader_imports("slabcalc.cli.commands.bypass", bypass), text
+    entry = tmp_path / "entry.py"
+    entry.write_text("from slabcalc.inputs import open_items\nfrom slabcalc.inputs.client import poll\n")
+    assert _cli_reader_imports("slabcalc.cli.commands.entry", entry) == []

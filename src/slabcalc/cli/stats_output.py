@@ -60,10 +60,9 @@ def print_stats(nodes, failed, samples, fmt, pool, spans=None):
 
 def _sample_report(node, reason, lines, limit):
     """``--sample-items``: the sampled sizes modelled under the node's settings (record, summary line)."""
-    import io
-
     from slabcalc.analysis.report import build_report
-    from slabcalc.inputs.items import InputError, read_items
+    from slabcalc.errors import InputError
+    from slabcalc.inputs import sampled_items
     from slabcalc.records.report import report_record
 
     if reason is not None:
@@ -72,12 +71,9 @@ def _sample_report(node, reason, lines, limit):
         return {"error": "no model settings"}, "sample: not modelled (the release or settings are unknown)"
     if not lines:
         return {"error": "no items"}, "sample: no items"
-    from slabcalc.inputs.metadump import metadump_key_length
-
     try:
-        items, accounting = read_items(io.StringIO("\n".join(lines) + "\nEND\n"), f"{node.node} metadump",
-                                       key_max=node.settings.profile.key_max)
-        report = build_report(node.settings, list(items), size_key_length=metadump_key_length(lines))
+        items, accounting, key_length = sampled_items(lines, f"{node.node} metadump", node.settings)
+        report = build_report(node.settings, items, size_key_length=key_length)
     except (InputError, ValueError) as exc:
         return {"error": str(exc)}, f"sample: {exc}"
     record = report_record(report, accounting)

@@ -45,6 +45,7 @@ class Accounting:
     rejected: int = 0      # rows rejected
     first_rejections: list[Rejection] = field(default_factory=list)   # the first 5
     keys_named: bool = False   # the input names its keys (metadump)
+    left_out: int = 0          # lines a filter (optimize --hot) kept from the reader: not rows
 
 
 class Rejected(Exception):
