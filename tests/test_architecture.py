@@ -150,7 +150,7 @@ def test_no_release_number_is_compared_outside_the_profile_loader():
 
 
 def test_memcached_flags_are_spelled_in_one_place():
-    """memcached's argv is written by ``model.settings.argv_words`` (and ``Settings.as_argv`` through it),
+    """memcached's argv is written by ``Settings.argv`` (and ``Settings.as_argv`` through it),
     and slab_chunk_max's unit converted by ``model.settings.chunk_max_value``: nowhere else outside the
     command line's own option declarations."""
     flags = {"-m", "-n", "-f", "-I", "-C", "-o"}
@@ -260,7 +260,7 @@ def test_cas_bytes_are_worked_out_in_one_place():
 
 
 def test_memcached_suboption_words_are_spelled_by_the_argv_writer():
-    """``-o slab_chunk_max=`` and ``-o slab_sizes=`` are written by ``model.settings.argv_words`` alone:
+    """``-o slab_chunk_max=`` and ``-o slab_sizes=`` are written by ``Settings.argv`` alone:
     Settings.as_argv, the command line's options, stats' flags of a running server and optimize's
     candidates all hand it values (issue 30: five writers of memcached's argv)."""
     found = []
@@ -320,3 +320,38 @@ def test_the_reader_check_sees_a_command_that_picks_its_reader(tmp_path):
     entry = tmp_path / "entry.py"
     entry.write_text("from slabcalc.inputs import open_items\nfrom slabcalc.inputs.client import poll\n")
     assert _cli_reader_imports("slabcalc.cli.commands.entry", entry) == []
+
+
+# who hands Settings.argv values: the command line's options, a running server's stats settings, and
+# analysis/optimize's candidates (through the old name argv_words while that module is being split)
+ARGV_CALLERS = {"slabcalc.cli.common", "slabcalc.analysis.stats", "slabcalc.analysis.optimize"}
+
+
+def _argv_writers(name: str, path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef) and node.name in ("memcached_argv", "memcached_args", "argv_words"):
+            found.append(f"{name}:{node.lineno} defines {node.name}")
+        if isinstance(node, ast.Call) and name not in ARGV_CALLERS and (
+                getattr(node.func, "id", None) == "argv_words" or
+                (getattr(node.func, "attr", None) == "argv" and getattr(node.func.value, "id", "") == "Settings")):
+            found.append(f"{name}:{node.lineno} writes an argv from values")
+    return found
+
+
+def test_settings_are_the_one_writer_of_memcached_argv():
+    """memcached's argv is written by ``Settings`` alone: ``as_argv`` for settings already made, ``Settings.argv``
+    for the values the command line and a server's ``stats settings`` give (issue 30: ``cli/common.memcached_argv``
+    and ``analysis/stats.memcached_args`` wrote their own).  Elsewhere argv comes from a Settings' as_argv."""
+    found = [hit for name, path in modules().items() if name != "slabcalc.model.settings"
+             for hit in _argv_writers(name, path)]
+    assert found == []
+
+
+def test_the_writer_check_sees_another_writer(tmp_path):
+    for text in ("def memcached_argv(profile, **options):\n    return []\n",
+                 "def f():\n    return Settings.argv(memory_mb=64)\n",
+                 "def f():\n    return argv_words(chunk_size=48)\n"):
+        other = tmp_path / "other.py"
+        other.write_text(text)
+        assert _argv_writers("slabcalc.analysis.other", other), text

@@ -10,7 +10,7 @@ import click
 from slabcalc.cli import output
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.errors import InputError, SlabcalcError, ValueRefused
-from slabcalc.model.settings import argv_words, chunk_max_value
+from slabcalc.model.settings import Settings, chunk_max_value
 from slabcalc.model.units import parse_size
 
 
@@ -23,18 +23,6 @@ def draw(kind: str, data, path: str) -> None:
         raise DataError(str(exc)) from None
     except OSError as exc:
         raise DataError(f"{path}: cannot write the plot: {exc.strerror or exc}") from None
-
-
-def memcached_argv(profile, slab_min_size, factor, max_item_size, memory_limit, cas, slab_chunk_max,
-                    slab_sizes, extra_options, threads=None, conn_limit=None, prealloc=False) -> list[str]:
-    """The command-line flags a real memcached would be started with."""
-    return argv_words(memory_mb=_megabytes(memory_limit) if memory_limit is not None else None,
-                      chunk_size=slab_min_size, factor=factor, item_size_max=max_item_size, no_cas=cas is False,
-                      slab_chunk_max=(_chunk_max_in_release_unit(profile, slab_chunk_max)
-                                      if slab_chunk_max is not None else None),
-                      slab_sizes=slab_sizes.replace(",", "-").replace(" ", "") if slab_sizes is not None else None,
-                      suboptions=extra_options, threads=threads, maxconns=conn_limit,
-                      preallocate=prealloc)
 
 
 def _megabytes(text: str) -> int:
@@ -120,6 +108,18 @@ def check_layout_options(settings, command: str) -> None:
         raise Refusal(str(exc)) from None
 
 
+def _argv_values(profile, slab_min_size, factor, max_item_size, memory_limit, cas, slab_chunk_max, slab_sizes,
+                 extra_options, threads=None, conn_limit=None, prealloc=False) -> dict:
+    """The model options as :meth:`Settings.argv`'s values: ``-m`` in megabytes, ``--slab-chunk-max`` in the
+    release's unit, ``--slab-sizes`` dash-separated; text memcached parses itself passes through."""
+    return dict(memory_mb=_megabytes(memory_limit) if memory_limit is not None else None,
+                chunk_size=slab_min_size, factor=factor, item_size_max=max_item_size, no_cas=cas is False,
+                slab_chunk_max=(_chunk_max_in_release_unit(profile, slab_chunk_max)
+                                if slab_chunk_max is not None else None),
+                slab_sizes=slab_sizes.replace(",", "-").replace(" ", "") if slab_sizes is not None else None,
+                suboptions=extra_options, threads=threads, maxconns=conn_limit, preallocate=prealloc)
+
+
 def settings_from(profile, bits, noted: set | None = None, **options):
     """Profile and settings from the shared options, or a one-line refusal (exit 2).
 
@@ -133,7 +133,7 @@ def settings_from(profile, bits, noted: set | None = None, **options):
         release = load_profile(profile, bits=int(bits))
     except ProfileError as exc:
         raise Refusal(str(exc)) from None
-    args = memcached_argv(release, **options)
+    args = Settings.argv(**_argv_values(release, **options))
     try:
         settings = configure(release, args)
         slab_classes(settings)          # slabs_init() refuses too (-L without room for every class)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from slabcalc.cli import output
-from slabcalc.cli.common import check_layout_options, draw, input_items, memcached_argv, say_rejected, settings_from
+from slabcalc.cli.common import check_layout_options, draw, input_items, say_rejected, settings_from
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import (check_key, deploy_options, format_option, gate_options, input_options, model_options,
@@ -49,7 +49,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     check_key(settings, key_length)
     check_layout_options(settings, "report")
     limit = settings.memory_limit
-    versus = [(text, _vs_settings(settings, model, text)) for text in what_if]
+    versus = [(text, _vs_settings(settings, text)) for text in what_if]
     orders = [_file_order(s, key_length) for s in [settings] + [vs for _, vs in versus]]
     groups = None
     if deploy["group_by"] is not None:   # summed per group in the one pass that reads the sizes
@@ -94,15 +94,14 @@ def _file_order(settings, key_length):
     return FileOrder(settings, settings.memory_limit, key_length or 16)
 
 
-def _vs_settings(settings, model, text):
-    """Settings for ``--vs OPTIONS``: the baseline's options followed by these."""
+def _vs_settings(settings, text):
+    """Settings for ``--vs OPTIONS``: the baseline's options, as its settings write them, followed by these."""
     import shlex
 
     from slabcalc.model.settings import Refused, configure
 
-    base_args = memcached_argv(settings.profile, **{k: v for k, v in model.items() if k not in ("profile", "bits")})
     try:
-        return configure(settings.profile, base_args + shlex.split(text))
+        return configure(settings.profile, settings.as_argv(round_trip=True) + shlex.split(text))
     except Refused as exc:
         raise Refusal(f"--vs {text!r}: {settings.profile.label} refuses: {exc.message or exc.crash}") from None
     except ValueError as exc:
