@@ -1,6 +1,6 @@
 """A text stream that tells how it was read: at once or in parts, and how many times (issue 30).
 
-``OnceStream(text)`` stands in for an input (``monkeypatch`` ``slabcalc.inputs.items.open_input``) to
+``OnceStream(text)`` stands in for an input (``monkeypatch`` ``slabcalc.inputs.rows.open_input``) to
 prove a command reads it in bounded parts and once: ``whole_reads`` counts ``read()`` of everything,
 ``reads_after_end`` reads after a ``read`` returned nothing, ``rewinds`` the ``seek(0)`` of a second
 pass (only when made ``seekable``, as a file is; a pipe is not).

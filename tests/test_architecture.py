@@ -210,7 +210,7 @@ def test_the_model_reads_nothing_and_prints_nothing():
             text = path.read_text()
             assert "click" not in text and "print(" not in text, name
             # the profile loader alone reads files: the release rules, shipped or the operator's
-            assert name == "slabcalc.model.profile" or "open(" not in text, name
+            assert name == "slabcalc.model.profile.loader" or "open(" not in text, name
 
 
 def test_only_the_command_line_imports_click():
@@ -289,7 +289,6 @@ LONG_FUNCTIONS = {
     "slabcalc.analysis.report.build_report": "placement closures; issue 30 makes one placement pass of it",
     "slabcalc.cli.commands.stats.stats": "the command reads and analyses; issue 30 moves that to the library",
     "slabcalc.model.capacity.chunked_capacity": "its arrival rule is wrong (issue 30) and is being rewritten",
-    "slabcalc.model.profile._validate": "validates every field in order; issue 30 splits profile loading",
     "slabcalc.model.settings.configure": "follows memcached's main() option by option, in its order",
 }
 
@@ -314,7 +313,7 @@ def test_no_release_number_is_compared_outside_the_profile_loader():
     """Release rules are data: code reads a profile's fields, never ``if release >= 1.6.24``."""
     found = []
     for name, path in modules().items():
-        if name == "slabcalc.model.profile":
+        if name == "slabcalc.model.profile.loader":
             continue
         for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "release_key":
@@ -328,14 +327,14 @@ def test_no_release_number_is_compared_outside_the_profile_loader():
 
 
 def test_memcached_flags_are_spelled_in_one_place():
-    """memcached's argv is written by ``model.settings.argv_words`` (and ``Settings.as_argv`` through it),
+    """memcached's argv is written by ``Settings.argv`` (and ``Settings.as_argv`` through it),
     and slab_chunk_max's unit converted by ``model.settings.chunk_max_value``: nowhere else outside the
     command line's own option declarations."""
     flags = {"-m", "-n", "-f", "-I", "-C", "-o"}
     found = []
     for name, path in modules().items():
-        if name.startswith("slabcalc.cli") or name in ("slabcalc.model.settings", "slabcalc.model.profile",
-                                                        "slabcalc"):
+        if name.startswith("slabcalc.cli") or name in ("slabcalc.model.settings", "slabcalc.model.profile.data",
+                                                        "slabcalc.model.profile.validate", "slabcalc.model.profile.fields", "slabcalc"):
             continue
         text = path.read_text()
         if "slab_chunk_max_unit" in text:
@@ -373,7 +372,7 @@ def argv_writers() -> dict[str, list[str]]:
     before_value = re.compile(rf"(^|-o |,)({words})=$")
     found: dict[str, list[str]] = {}
     for name, path in modules().items():
-        if name in ("slabcalc.model.settings", "slabcalc.model.profile"):
+        if name == "slabcalc.model.settings" or name.startswith("slabcalc.model.profile"):
             continue
         for where, node in scoped(parsed(path), name):
             written = []
@@ -392,7 +391,7 @@ def argv_writers() -> dict[str, list[str]]:
 
 
 # Places that spelled ``-o`` words themselves when the rule came (issue 30), each with why it is not yet
-# moved to model.settings.argv_words. This list only shrinks (the test below checks it is not stale).
+# moved to model.settings' Settings.argv. This list only shrinks (the test below checks it is not stale).
 KNOWN_ARGV_WRITERS = {
     "slabcalc.analysis.automover.TURN_ON": "a flag of the automover's advice; issue 22 owns those texts",
     "slabcalc.analysis.automover.TURN_ON_REASSIGN": "a flag of the automover's advice; issue 22 owns those texts",
@@ -497,7 +496,7 @@ def test_cas_bytes_are_worked_out_in_one_place():
     the profile's ``cas_size`` or compares its ``cas`` rule."""
     found = []
     for name, path in modules().items():
-        if name in ("slabcalc.model.settings", "slabcalc.model.profile"):
+        if name in ("slabcalc.model.settings", "slabcalc.model.profile.data"):
             continue
         for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Attribute) and node.attr == "cas_size":
@@ -506,3 +505,87 @@ def test_cas_bytes_are_worked_out_in_one_place():
                                                      for s in [node.left, *node.comparators]):
                 found.append(f"{name}:{node.lineno} compares the CAS rule")
     assert found == []
+
+
+# the readers of files, which the command line reaches only through slabcalc.inputs (inputs/entry.py)
+FILE_READERS = ("items", "workload", "warehouse", "traces", "rows", "blocks", "columns", "lines", "metadump")
+
+
+def _cli_reader_imports(name: str, path: Path) -> list[str]:
+    """The file readers (and their pieces) that cli module ``name`` imports, and ``open_input``/``parse_dump``
+    named anywhere in it: what choosing a reader looks like."""
+    found = []
+    for node in ast.walk(parsed(path)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("slabcalc.inputs"):
+            module = node.module.split(".")[2] if node.module.count(".") >= 2 else None
+            names = {a.name for a in node.names}
+            if module in FILE_READERS or (module is None and names & set(FILE_READERS)):
+                found.append(f"{name}:{node.lineno} imports {node.module} ({', '.join(sorted(names))})")
+            elif module == "dumps" and "parse_dump" in names:
+                found.append(f"{name}:{node.lineno} imports parse_dump")
+        elif isinstance(node, ast.Import) and any(a.name.startswith("slabcalc.inputs.") and
+                                                  a.name.split(".")[2] in FILE_READERS for a in node.names):
+            found.append(f"{name}:{node.lineno} imports a reader")
+        elif isinstance(node, ast.Name) and node.id in ("read_items", "read_workload", "read_warehouse",
+                                                         "read_oracle_general", "open_input", "parse_dump"):
+            found.append(f"{name}:{node.lineno} names {node.id}")
+    return found
+
+
+def test_commands_read_their_inputs_through_the_one_entry():
+    """Commands pass options; ``slabcalc.inputs.open_items``/``open_workload``/``read_dumps`` pick the reader
+    (CSV, metadump, stats sizes, DuckDB, a trace).  No cli module imports a file reader (issue 30: the
+    choice between DuckDB and the row readers was written four times, in the commands)."""
+    found = [hit for name, path in modules().items() if name.startswith("slabcalc.cli")
+             for hit in _cli_reader_imports(name, path)]
+    assert found == []
+
+
+def test_the_reader_check_sees_a_command_that_picks_its_reader(tmp_path):
+    """The check above fails on the bypasses it is there for."""
+    for text in ("from slabcalc.inputs.items import read_items\n",
+                 "from slabcalc.inputs import items as reader\n",
+                 "def f(file):\n    from slabcalc.inputs.warehouse import reader_for\n    return reader_for(file)\n",
+                 "import slabcalc.inputs.workload\n",
+                 "def f(stream):\n    return read_items(stream, 'x')\n"):
+        bypass = tmp_path / "bypass.py"
+        bypass.write_text(text)
+        assert _cli_reader_imports("slabcalc.cli.commands.bypass", bypass), text
+    entry = tmp_path / "entry.py"
+    entry.write_text("from slabcalc.inputs import open_items\nfrom slabcalc.inputs.client import poll\n")
+    assert _cli_reader_imports("slabcalc.cli.commands.entry", entry) == []
+
+
+# who hands Settings.argv values: the command line's options, a running server's stats settings, and
+# analysis/optimize's candidates (through the old name argv_words while that module is split into a package)
+ARGV_CALLERS = ("slabcalc.cli.common", "slabcalc.analysis.stats", "slabcalc.analysis.optimize")
+
+
+def _argv_writers(name: str, path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(parsed(path)):
+        if isinstance(node, ast.FunctionDef) and node.name in ("memcached_argv", "memcached_args", "argv_words"):
+            found.append(f"{name}:{node.lineno} defines {node.name}")
+        if isinstance(node, ast.Call) and not name.startswith(ARGV_CALLERS) and (
+                getattr(node.func, "id", None) == "argv_words" or
+                (getattr(node.func, "attr", None) == "argv" and getattr(node.func.value, "id", "") == "Settings")):
+            found.append(f"{name}:{node.lineno} writes an argv from values")
+    return found
+
+
+def test_settings_are_the_one_writer_of_memcached_argv():
+    """memcached's argv is written by ``Settings`` alone: ``as_argv`` for settings already made, ``Settings.argv``
+    for the values the command line and a server's ``stats settings`` give (issue 30: ``cli/common.memcached_argv``
+    and ``analysis/stats.memcached_args`` wrote their own).  Elsewhere argv comes from a Settings' as_argv."""
+    found = [hit for name, path in modules().items() if name != "slabcalc.model.settings"
+             for hit in _argv_writers(name, path)]
+    assert found == []
+
+
+def test_the_writer_check_sees_another_writer(tmp_path):
+    for text in ("def memcached_argv(profile, **options):\n    return []\n",
+                 "def f():\n    return Settings.argv(memory_mb=64)\n",
+                 "def f():\n    return argv_words(chunk_size=48)\n"):
+        other = tmp_path / "other.py"
+        other.write_text(text)
+        assert _argv_writers("slabcalc.analysis.other", other), text

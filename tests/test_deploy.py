@@ -275,6 +275,7 @@ def test_group_by_reads_its_input_once_in_blocks(monkeypatch):
     # the groups are now summed in the report's one pass, a block at a time.  Small blocks and a small
     # line cache make the pass hand items out and forget lines between blocks, as a large input does.
     from slabcalc.inputs import items as reader
+    from slabcalc.inputs import rows as opener
 
     monkeypatch.setattr(reader, "BLOCK_SIZE", 512)
     monkeypatch.setattr(reader, "CACHE_MAX", 16)
@@ -282,7 +283,7 @@ def test_group_by_reads_its_input_once_in_blocks(monkeypatch):
     rows.insert(700, ("nocolon", 10))
     text = "key_name,value\n" + "".join(f"{k},{v}\n" for k, v in rows) + "user:bad,x\n"
     pipe = OnceStream(text)
-    monkeypatch.setattr(reader, "open_input", lambda path: (pipe, path))
+    monkeypatch.setattr(opener, "open_input", lambda path: (pipe, path))
     result = run("report", "keys.csv", "--group-by", "prefix", "--format", "json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)

@@ -15,7 +15,7 @@ import json
 import pytest
 from helpers import run
 
-from slabcalc.analysis.hits import hot_lines
+from slabcalc.inputs.metadump import hot_lines
 
 ITEMS, OPS = "examples/hot-cold-items.csv", "examples/hot-cold-ops.csv"
 
@@ -81,12 +81,13 @@ def test_hot_reads_its_input_in_parts(monkeypatch, rule, seekable):
     from once_stream import OnceStream
 
     from slabcalc.inputs import items as reader
+    from slabcalc.inputs import rows as opener
 
     monkeypatch.setattr(reader, "BLOCK_SIZE", 512)
     lines = [f"key=k{i} exp=-1 la={10_000 - i} cas={i} fetch={'yes' if i % 3 else 'no'} cls=1 size={60 + i % 500}"
              for i in range(2000)]
     stream = OnceStream("\n".join(lines) + "\nEND\n", seekable=seekable)
-    monkeypatch.setattr(reader, "open_input", lambda path: (stream, path))
+    monkeypatch.setattr(opener, "open_input", lambda path: (stream, path))
     result = run("optimize", "dump.txt", "--hot", rule, "--format", "json")
     assert result.exit_code == 0, result.output
     assert (stream.whole_reads, stream.reads_after_end, stream.rewinds) == (0, 0, int(seekable))

@@ -565,12 +565,14 @@ def test_a_busy_crawler_reply_is_a_rejected_row_that_says_why():
 def test_one_metadump_key_decoder_counts_bytes_as_memcached_holds_them():
     # issue 30: stats --sample-items counted user%FF%FE as 10 bytes (unquote to text, then UTF-8:
     # each undecodable byte became a 3-byte U+FFFD) where the reader counts 6
-    from slabcalc.inputs.items import metadump_key_bytes, metadump_key_length, read_named_items
+    from slabcalc.inputs.metadump import metadump_key_bytes, metadump_key_length
 
     lines = ["key=user%FF%FE exp=-1 la=1763700000 cas=1 fetch=no cls=1 size=70",
              "key=user%FF%FD exp=-1 la=1763700000 cas=2 fetch=no cls=1 size=70",
              "key=abcdefghij exp=-1 la=1763700000 cas=3 fetch=no cls=1 size=70"]
     assert metadump_key_bytes(lines[0]) == b"user\xff\xfe"
     assert metadump_key_length(lines) == 6
-    named, _ = read_named_items(io.StringIO("\n".join(lines) + "\nEND\n"), "dump")
+    named = []
+    read = read_items(io.StringIO("\n".join(lines) + "\nEND\n"), "dump", names=named.extend)[0]
+    assert {item: n for item, n, _ in read} == {Item(None, None, 0, 70): 3}     # the one pass counts them
     assert [name for name, _, _ in named] == ["user\ufffd\ufffd", "user\ufffd\ufffd", "abcdefghij"]

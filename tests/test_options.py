@@ -189,3 +189,17 @@ def test_the_argv_writer_gives_back_the_words_memcached_took(release, argv, word
     assert written[written.index("-o") + 1] == words
     assert ("-C" in written) == ("-C" in argv)
     assert configure(load_profile(release), written) == settings
+
+
+@pytest.mark.parametrize("argv", [[], ["-m", "64"], ["-m", "1024", "-f", "1.08", "-n", "64", "-C"],
+                                  ["-I", "4m", "-o", "slab_chunk_max=65536,hashpower=20"],
+                                  ["-f", "1.25", "-t", "8", "-c", "4096", "-L"]])
+def test_settings_write_the_argv_that_gives_them_back(argv):
+    """``Settings`` is the one writer of memcached's argv (issue 30: the command line and stats had writers of
+    their own, and --vs rebuilt the baseline's from the options beside it): what it writes with
+    ``round_trip`` configures the same settings, whether -m was given or not."""
+    profile = load_profile("1.6.18")
+    settings = configure(profile, argv)
+    assert configure(profile, settings.as_argv(round_trip=True)) == settings
+    assert ("-m" in settings.as_argv(round_trip=True)) == ("-m" in argv)
+    assert "-m" in settings.as_argv()                  # the start line a person copies names its -m

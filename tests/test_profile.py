@@ -119,7 +119,7 @@ def test_cas_inside_the_header_cannot_offer_dash_c(tmp_path):
 # -- the parsed-profile cache -----------------------------------------------------------
 
 def _fresh(monkeypatch, folder):
-    from slabcalc.model import profile as module
+    from slabcalc.model.profile import loader as module
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
     module._bundled_file.cache_clear()

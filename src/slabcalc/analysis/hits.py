@@ -7,21 +7,18 @@ a full cache then evicts them sooner.  Two ways to see it:
 * a **workload** (``simulate``'s input) replayed under each candidate's
   settings: :func:`predicted_hits` runs the engine of ``slabcalc simulate``
   (the release's LRU, maintainer, crawler and automover) and counts get hits;
-* a **metadump's** ``la=``/``fetch=``: :func:`hot_lines` keeps the items that
-  were fetched, or used within some seconds of the dump's newest access, so
-  that the search sizes the classes for what is read, not for what only sits.
+* a **metadump's** ``la=``/``fetch=``: :func:`slabcalc.inputs.metadump.hot_lines` keeps the
+  items that were fetched, or used within some seconds of the dump's newest access, so
+  that the search sizes the classes for what is read, not for what only sits
+  (``optimize --hot``, read through :func:`slabcalc.inputs.open_items`).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Sequence
 
 from slabcalc.model.settings import Settings
-
-_LA = re.compile(r"(?:^|\s)la=(\d+)")
-_FETCH = re.compile(r"(?:^|\s)fetch=(\w+)")
 
 
 @dataclass(frozen=True)
@@ -48,56 +45,6 @@ def predicted_hits(settings: Settings, ops: Sequence[tuple]) -> Hits:
 
 def change_pct(new: Hits, base: Hits) -> float:
     return 100.0 * (new.hits - base.hits) / base.hits if base.hits else 0.0
-
-
-def hot_lines(lines: Sequence[str], rule: str) -> tuple[list[str], int]:
-    """The metadump lines of items in use, and how many were left out.
-
-    ``rule`` is ``"fetched"`` (``fetch=yes``: read at least once) or a number of
-    seconds: items whose ``la=`` (last access) is within that many seconds of the
-    newest ``la=`` in the dump.  Lines that are not items (``END``, the echoed
-    command) are kept for the reader to account for.
-    """
-    keep = hot_rule(rule, newest_access(lines) if rule != "fetched" else None)
-    kept = [line for line in lines if keep(line)]
-    return kept, len(lines) - len(kept)
-
-
-def newest_access(lines: Iterable[str]) -> int:
-    """The newest ``la=`` of metadump ``lines`` (0 when none has one): what ``--hot SECONDS`` counts back from."""
-    return max((int(m[1]) for line in lines for m in [_LA.search(line)] if m), default=0)
-
-
-def hot_rule(rule: str, newest: int | None = None) -> Callable[[str], bool]:
-    """Whether :func:`hot_lines` keeps a line, one line at a time (``newest``: :func:`newest_access`,
-    for a number of seconds); lines that are not items are kept."""
-    if rule == "fetched":
-        def keep(line: str) -> bool:
-            found = _FETCH.search(line)
-            return found is None or found[1] == "yes"
-    else:
-        seconds = int(rule)
-
-        def keep(line: str) -> bool:
-            found = _LA.search(line)
-            return found is None or int(found[1]) >= newest - seconds
-    return lambda line: not line.startswith("key=") or keep(line)
-
-
-class HotLines:
-    """The lines :func:`hot_rule` keeps, one at a time as they are read; ``left_out`` counts the others
-    read so far (final once every line is read).  What :func:`hot_lines` keeps, without a list."""
-
-    def __init__(self, lines: Iterable[str], rule: str, newest: int | None = None):
-        self._lines, self._keep, self.left_out = iter(lines), hot_rule(rule, newest), 0
-
-    def __iter__(self) -> Iterator[str]:
-        keep = self._keep
-        for line in self._lines:
-            if keep(line):
-                yield line
-            else:
-                self.left_out += 1
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Memory per key group: which namespace (``user:*``, ``session:*``) takes and wastes the memory.
 
-Only inputs that name their keys can be grouped, read by
-:func:`slabcalc.inputs.items.read_named_items` with ``report``'s own header and row
+Only inputs that name their keys can be grouped, read in ``report``'s own pass
+(:func:`slabcalc.inputs.items.read_items` with ``names=``), with its header and row
 rules:
 
 - ``lru_crawler metadump`` lines: ``key=`` is URL-encoded by memcached
@@ -104,7 +104,7 @@ def breakdown(settings: Settings, named: Iterable[tuple[str, Item, int]], group_
               size_key_length: int = 16) -> list[Group]:
     """Per group, the items placed as ``report`` places them; the group taking most memory first.
 
-    ``named`` is :func:`slabcalc.inputs.items.read_named_items`' ``(key name, Item, count)``.
+    ``named`` is ``(key name, Item, count)``, as :func:`slabcalc.inputs.items.read_items` hands them to ``names=``.
     """
     groups = KeyGroups(group_by, separator)
     groups.add(named)

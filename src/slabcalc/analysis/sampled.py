@@ -4,7 +4,6 @@ the command line read the items and built the report itself)."""
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
@@ -41,7 +40,7 @@ def sample_items(node: NodeStats, refusal: str | None, lines: Sequence[str], lim
     from slabcalc.analysis.diagnosis import unreclaimed
     from slabcalc.analysis.report import build_report
     from slabcalc.errors import InputError
-    from slabcalc.inputs.items import metadump_key_length, read_items
+    from slabcalc.inputs import sampled_items
 
     if refusal is not None:
         return SampledItems(node.node, refusal, "server")
@@ -50,9 +49,8 @@ def sample_items(node: NodeStats, refusal: str | None, lines: Sequence[str], lim
     if not lines:
         return SampledItems(node.node, "no items", "empty")
     try:
-        items, accounting = read_items(io.StringIO("\n".join(lines) + "\nEND\n"), f"{node.node} metadump",
-                                       key_max=node.settings.profile.key_max)
-        report = build_report(node.settings, list(items), size_key_length=metadump_key_length(lines))
+        items, accounting, key_length = sampled_items(list(lines), f"{node.node} metadump", node.settings)
+        report = build_report(node.settings, items, size_key_length=key_length)
     except (InputError, ValueError) as exc:
         return SampledItems(node.node, str(exc), "input")
     missing = unreclaimed(node, {c.slab_class.id: c.items for c in report.classes})

@@ -41,8 +41,9 @@ from slabcalc.model.classes import slab_classes
 from slabcalc.model.settings import Settings
 
 MIB = 1 << 20
-def memcached_args(dump: Dump, profile) -> tuple[list[str], list[str]]:
-    """The options that start a memcached of ``profile`` like this one, and notes on what is unsure.
+def _stats_values(dump: Dump, profile) -> tuple[dict, list[str]]:
+    """:meth:`Settings.argv`'s values that start a memcached of ``profile`` like this one, and notes on
+    what is unsure.
 
     From ``stats settings``: ``maxbytes`` (-m), ``chunk_size`` (-n),
     ``growth_factor`` (-f, printed with two decimals), ``item_size_max``
@@ -50,7 +51,7 @@ def memcached_args(dump: Dump, profile) -> tuple[list[str], list[str]]:
     ``slab_reassign`` and ``inline_ascii_response``.  ``-o slab_sizes`` is
     not printed by any release: only the class table can reveal it.
     """
-    from slabcalc.model.settings import argv_words, chunk_max_value
+    from slabcalc.model.settings import chunk_max_value
 
     s = dump.settings
     notes: list[str] = []
@@ -72,10 +73,10 @@ def memcached_args(dump: Dump, profile) -> tuple[list[str], list[str]]:
         option = {"yes": on, "no": off}.get(s.get(name, ""))
         if option and profile.suboptions.get(option):
             subopts.append(option)
-    return argv_words(memory_mb=memory, chunk_size=s.get("chunk_size"), factor=s.get("growth_factor"),
-                      item_size_max=s.get("item_size_max"),
-                      no_cas=s.get("cas_enabled") == "no" and profile.has_cas_option, slab_chunk_max=chunk_max,
-                      suboptions=subopts), notes
+    return dict(memory_mb=memory, chunk_size=s.get("chunk_size"), factor=s.get("growth_factor"),
+                item_size_max=s.get("item_size_max"),
+                no_cas=s.get("cas_enabled") == "no" and profile.has_cas_option, slab_chunk_max=chunk_max,
+                suboptions=subopts), notes
 
 
 def resolve_settings(dump: Dump, server_args: Sequence[str] | None = None) -> tuple[Settings | None, list[str]]:
@@ -104,8 +105,8 @@ def resolve_settings(dump: Dump, server_args: Sequence[str] | None = None) -> tu
         given = configure(profile, list(server_args))
         return given, _disagreements(dump, given)
     try:
-        args, notes = memcached_args(dump, profile)
-        return configure(profile, args), notes
+        values, notes = _stats_values(dump, profile)
+        return configure(profile, Settings.argv(**values)), notes
     except (Refused, ValueError) as exc:
         said = getattr(exc, "message", None) or str(exc)
         return None, [f"the model of memcached {release} refuses these settings "

@@ -9,8 +9,8 @@ import click
 
 from slabcalc.cli import output
 from slabcalc.cli.errors import DataError, Refusal
-from slabcalc.errors import SlabcalcError, ValueRefused
-from slabcalc.model.settings import argv_words, chunk_max_value
+from slabcalc.errors import InputError, SlabcalcError, ValueRefused
+from slabcalc.model.settings import Settings, chunk_max_value
 from slabcalc.model.units import parse_size
 
 
@@ -23,18 +23,6 @@ def draw(kind: str, data, path: str) -> None:
         raise DataError(str(exc)) from None
     except OSError as exc:
         raise DataError(f"{path}: cannot write the plot: {exc.strerror or exc}") from None
-
-
-def memcached_argv(profile, slab_min_size, factor, max_item_size, memory_limit, cas, slab_chunk_max,
-                    slab_sizes, extra_options, threads=None, conn_limit=None, prealloc=False) -> list[str]:
-    """The command-line flags a real memcached would be started with."""
-    return argv_words(memory_mb=_megabytes(memory_limit) if memory_limit is not None else None,
-                      chunk_size=slab_min_size, factor=factor, item_size_max=max_item_size, no_cas=cas is False,
-                      slab_chunk_max=(_chunk_max_in_release_unit(profile, slab_chunk_max)
-                                      if slab_chunk_max is not None else None),
-                      slab_sizes=slab_sizes.replace(",", "-").replace(" ", "") if slab_sizes is not None else None,
-                      suboptions=extra_options, threads=threads, maxconns=conn_limit,
-                      preallocate=prealloc)
 
 
 def _megabytes(text: str) -> int:
@@ -120,6 +108,18 @@ def check_layout_options(settings, command: str) -> None:
         raise Refusal(str(exc)) from None
 
 
+def _argv_values(profile, slab_min_size, factor, max_item_size, memory_limit, cas, slab_chunk_max, slab_sizes,
+                 extra_options, threads=None, conn_limit=None, prealloc=False) -> dict:
+    """The model options as :meth:`Settings.argv`'s values: ``-m`` in megabytes, ``--slab-chunk-max`` in the
+    release's unit, ``--slab-sizes`` dash-separated; text memcached parses itself passes through."""
+    return dict(memory_mb=_megabytes(memory_limit) if memory_limit is not None else None,
+                chunk_size=slab_min_size, factor=factor, item_size_max=max_item_size, no_cas=cas is False,
+                slab_chunk_max=(_chunk_max_in_release_unit(profile, slab_chunk_max)
+                                if slab_chunk_max is not None else None),
+                slab_sizes=slab_sizes.replace(",", "-").replace(" ", "") if slab_sizes is not None else None,
+                suboptions=extra_options, threads=threads, maxconns=conn_limit, preallocate=prealloc)
+
+
 def settings_from(profile, bits, noted: set | None = None, **options):
     """Profile and settings from the shared options, or a one-line refusal (exit 2).
 
@@ -133,7 +133,7 @@ def settings_from(profile, bits, noted: set | None = None, **options):
         release = load_profile(profile, bits=int(bits))
     except ProfileError as exc:
         raise Refusal(str(exc)) from None
-    args = memcached_argv(release, **options)
+    args = Settings.argv(**_argv_values(release, **options))
     try:
         settings = configure(release, args)
         slab_classes(settings)          # slabs_init() refuses too (-L without room for every class)
@@ -189,36 +189,65 @@ def _local_release_note(release) -> str | None:
 
 
 @contextlib.contextmanager
-def open_input_for(file: str, command: str, what: str = "item sizes", example: str = "sizes.csv",
-           value_errors: bool = False):
-    """FILE (standard input for ``-``) opened for ``command``: ``(stream, source, progress)``.
+def input_items(file: str, command: str, settings, *, value_errors: bool = False, **options):
+    """FILE's items for ``command``, read by the one reader entry (:func:`slabcalc.inputs.open_items`,
+    which picks the reader; ``options`` are its): ``(rows, accounting)`` in a ``with`` block."""
+    from slabcalc.inputs import open_items
 
-    An interactive terminal gets a one-line hint instead of a hang;
-    ``progress`` prints rows read to stderr when stderr is a terminal (else
-    None); an unusable input, here or while the block reads it, is one line
-    and exit 1, and so, with ``value_errors``, is any ValueError of the work
-    in the block, named by the source.
-    """
-    from slabcalc.inputs.items import InputError, open_input
+    with _reading(file, command, "item sizes", "sizes.csv", value_errors) as progress:
+        with _opened(open_items(file, settings=settings, progress=progress, **options)) as read:
+            yield read
 
+
+@contextlib.contextmanager
+def input_workload(file: str, command: str, **options):
+    """FILE's operations for ``command`` (:func:`slabcalc.inputs.open_workload`): ``(ops, accounting)``
+    in a ``with`` block; errors of the work in the block are data errors named by the source."""
+    from slabcalc.inputs import open_workload
+
+    with _reading(file, command, "a workload", "ops.csv", True) as progress:
+        with _opened(open_workload(file, progress=progress, **options)) as read:
+            yield read
+
+
+@contextlib.contextmanager
+def _reading(file: str, command: str, what: str, example: str, value_errors: bool):
+    """Around reading FILE: an interactive terminal gets a one-line hint instead of a hang;
+    ``progress`` (yielded) prints rows read to stderr when stderr is a terminal (else None); an
+    unusable input is one line and exit 1, and so, with ``value_errors``, is any error of the work
+    in the block, named by the source."""
     if file == "-" and sys.stdin.isatty():
         raise Refusal(f"reading {what} from the terminal: give a FILE, or pipe one in "
                       f"(cat {example} | slabcalc {command} -)")
     progress = _progress_printer() if sys.stderr.isatty() else None
-    source = file
+    source = "<stdin>" if file == "-" else file
     try:
-        stream, source = open_input(file)
-        with stream:
-            yield stream, source, progress
+        yield progress
     except InputError as exc:
         raise DataError(str(exc)) from None
     except SlabcalcError as exc:
         if not value_errors:
             raise
-        raise DataError(f"{source}: {exc}") from None
+        said = str(exc)
+        raise DataError(said if said.startswith(source) else f"{source}: {said}") from None
     finally:
         if progress:
             click.echo("", err=True)
+
+
+@contextlib.contextmanager
+def _opened(opening):
+    """Enter ``opening`` (a reader entry's context): an option the input cannot serve is a refusal
+    (exit 2: DuckDB missing, --group-by or --hot of a warehouse file), an unusable input a data error."""
+    try:
+        read = opening.__enter__()
+    except ValueRefused as exc:
+        raise Refusal(str(exc)) from None
+    except SlabcalcError as exc:
+        raise DataError(str(exc)) from None
+    with contextlib.ExitStack() as stack:
+        stack.push(opening)
+        yield read
 
 
 def say_rejected(accounting) -> None:
@@ -238,39 +267,19 @@ def _progress_printer():
     return show
 
 
-def read_texts(names):
-    """``(name, text)`` of saved stats FILEs (``-``: standard input)."""
-    texts = []
-    for name in names:
-        if name == "-" and sys.stdin.isatty():
-            raise Refusal("reading stats from the terminal: give a FILE, or pipe one in")
-        try:
-            if name == "-":
-                texts.append(("<stdin>", sys.stdin.read()))
-            else:
-                with open(name, encoding="utf-8", errors="replace", newline="") as f:
-                    texts.append((name, f.read()))
-        except OSError as exc:
-            raise DataError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    return texts
+def input_dumps(files):
+    """One node's saved stats FILEs (``-``: standard input), read by :func:`slabcalc.inputs.read_dumps`."""
+    from slabcalc.inputs import read_dumps
+
+    if "-" in files and sys.stdin.isatty():
+        raise Refusal("reading stats from the terminal: give a FILE, or pipe one in")
+    try:
+        return read_dumps(files)
+    except SlabcalcError as exc:      # unreadable (InputError), or not stats replies (DumpError)
+        raise DataError(str(exc)) from None
 
 
 def measure(waste, of, memory, what):
     from slabcalc.cli.gate import Measure
 
     return Measure(waste, of, memory, what)
-
-
-def warehouse_items(file: str, settings, key_length):
-    """A Parquet, JSON-lines or gzipped-CSV FILE read through DuckDB (inputs/warehouse.py):
-    ``(triples, accounting)``, or None for a file the row readers take."""
-    from slabcalc.inputs.warehouse import read_warehouse, reader_for
-
-    if file == "-" or reader_for(file) is None:
-        return None
-    try:
-        return read_warehouse(file, settings, key_length)
-    except ValueRefused as exc:          # no DuckDB: what to install
-        raise Refusal(str(exc)) from None
-    except SlabcalcError as exc:
-        raise DataError(str(exc)) from None

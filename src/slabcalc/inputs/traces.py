@@ -16,7 +16,8 @@ from __future__ import annotations
 import struct
 from typing import BinaryIO, Iterator
 
-from slabcalc.inputs.items import FIRST_REJECTIONS, Accounting, InputError, Rejection
+from slabcalc.errors import InputError
+from slabcalc.inputs.rows import FIRST_REJECTIONS, Accounting, Rejection
 from slabcalc.model.item import VALUE_MAX
 from slabcalc.model.ops import FILL
 

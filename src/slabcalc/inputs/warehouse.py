@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from slabcalc.errors import InputError, ValueRefused
 from slabcalc.inputs.aliases import ITEM_COLUMNS
-from slabcalc.inputs.items import Accounting, Rejection
+from slabcalc.inputs.rows import Accounting, Rejection
 from slabcalc.model.distribution import Item
 from slabcalc.model.item import VALUE_MAX
 

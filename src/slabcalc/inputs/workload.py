@@ -30,17 +30,17 @@ import re
 from typing import Callable, Iterator, TextIO
 
 from slabcalc.inputs.aliases import WORKLOAD_COLUMNS, by_alias
-from slabcalc.inputs.items import (
+from slabcalc.errors import InputError
+from slabcalc.inputs.rows import (
     FIRST_REJECTIONS,
     TEXT_MAX,
     Accounting,
-    InputError,
     Rejection,
-    _split,
     first_line,
     header_columns,
     key_max_of,
 )
+from slabcalc.inputs.rows import split_cells as _split
 from slabcalc.model.item import FLAGS_MAX, VALUE_MAX
 from slabcalc.model.ops import DELETE, GET, SET, TOUCH
 

@@ -106,8 +106,12 @@ class Settings:
             return self.slab_page_size
         return chunk_size * perslab
 
-    def as_argv(self) -> list[str]:
-        """Options that start a real memcached of this profile with these settings."""
+    def as_argv(self, *, round_trip: bool = False) -> list[str]:
+        """Options that start a real memcached of this profile with these settings.
+
+        ``-m`` is written even when it was not given (memcached's default starts the same server);
+        with ``round_trip`` only when it was, so that :func:`configure` reads these words back as these
+        settings, ``memory_limit_given`` included (``report --vs`` lays its words on them)."""
         p = self.profile
         subopts = []
         if self.slab_reassign != p.default_slab_reassign and (
@@ -121,11 +125,49 @@ class Settings:
             subopts += self.extstore.words
         chunk_max = (chunk_max_value(p, self.slab_chunk_max)
                      if p.has_slab_chunk_max and self.slab_chunk_max != p.default_slab_chunk_max else None)
-        return argv_words(memory_mb=self.maxbytes >> 20, chunk_size=self.chunk_size, factor=repr(self.factor),
-                          item_size_max=self.item_size_max, no_cas=p.has_cas_option and not self.use_cas,
-                          slab_chunk_max=chunk_max, slab_sizes=self.slab_sizes or None, suboptions=subopts,
-                          threads=self.threads, maxconns=self.maxconns, preallocate=self.preallocate)
+        memory_mb = self.maxbytes >> 20 if self.memory_limit_given or not round_trip else None
+        return self.argv(memory_mb=memory_mb, chunk_size=self.chunk_size, factor=repr(self.factor),
+                         item_size_max=self.item_size_max, no_cas=p.has_cas_option and not self.use_cas,
+                         slab_chunk_max=chunk_max, slab_sizes=self.slab_sizes or None, suboptions=subopts,
+                         threads=self.threads, maxconns=self.maxconns, preallocate=self.preallocate)
 
+    @staticmethod
+    def argv(*, memory_mb=None, chunk_size=None, factor=None, item_size_max=None, no_cas: bool = False,
+             slab_chunk_max=None, slab_sizes=None, suboptions=(), threads=None, maxconns=None,
+             preallocate: bool = False) -> list[str]:
+        """memcached's command line, written in one place: ``-m``, ``-n``, ``-f``, ``-I``, ``-C``, ``-t``,
+        ``-c``, ``-L`` and ``-o`` (``slab_chunk_max=`` and ``slab_sizes=`` first, then ``suboptions``).
+        :meth:`as_argv`, the command line's options and a running server's ``stats settings`` all
+        come here.
+
+        Values are written as given (text is passed through for memcached to parse
+        as it does, ``-f 1,25`` included); ``None`` leaves the flag out.  ``slab_chunk_max``
+        is in the release's unit (:func:`chunk_max_value`); ``slab_sizes`` a sequence of chunk
+        sizes or the text of one.
+        """
+        words = []
+        if slab_chunk_max is not None:
+            words.append(f"slab_chunk_max={slab_chunk_max}")
+        if slab_sizes is not None:
+            listed = slab_sizes if isinstance(slab_sizes, str) else "-".join(map(str, slab_sizes))
+            words.append("slab_sizes=" + listed)
+        suboptions = [*words, *suboptions]
+        argv: list[str] = []
+        for flag, value in (("-m", memory_mb), ("-n", chunk_size), ("-f", factor), ("-I", item_size_max),
+                            ("-t", threads), ("-c", maxconns)):
+            if value is not None:
+                argv += [flag, str(value)]
+        if no_cas:
+            argv.append("-C")
+        if preallocate:
+            argv.append("-L")
+        if suboptions:
+            argv += ["-o", ",".join(suboptions)]
+        return argv
+
+
+# the writer under its old name, for analysis/optimize (being split into a package by another change)
+argv_words = Settings.argv
 
 FREED_BYTES = 16   # bytes glibc's free() overwrites at the start of a small chunk (tcache next, key)
 
@@ -422,37 +464,6 @@ def _parse_slab_chunk_max(p: Profile, text: str | None, printed: list[str]) -> i
     if p.slab_chunk_max_max_value is not None and value > p.slab_chunk_max_max_value:
         raise Refused("slab_chunk_max must be specified in kilobytes.", 1)
     return value * p.slab_chunk_max_unit
-
-
-def argv_words(*, memory_mb=None, chunk_size=None, factor=None, item_size_max=None, no_cas: bool = False,
-               slab_chunk_max=None, slab_sizes=None, suboptions=(), threads=None, maxconns=None,
-               preallocate: bool = False) -> list[str]:
-    """memcached's command line, spelled in one place: ``-m``, ``-n``, ``-f``, ``-I``, ``-C``, ``-t``,
-    ``-c``, ``-L`` and ``-o`` (``slab_chunk_max=`` and ``slab_sizes=`` first, then ``suboptions``).
-
-    Values are written as given (text is passed through for memcached to parse
-    as it does, ``-f 1,25`` included); ``None`` leaves the flag out.  ``slab_chunk_max``
-    is in the release's unit (:func:`chunk_max_value`); ``slab_sizes`` a sequence of chunk
-    sizes or the text of one.
-    """
-    words = []
-    if slab_chunk_max is not None:
-        words.append(f"slab_chunk_max={slab_chunk_max}")
-    if slab_sizes is not None:
-        words.append("slab_sizes=" + (slab_sizes if isinstance(slab_sizes, str) else "-".join(map(str, slab_sizes))))
-    suboptions = [*words, *suboptions]
-    argv: list[str] = []
-    for flag, value in (("-m", memory_mb), ("-n", chunk_size), ("-f", factor), ("-I", item_size_max),
-                        ("-t", threads), ("-c", maxconns)):
-        if value is not None:
-            argv += [flag, str(value)]
-    if no_cas:
-        argv.append("-C")
-    if preallocate:
-        argv.append("-L")
-    if suboptions:
-        argv += ["-o", ",".join(suboptions)]
-    return argv
 
 
 def chunk_max_value(p: Profile, size: int) -> int:

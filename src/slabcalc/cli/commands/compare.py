@@ -6,12 +6,11 @@ import click
 
 from slabcalc.cli import output
 from slabcalc.cli.commands.report import report
-from slabcalc.cli.common import check_layout_options, open_input_for, say_rejected, settings_from, warehouse_items
-from slabcalc.cli.errors import DataError, Refusal
+from slabcalc.cli.common import check_layout_options, input_items, say_rejected, settings_from
+from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import SIZE, check_key, format_option, model_options
 from slabcalc.cli.tables import COMPARE_COLUMNS
-from slabcalc.errors import SlabcalcError
 
 
 @cli.command()
@@ -39,12 +38,11 @@ def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator
     Varnish host need.
 
     \b
-    Python: compare(settings, read_items(...)[0], CompareOptions(...))
+    Python: with open_items(FILE, settings=settings) as (rows, _): compare(settings, rows, CompareOptions(...))
     """
     from slabcalc.allocators.varnish import VarnishObject
     from slabcalc.analysis.compare import CompareOptions
     from slabcalc.analysis.compare import compare as compare_stores
-    from slabcalc.inputs.items import read_items
     from slabcalc.records.compare import comparison_record
 
     settings = settings_from(**model)
@@ -54,18 +52,9 @@ def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator
         raise Refusal(f"--fetch-chunksize: Varnish's minimum is 4k, not {fetch_chunksize}")
     options = CompareOptions(VarnishObject(varnish_headers, varnish_chunked, fetch_chunksize), varnish_allocator,
                              redis_release, redis_ttl, key_length or 16)
-    read = warehouse_items(file, settings, key_length)
-    if read is not None:
-        (items, accounting), source = read, file
-        try:
-            result = compare_stores(settings, items, options)
-        except SlabcalcError as exc:
-            raise DataError(f"{source}: {exc}") from None
-    else:
-        with open_input_for(file, "compare", value_errors=True) as (stream, source, _):
-            items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
-                                           key_max=settings.profile.key_max)
-            result = compare_stores(settings, items, options)
+    with input_items(file, "compare", settings, value_errors=True, key_length=key_length,
+                     strict=strict) as (items, accounting):
+        result = compare_stores(settings, items, options)
     say_rejected(accounting)
     record = comparison_record(result, accounting, options)
     if fmt == "json":

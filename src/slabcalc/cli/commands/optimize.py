@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from slabcalc.cli.common import check_layout_options, measure, open_input_for, say_rejected, settings_from, warehouse_items
+from slabcalc.cli.common import check_layout_options, input_items, input_workload, measure, say_rejected, settings_from
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.optimize_output import print_optimum
@@ -43,10 +43,9 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
     configuration given (the baseline), as `report` would.
 
     \b
-    Python: optimize(settings, read_items(...)[0], memory_limit=..., max_classes=...)
+    Python: with open_items(FILE, settings=settings) as (rows, _): optimize(settings, list(rows), ...)
     """
     from slabcalc.analysis.optimize import optimize as run
-    from slabcalc.inputs.items import read_items
     from slabcalc.records.optimize import optimum_record
 
     settings = settings_from(**model)
@@ -58,19 +57,9 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
                       f"{settings.profile.max_regular} slab sizes")
     if hot is not None and hot != "fetched" and not hot.isdigit():
         raise click.BadParameter(f"{hot!r} is neither 'fetched' nor a number of seconds", param_hint="'--hot'")
-    left_out = None
-    read = warehouse_items(file, settings, key_length)
-    if read is not None and hot is not None:
-        raise Refusal("--hot reads metadump lines: give it a metadump, not a warehouse file")
-    if read is not None:
-        (triples, accounting), source = read, file
-    else:
-        with open_input_for(file, "optimize") as (stream, source, _):
-            if hot is not None:
-                stream, left_out = _hot_items(stream, source, hot)
-            items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
-                                           key_max=settings.profile.key_max)
-            triples = list(items)
+    with input_items(file, "optimize", settings, key_length=key_length, strict=strict, hot=hot) as (items, accounting):
+        triples = list(items)
+    source = accounting.source
     say_rejected(accounting)
     try:
         found = run(settings, triples, memory_limit=limit, max_classes=max_classes, validate=validate or None,
@@ -81,50 +70,20 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
 
     replayed = _workload_hits(found, workload, key_length) if workload is not None else None
     record = optimum_record(found, validate_asked=validate or None, workload=replayed,
-                            hot=HotItems(hot, left_out.left_out) if hot is not None else None)
+                            hot=HotItems(hot, accounting.left_out) if hot is not None else None)
     print_optimum(record, limit, fmt)
     _gate_baseline(found.whole_baseline or found.baseline.report)     # every item, as report measures them
-
-
-def _hot_items(stream, source, rule):
-    """``--hot``: the metadump's lines of items in use as a stream that keeps them as it is read, and the
-    :class:`HotLines` that counts those left out.  The input is not held (issue 30), but for SECONDS from
-    a pipe: SECONDS counts back from the newest la=, which a file gives in a first pass."""
-    from itertools import chain
-
-    from slabcalc.analysis.hits import HotLines, newest_access
-    from slabcalc.inputs.lines import LineStream, split_lines
-
-    lines, head = split_lines(stream), []
-    for line in lines:
-        head.append(line)
-        if line.strip():
-            break
-    first = head[-1].strip() if head else ""
-    if not (first.startswith("key=") or first.startswith("lru_crawler metadump") or first in ("OK", "END")):
-        raise Refusal(f"--hot reads la= and fetch= of a metadump; {source} is not one (first line {first[:40]!r})")
-    lines, newest = chain(head, lines), None
-    if rule != "fetched" and stream.seekable():
-        newest = newest_access(lines)
-        stream.seek(0)
-        lines = split_lines(stream)
-    elif rule != "fetched":
-        lines = list(lines)
-        newest = newest_access(lines)
-    hot = HotLines(lines, rule, newest)
-    return LineStream(hot), hot
 
 
 def _workload_hits(found, workload, key_length):
     """``--workload``: read it, and replay it under the baseline and each space's best (simulate's engine)."""
     from slabcalc.analysis.hits import workload_hits
     from slabcalc.engines.simulate import SimulationError
-    from slabcalc.inputs.workload import read_workload
 
-    with open_input_for(workload, "optimize --workload", "a workload", "ops.csv", value_errors=True) as (stream, src, _):
-        ops, accounting = read_workload(stream, src, key_length=key_length,
-                                        key_max=found.baseline.report.settings.profile.key_max)
+    with input_workload(workload, "optimize --workload", key_length=key_length,
+                        key_max=found.baseline.report.settings.profile.key_max) as (ops, accounting):
         ops = list(ops)
+        src = accounting.source
     say_rejected(accounting)
     try:
         replayed = workload_hits(found, ops, src)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from slabcalc.cli import output
-from slabcalc.cli.common import check_layout_options, draw, memcached_argv, open_input_for, say_rejected, settings_from, warehouse_items
+from slabcalc.cli.common import check_layout_options, draw, input_items, say_rejected, settings_from
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import (check_key, deploy_options, format_option, gate_options, input_options, model_options,
@@ -39,33 +39,27 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     the -m that holds them all.
 
     \b
-    Python: build_report(settings, read_items(...)[0], memory_limit)
+    Python: with open_items(FILE, settings=settings) as (rows, _): build_report(settings, rows, memory_limit)
     """
     from slabcalc.analysis.arrival import walkers
     from slabcalc.analysis.ram import ram_reports
-    from slabcalc.inputs.items import InputError, read_items
+    from slabcalc.errors import InputError
 
     settings = settings_from(**model)
     check_key(settings, key_length)
     check_layout_options(settings, "report")
-    versus = [(text, _vs_settings(settings, model, text)) for text in what_if]
+    versus = [(text, _vs_settings(settings, text)) for text in what_if]
     orders = [_file_order(s, key_length) for s in [settings] + [vs for _, vs in versus]]
-    read = warehouse_items(file, settings, key_length)
-    if read is not None:
-        if deploy["group_by"] is not None:
-            raise Refusal("--group-by needs the keys themselves: give it a metadump or CSV, not a warehouse file")
-        (triples, accounting), source = read, file
-    else:
-        groups = None
-        if deploy["group_by"] is not None:   # summed per group in the one pass that reads the sizes
-            from slabcalc.analysis.keyspace import KeyGroups
+    groups = None
+    if deploy["group_by"] is not None:   # summed per group in the one pass that reads the sizes
+        from slabcalc.analysis.keyspace import KeyGroups
 
-            groups = deploy["groups"] = KeyGroups(deploy["group_by"], deploy["separator"])
-        with open_input_for(file, "report") as (stream, source, progress):
-            items, accounting = read_items(stream, source, key_length=key_length, strict=strict,
-                                           key_max=settings.profile.key_max, progress=progress, columns=True,
-                                           arrivals=walkers(orders), names=groups.add if groups is not None else None)
-            triples = list(items)   # distinct items (and one ItemColumns), not rows: build_report sums repeats
+        groups = deploy["groups"] = KeyGroups(deploy["group_by"], deploy["separator"])
+    names = groups.add if groups is not None else None
+    with input_items(file, "report", settings, key_length=key_length, strict=strict, columns=True,
+                     arrivals=walkers(orders), names=names) as (items, accounting):
+        triples = list(items)   # distinct items (and one ItemColumns), not rows: build_report sums repeats
+    source = accounting.source
     try:
         # each --vs with its own -m (G1: it used the baseline's)
         answer = ram_reports(settings, triples, versus, orders, key_length or 16)
@@ -96,15 +90,14 @@ def _file_order(settings, key_length):
     return FileOrder(settings, settings.memory_limit, key_length or 16)
 
 
-def _vs_settings(settings, model, text):
-    """Settings for ``--vs OPTIONS``: the baseline's options followed by these."""
+def _vs_settings(settings, text):
+    """Settings for ``--vs OPTIONS``: the baseline's options, as its settings write them, followed by these."""
     import shlex
 
     from slabcalc.model.settings import Refused, configure
 
-    base_args = memcached_argv(settings.profile, **{k: v for k, v in model.items() if k not in ("profile", "bits")})
     try:
-        return configure(settings.profile, base_args + shlex.split(text))
+        return configure(settings.profile, settings.as_argv(round_trip=True) + shlex.split(text))
     except Refused as exc:
         raise Refusal(f"--vs {text!r}: {settings.profile.label} refuses: {exc.message or exc.crash}") from None
     except ValueError as exc:

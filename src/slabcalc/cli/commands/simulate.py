@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from slabcalc.cli.common import draw, say_rejected, settings_from
+from slabcalc.cli.common import draw, input_workload, say_rejected, settings_from
 from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import check_key, format_option, input_options, model_options, plot_option
@@ -70,11 +70,10 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
     See docs/curves.md.
 
     \b
-    Python: simulate(settings, read_workload(...)[0], boot=uptime, sample=rate)
+    Python: with open_workload(FILE) as (ops, _): simulate(settings, ops, boot=uptime, sample=rate)
     Python: hit_ratio_curve([settings, ...], ops, boot=uptime, sample=rate)
     """
     from slabcalc.cli.common import memory_limits
-    from slabcalc.cli.replay import replay_file
     from slabcalc.engines.simulate import SimulationError, background_for, describe_model, simulate
     from slabcalc.records.simulate import simulation_record
 
@@ -94,8 +93,9 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
             raise Refusal("--every draws the timeline of one replay: give one -m with it, not a list")
         return _curve(every_settings, file, input_format, key_length, strict, uptime, sample, plot, fmt)
     settings = every_settings[0]
-    result, accounting = replay_file(file, input_format, key_length, strict, refusing_coarse(
-        lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample)), key_max=settings.profile.key_max)
+    with input_workload(file, "simulate", input_format=input_format, key_length=key_length, strict=strict,
+                        key_max=settings.profile.key_max) as (ops, accounting):
+        result = refusing_coarse(lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample))(ops)
     say_rejected(accounting)
     record = simulation_record(result, accounting)
     print_simulation(result, record, fmt)
@@ -125,13 +125,13 @@ def _curve(every_settings, file, input_format, key_length, strict, uptime, sampl
 
     from slabcalc.analysis.curve import hit_ratio_curve
     from slabcalc.cli.curve_output import print_curve, progress_printer
-    from slabcalc.cli.replay import replay_file
     from slabcalc.records.curve import curve_record
 
     progress = progress_printer() if sys.stderr.isatty() else None
-    curve, accounting = replay_file(file, input_format, key_length, strict, refusing_coarse(
-        lambda ops: hit_ratio_curve(every_settings, ops, boot=uptime, sample=sample, progress=progress)),
-        key_max=every_settings[0].profile.key_max)
+    with input_workload(file, "simulate", input_format=input_format, key_length=key_length, strict=strict,
+                        key_max=every_settings[0].profile.key_max) as (ops, accounting):
+        curve = refusing_coarse(lambda ops: hit_ratio_curve(every_settings, ops, boot=uptime, sample=sample,
+                                                             progress=progress))(ops)
     say_rejected(accounting)
     record = curve_record(curve, accounting)
     print_curve(record, fmt)

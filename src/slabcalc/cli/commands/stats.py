@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from slabcalc.cli.common import draw, read_texts
+from slabcalc.cli.common import draw, input_dumps
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import format_option, gate_options, measured, plot_option, tls_options, watch_options
@@ -68,7 +68,7 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
     from slabcalc.analysis.stats import DumpError, analyse
     from slabcalc.analysis.watch import span_seconds
     from slabcalc.inputs.client import NodeError, parse_address, poll
-    from slabcalc.inputs.dumps import dump_from_replies, parse_dump
+    from slabcalc.inputs.dumps import dump_from_replies
     from slabcalc.model.settings import Refused
 
     if not files and not servers:
@@ -108,9 +108,9 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
     nodes, failed, samples, spans = [], [], [], {}
     if files:
         try:
-            nodes.append(node_of(parse_dump(read_texts(files))))
+            nodes.append(node_of(input_dumps(files)))
             if since:
-                spans[nodes[-1].node] = interval_of(parse_dump(read_texts(since)), nodes[-1])
+                spans[nodes[-1].node] = interval_of(input_dumps(since), nodes[-1])
         except DumpError as exc:
             raise DataError(str(exc)) from None
     first = {}

@@ -1,0 +1,144 @@
+"""What every row reader shares: one accounting of the rows of an input, the input opened, its first
+line and header, cells split and numbers read.
+
+Every data row is accepted or rejected, blank lines and a header are not rows, and a row with count N
+is N items.  A rejected row is counted, the first few kept with their line numbers
+(:data:`FIRST_REJECTIONS`), and with ``strict`` the first is an :class:`InputError` naming the file,
+the line and the value.  Numbers are plain non-negative decimal integers, spaces around them allowed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from slabcalc.errors import InputError
+
+FIRST_REJECTIONS = 5     # rejections kept, with their lines, in Accounting.first_rejections
+TEXT_MAX = 80            # characters of a rejected line kept
+
+# A number, whole or not: a first line that is one makes the "values" form.
+NUMBERISH = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A row that was not used."""
+
+    line: int        # 1-based physical line number in the input
+    reason: str      # e.g. "value is not a number", "negative key", "missing column value"
+    text: str        # the offending line, truncated to 80 characters
+
+
+@dataclass
+class Accounting:
+    """Where the rows of one input went; final once its items are all read."""
+
+    source: str            # file name or "<stdin>"
+    format: str            # the form read: items.FORMATS, or a workload's or a warehouse file's
+    rows: int = 0          # data rows read (blank lines and the header are not rows)
+    items: int = 0         # items accepted (a row with count 5 is 5 items)
+    rejected: int = 0      # rows rejected
+    first_rejections: list[Rejection] = field(default_factory=list)   # the first 5
+    keys_named: bool = False   # the input names its keys (metadump)
+    left_out: int = 0          # lines a filter (optimize --hot) kept from the reader: not rows
+
+
+class Rejected(Exception):
+    """A row that cannot be used: why, and the value quoted (None: the line itself)."""
+
+    def __init__(self, reason: str, value: str | None):
+        super().__init__(reason)
+        self.reason, self.value = reason, value
+
+
+def open_input(path: str) -> tuple[TextIO, str]:
+    """``path`` opened for a row reader, and the name to report it by; ``-`` is stdin."""
+    if path == "-":
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:          # stdin is already text without bytes below (a test harness)
+            return sys.stdin, "<stdin>"
+        return io.TextIOWrapper(buffer, encoding="utf-8-sig", newline=""), "<stdin>"
+    try:
+        return open(path, encoding="utf-8-sig", newline=""), path
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def key_max_of(key_max: int | None) -> int:
+    """The longest key a row may give: ``key_max`` (the caller's profile's ``key_max``, memcached's
+    KEY_MAX_LENGTH), or the default release's when the caller has no profile."""
+    if key_max is not None:
+        return key_max
+    from slabcalc.model.profile import load_profile
+
+    return load_profile().key_max
+
+
+def first_line(stream: TextIO, source: str) -> tuple[str, int]:
+    """The first non-blank line of ``stream`` (a UTF-8 BOM dropped) and its line number;
+    InputError for an empty input or one that is not UTF-8."""
+    number = 0
+    try:
+        for raw in stream:
+            number += 1
+            if number == 1:
+                raw = raw.lstrip("\ufeff")
+            if raw.strip():
+                return raw, number
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{source}: not UTF-8 text (line {number + 1} or after: {exc.reason})") from None
+    raise InputError(f"{source}: empty input")
+
+
+def header_columns(names: list[str], aliases: dict[str, str], here: str) -> dict[str, int]:
+    """``{column: position}`` of a header's cells that ``aliases`` knows (case, spaces and dashes
+    ignored); two cells naming one column are an :class:`InputError` at ``here`` (file:line)."""
+    columns: dict[str, int] = {}
+    for i, name in enumerate(names):
+        column = aliases.get(re.sub(r"[\s-]+", "_", name.strip().lower()))
+        if column is None:
+            continue
+        if column in columns:
+            raise InputError(f"{here}: two {column} columns: "
+                             f"{names[columns[column]].strip()!r} and {name.strip()!r}")
+        columns[column] = i
+    return columns
+
+
+def split_cells(text: str, delimiter: str) -> list[str]:
+    """A row's cells: a plain split, or the csv module's reading when there are quotes."""
+    if '"' not in text:
+        return text.split(delimiter)
+    try:
+        return next(csv.reader([text], delimiter=delimiter), [])
+    except csv.Error:
+        return text.split(delimiter)
+
+
+def cell_number(cells: list[str], at: int, name: str) -> int:
+    """The number in cell ``at``, or :class:`Rejected` (a missing cell quotes the whole line)."""
+    if at >= len(cells) or not cells[at].strip():
+        raise Rejected(f"missing column {name}", None)
+    return number(cells[at], name)
+
+
+def number(text: str, name: str) -> int:
+    """A plain non-negative decimal integer, or :class:`Rejected` saying why it is not one."""
+    text = text.strip()
+    if text.isdigit() and text.isascii():
+        return int(text)
+    if not text:
+        raise Rejected(f"missing column {name}", text)
+    if text.isascii() and text[0] in "+-" and text[1:].isdigit():
+        value = int(text)
+        if value < 0:
+            raise Rejected(f"negative {name}", text)
+        return value
+    if NUMBERISH.fullmatch(text):     # 1.5, 1e3, -2.0: a number, but not a plain integer
+        raise Rejected(f"negative {name}" if text[0] == "-" else f"{name} is not a whole number", text)
+    raise Rejected(f"{name} is not a number", text)
