@@ -64,16 +64,15 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, replace
 from functools import cached_property
-from itertools import chain, groupby
 from typing import Iterable, Sequence
 
 from slabcalc.analysis.advice import class_cap_trap
-from slabcalc.analysis.report import ClassUsage, Report, build_report, capacity, chunk_shape, item_sizer
+from slabcalc.analysis.placement import ClassUsage, Placed, place_items
+from slabcalc.analysis.report import Report, build_report, capacity
 from slabcalc.errors import ValueRefused
 from slabcalc.model.capacity import ChunkShape, mix_capacity
 from slabcalc.model.classes import SlabClass, slab_classes
 from slabcalc.model.distribution import ItemColumns
-from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable
 from slabcalc.model.settings import Refused, Settings, argv_words, chunk_max_value, configure
 
 SPACES = ("n_f", "slab_sizes", "slab_chunk_max")
@@ -122,76 +121,20 @@ def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_l
                    shapes: bool = True) -> Requests:
     """Every chunk request of ``distribution`` under ``settings``' largest chunk and ``-I``.
 
-    The same placement as :func:`slabcalc.analysis.report.build_report`: an item within
-    the largest chunk requests its ``ntotal``; a larger one is placed chunk by
-    chunk and requests each chunk's size.  The class list only decides where
-    requests go, never what they are.  ``shapes``: also count the chunked items by
-    chunk shape, which only capacity (``-m``) needs.
+    The placement pass :func:`slabcalc.analysis.report.build_report` builds from
+    (:func:`slabcalc.analysis.placement.place_items`): an item within the largest chunk
+    requests its ``ntotal``; a larger one is placed chunk by chunk and requests each chunk's
+    size.  The class list only decides where requests go, never what they are.  ``shapes``:
+    also count the chunked items by chunk shape, which only capacity (``-m``) needs.
     """
-    from slabcalc.analysis.bulk import one_chunk_sums, place_sized, placed_in_bulk
-    from slabcalc.analysis.report import _place  # the report's own placement
-
-    classes = slab_classes(settings)
-    check_placeable(settings, classes)
-    largest = min(classes[-1].chunk_size, settings.item_size_max)
-    requests: dict[int, int] = {}
-    one_chunk: dict[int, int] = {}
-    chunked: dict[ChunkShape, int] = {}
-    placed = too_large = 0
-    size_of = item_sizer(settings)
-    in_bulk = placed_in_bulk(settings, classes, size_key_length)
-    sized, each = [], []     # chunked items known by size (placed at once), and the rest
-
-    def in_one_chunk(columns: ItemColumns):
-        nonlocal placed
-        sizes, counts, rest = one_chunk_sums(settings, columns, largest)
-        for size, count in zip(sizes, counts):
-            requests[size] = requests.get(size, 0) + count
-            one_chunk[size] = one_chunk.get(size, 0) + count
-            placed += count
-        return rest
-
-    pairs = chain.from_iterable(in_one_chunk(p) if isinstance(p, ItemColumns) else (p,) for p in _pairs(distribution))
-    for item, count, *_ in pairs:
-        size = size_of(item)
-        if size <= largest:
-            requests[size] = requests.get(size, 0) + count
-            one_chunk[size] = one_chunk.get(size, 0) + count
-            placed += count
-        elif in_bulk is not None and in_bulk(item, size):
-            sized.append((item, count))
-        else:
-            each.append((item, count))
-    if sized:
-        at, _, counts, done = place_sized(settings, classes, sized, size_key_length, chunked if shapes else None)
-        each += [t for t, placed_here in zip(sized, done) if not placed_here]
-        if at is not None:
-            placed += int(counts.sum())
-            tails = at.tail > 0
-            for asked, many in chain(zip(at.header.tolist(), counts.tolist()),
-                                     zip(at.tail[tails].tolist(), counts[tails].tolist()),
-                                     ((at.body, int((counts * at.full).sum())),)):
-                requests[asked] = requests.get(asked, 0) + many
-    for item, count in each:
-        placement = _place(settings, classes, item, size_key_length)
-        if placement.status == TOO_LARGE:
-            too_large += count
-            continue
-        placed += count
-        for chunk, run in groupby(placement.chunks):   # a chunked item's body chunks are one run
-            requests[chunk.requested] = requests.get(chunk.requested, 0) + count * sum(1 for _ in run)
-        if placement.status == CHUNKED and count and shapes:
-            shape = chunk_shape(placement)
-            chunked[shape] = chunked.get(shape, 0) + count
-    sizes = tuple(sorted(s for s, n in requests.items() if n))
-    return Requests(sizes, tuple(requests[s] for s in sizes), placed, too_large, tuple(chunked.items()),
-                    tuple(one_chunk.items()) if chunked else (), shapes)
+    return requests_of(place_items(settings, distribution, size_key_length, shapes))
 
 
-def _pairs(distribution):
-    if isinstance(distribution, dict):
-        return distribution.items()
-    return distribution
+def requests_of(placed: Placed) -> Requests:
+    """The :class:`Requests` of a placement pass."""
+    sizes, counts = placed.requests()
+    return Requests(sizes, counts, placed.items, placed.too_large, placed.chunked,
+                    placed.one_chunk if placed.chunked else (), placed.shapes)
 
 
 # -- scoring a class table ---------------------------------------------------
@@ -894,7 +837,8 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit:
     Each winner is re-scored by :func:`slabcalc.analysis.report.build_report`; a
     disagreement with the search's own score is a bug and raises.
     """
-    distribution = [(t[0], t[1]) for t in _pairs(distribution)]
+    pairs = distribution.items() if isinstance(distribution, dict) else distribution
+    distribution = [(t[0], t[1]) for t in pairs]
     everything = distribution
     held_out = None
     if validate is not None and sum(n for _, n in distribution) * validate < MIN_HELD_OUT:
