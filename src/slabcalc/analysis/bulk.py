@@ -66,12 +66,10 @@ def one_chunk_sums(settings: Settings, columns: ItemColumns, largest: int):
     return ordered[starts].tolist(), summed, columns.select(~fits).triples()
 
 
-def one_chunk_classes(classes: Sequence[SlabClass], one_chunk: Sequence[tuple[int, int]]):
-    """``(class, items, bytes)`` of each class the items that fit one chunk (``(ntotal, count)``,
-    ascending) go to: each size to the first class whose chunk holds it (``slabs_clsid()``, as
-    :func:`class_for`), found for a whole class at once."""
-    sizes = [size for size, _ in one_chunk]
-    counts = [count for _, count in one_chunk]
+def one_chunk_classes(classes: Sequence[SlabClass], sizes: Sequence[int], counts: Sequence[int]):
+    """``(class, items, bytes)`` of each class the items that fit one chunk (``counts[i]`` of ntotal
+    ``sizes[i]``, ascending) go to: each size to the first class whose chunk holds it
+    (``slabs_clsid()``, as :func:`class_for`), found for a whole class at once."""
     start = 0
     for c in classes:      # chunk sizes never decrease: a class holds the sizes above the last one's
         end = bisect_right(sizes, c.chunk_size, start)

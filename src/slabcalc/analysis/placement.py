@@ -154,7 +154,8 @@ class Placed:
 
     settings: Settings
     classes: tuple[SlabClass, ...]
-    one_chunk: tuple[tuple[int, int], ...]       # (ntotal, items) of the items that fit one chunk, ascending
+    one_chunk_sizes: tuple[int, ...]             # the ntotal of the items that fit one chunk, ascending,
+    one_chunk_counts: tuple[int, ...]            # and how many items of each
     chunks: tuple[tuple[int, int, int], ...]     # (class id, bytes requested, chunks) of chunked items' chunks
     chunked: tuple[tuple[ChunkShape, int], ...]  # chunked items by chunk shape (only when shapes were asked for)
     chunked_items: int       # items stored in chunks (in the largest class's LRU)
@@ -166,10 +167,17 @@ class Placed:
     approximated: int        # chunked items known only by total size (split assumed)
     shapes: bool             # whether ``chunked`` was counted
 
+    @property
+    def one_chunk(self) -> dict[int, int]:
+        """The items that fit one chunk, by ntotal."""
+        return dict(zip(self.one_chunk_sizes, self.one_chunk_counts))
+
     def requests(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """``(sizes, counts)``: every chunk request by size, ascending (sizes asked for by no chunk
         left out).  A request goes to the first class whose chunk holds it (``slabs_clsid()``)."""
-        requests = dict(self.one_chunk)
+        if not self.chunks and 0 not in self.one_chunk_counts:      # the one-chunk items alone
+            return self.one_chunk_sizes, self.one_chunk_counts
+        requests = self.one_chunk
         for _, asked, n in self.chunks:
             requests[asked] = requests.get(asked, 0) + n
         sizes = tuple(sorted(s for s, n in requests.items() if n))
@@ -180,7 +188,7 @@ class Placed:
         storing every item once on a fresh server with room for all of them."""
         settings, p = self.settings, self.settings.profile
         rows = {c.id: [0, 0, 0, 0] for c in self.classes}   # items, chunks, requested, mem_requested
-        for c, n, held in one_chunk_classes(self.classes, self.one_chunk):
+        for c, n, held in one_chunk_classes(self.classes, self.one_chunk_sizes, self.one_chunk_counts):
             row = rows[c.id]
             row[0] += n
             row[1] += n
@@ -318,8 +326,11 @@ class _Tally:
                 self.add_one(item, count, rows)
 
     def placed(self) -> Placed:
-        self.items += sum(self.one_chunk.values())
-        return Placed(self.settings, self.classes, tuple(sorted(self.one_chunk.items())),
-                      tuple((c, asked, n) for (c, asked), n in sorted(self.chunks.items())),
+        one_chunk = self.one_chunk
+        sizes = tuple(sorted(one_chunk))
+        counts = tuple(map(one_chunk.__getitem__, sizes))
+        self.items += sum(counts)
+        return Placed(self.settings, self.classes, sizes, counts,
+                      tuple((c, asked, n) for (c, asked), n in self.chunks.items()),
                       tuple(self.chunked.items()), self.chunked_items, self.chunked_bytes, self.items, self.rows,
                       self.too_large, self.too_large_rows, self.approximated, self.shapes)

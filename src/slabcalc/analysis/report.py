@@ -92,7 +92,7 @@ def build_report(settings: Settings, distribution: Mapping | Iterable, memory_li
     if memory_limit is not None:
         budget = memory_limit - preallocated
         limit = (capacity(used, placed.items, budget) if not placed.chunked else
-                 mix_capacity(settings, placed.classes, dict(placed.one_chunk), dict(placed.chunked), budget))
+                 mix_capacity(settings, placed.classes, placed.one_chunk, dict(placed.chunked), budget))
         limit = replace(limit, memory_limit=memory_limit)
     return Report(settings, used, placed.items, placed.too_large, placed.approximated, limit, placed.rows,
                   placed.too_large_rows, preallocated)

@@ -68,7 +68,7 @@ def requests_of(placed: Placed) -> Requests:
     """The :class:`Requests` of a placement pass."""
     sizes, counts = placed.requests()
     return Requests(sizes, counts, placed.items, placed.too_large, placed.chunked,
-                    placed.one_chunk if placed.chunked else (), placed.shapes)
+                    tuple(placed.one_chunk.items()) if placed.chunked else (), placed.shapes)
 
 
 def class_chunks(requests: Requests, classes: Sequence[SlabClass]) -> list[int]:
