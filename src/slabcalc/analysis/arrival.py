@@ -4,17 +4,17 @@ An item file's rows are items in the order they are set; ``-m`` holds the items
 before the first one that needs a page when none is left
 (:class:`slabcalc.model.arrival.InOrder`).  What a reader hands to
 ``read_items(arrivals=...)`` comes here block by block: each row is sized, given
-its class (or, chunked, the classes of its chunks, as :func:`place` asks for
-them), and walked; memory stays a few arrays a block.
+its class (or, chunked, the classes of its chunks, as
+:func:`slabcalc.analysis.placement.place_item` places them), and walked; memory stays a few arrays a block.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from slabcalc.analysis.placement import column_ntotals, item_sizer, place_item
 from slabcalc.model.classes import slab_classes
 from slabcalc.model.distribution import Item, ItemColumns
-from slabcalc.model.item import ntotal_array
 from slabcalc.model.placement import CHUNKED
 from slabcalc.model.settings import Settings
 
@@ -30,9 +30,8 @@ class FileOrder:
     """
 
     def __init__(self, settings: Settings, memory_limit: int, size_key_length: int = 16):
-        import numpy as np   # only a report with -m walks: a plain one starts without numpy
+        import numpy as np  # only a report with -m walks: a plain one starts without numpy
 
-        from slabcalc.analysis.report import item_sizer
         from slabcalc.model.arrival import InOrder
 
         self.settings, self.key_length = settings, size_key_length
@@ -58,9 +57,7 @@ class FileOrder:
         if self.walk.result is not None or not len(rows):
             return
         if isinstance(rows, ItemColumns):
-            sizes = rows.item_size
-            if sizes is None:
-                sizes = ntotal_array(self.settings, rows.key, rows.value, rows.flags)
+            sizes = column_ntotals(self.settings, rows)
             items = None
         else:
             items = rows
@@ -74,9 +71,7 @@ class FileOrder:
     def _chunked_kind(self, item: Item) -> int:
         kind = self.kind_of.get(item)
         if kind is None:
-            from slabcalc.analysis.report import _place
-
-            placement = _place(self.settings, self.classes, item, self.key_length)
+            placement = place_item(self.settings, self.classes, item, self.key_length)
             if placement.status != CHUNKED:      # too large: memcached refuses it, nothing is allocated
                 kind = -1
             else:

@@ -1,12 +1,14 @@
-"""Many items placed at once: the numpy side of :mod:`slabcalc.analysis.report`.
+"""Many items placed at once: the numpy side of :mod:`slabcalc.analysis.placement`.
 
-The report places each distinct item by itself (:func:`slabcalc.model.placement.place`);
+The placement pass places each distinct item by itself (:func:`slabcalc.model.placement.place`);
 where many share a rule, the sums are made over columns instead and must come out the
 same to the byte (tests/test_report.py holds them to the one-by-one placement):
 
 * items that fit one chunk, summed by ``ntotal`` (:func:`one_chunk_sums`) and given to
-  their classes a class at a time (:func:`add_one_chunk`);
-* chunked items known only by their size (:func:`place_sized`, :func:`add_sized`).
+  their classes a class at a time (:func:`one_chunk_classes`);
+* chunked items known only by their size (:func:`place_sized`, :func:`sized_chunk_requests`).
+
+Each function returns its sums; only :mod:`slabcalc.analysis.placement` calls them.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Sequence
 from slabcalc.errors import InputError
 from slabcalc.model.capacity import ChunkShape
 from slabcalc.model.classes import SlabClass
-from slabcalc.model.distribution import Item, ItemColumns
+from slabcalc.model.distribution import ItemColumns
 from slabcalc.model.item import item_size, ntotal_array
 from slabcalc.model.placement import place_sized_chunks, sized_chunks_apply
 from slabcalc.model.settings import Settings
@@ -33,7 +35,7 @@ def check_item_size(size: int, smallest_item: int) -> None:
 
 def placed_in_bulk(settings: Settings, classes: Sequence[SlabClass], key_length: int):
     """``(item, ntotal) -> bool``: whether an item larger than the largest chunk goes to
-    :func:`place_sized` (known by size alone, within ``-I``), not to ``report._place`` one by one;
+    :func:`place_sized` (known by size alone, within ``-I``), not to ``placement.place_item`` one by one;
     None where :func:`place_sized_chunks` places no chunked item of this configuration."""
     if not sized_chunks_apply(settings, classes, key_length):
         return None
@@ -41,15 +43,19 @@ def placed_in_bulk(settings: Settings, classes: Sequence[SlabClass], key_length:
     return lambda item, size: item.key is None and size <= most
 
 
+def column_ntotals(settings: Settings, columns: ItemColumns):
+    """The ``ntotal`` of each row of ``columns`` (an int64 array): given, or its lengths summed."""
+    sizes = columns.item_size
+    return ntotal_array(settings, columns.key, columns.value, columns.flags) if sizes is None else sizes
+
+
 def one_chunk_sums(settings: Settings, columns: ItemColumns, largest: int):
     """``(sizes, counts, rest)``: the rows of ``columns`` whose item is at most ``largest`` bytes
     summed by ``ntotal`` (ascending lists of ints), and the other rows as triples."""
     import numpy as np  # ItemColumns hold numpy arrays: numpy is loaded
 
-    sizes = columns.item_size
-    if sizes is None:
-        sizes = ntotal_array(settings, columns.key, columns.value, columns.flags)
-    elif len(sizes):
+    sizes = column_ntotals(settings, columns)
+    if columns.item_size is not None and len(sizes):
         check_item_size(int(sizes.min()), item_size(settings, 1, 0).total)
     fits = sizes <= largest
     fitting = sizes[fits]
@@ -60,22 +66,15 @@ def one_chunk_sums(settings: Settings, columns: ItemColumns, largest: int):
     return ordered[starts].tolist(), summed, columns.select(~fits).triples()
 
 
-def add_one_chunk(usage: dict[int, list[int]], classes: Sequence[SlabClass], count_of: dict[int, int]) -> None:
-    """Items that fit one chunk, by ntotal, into ``usage``: each size goes to the first class whose
-    chunk holds it (``slabs_clsid()``, as :func:`class_for`), found for a whole class at once."""
-    sizes = sorted(count_of)
-    counts = [count_of[size] for size in sizes]
+def one_chunk_classes(classes: Sequence[SlabClass], sizes: Sequence[int], counts: Sequence[int]):
+    """``(class, items, bytes)`` of each class the items that fit one chunk (``counts[i]`` of ntotal
+    ``sizes[i]``, ascending) go to: each size to the first class whose chunk holds it
+    (``slabs_clsid()``, as :func:`class_for`), found for a whole class at once."""
     start = 0
     for c in classes:      # chunk sizes never decrease: a class holds the sizes above the last one's
         end = bisect_right(sizes, c.chunk_size, start)
         if end > start:
-            n = sum(counts[start:end])
-            held = sum(map(mul, counts[start:end], sizes[start:end]))
-            row = usage[c.id]
-            row[0] += n
-            row[1] += n
-            row[2] += held
-            row[3] += held
+            yield c, sum(counts[start:end]), sum(map(mul, counts[start:end], sizes[start:end]))
             start = end
     if start != len(sizes):
         raise AssertionError("an item of one chunk is larger than the largest class")   # cannot happen
@@ -83,13 +82,13 @@ def add_one_chunk(usage: dict[int, list[int]], classes: Sequence[SlabClass], cou
 
 def place_sized(settings: Settings, classes: Sequence[SlabClass], sized: Sequence[tuple], key_length: int,
                 chunked: dict[ChunkShape, int] | None = None):
-    """``report._place`` for many chunked items known by size (``(item, count, ...)``), at once.
+    """``placement.place_item`` for many chunked items known by size (``(item, count, ...)``), at once.
 
     Returns ``(at, sizes, counts, placed)``: the :class:`SizedChunks` of the items
     :func:`place_sized_chunks` places, with their sizes and counts (int64 arrays), and
     whether each tuple of ``sized`` was placed (a list of bools; the others are left to
     place one by one).  When given, ``chunked`` counts each placed item's chunk shape (as
-    ``report.chunk_shape``).  Callers sum int64 products of these: where the sums could
+    ``placement.chunk_shape``).  Callers sum int64 products of these: where the sums could
     overflow, every item is left.
     """
     import numpy as np
@@ -111,40 +110,20 @@ def place_sized(settings: Settings, classes: Sequence[SlabClass], sized: Sequenc
     return at, sizes, counts, exact.tolist()
 
 
-def add_sized(usage: dict[int, list[int]], settings: Settings, classes: Sequence[SlabClass],
-              sized: Sequence[tuple[Item, int, int]], key_length: int,
-              chunked: dict[ChunkShape, int] | None) -> tuple[list[tuple[Item, int, int]], tuple[int, int]]:
-    """``report._add`` for many chunked items known by size (:func:`place_sized`), at once.
-
-    Returns the triples left to place one by one, and ``(items, rows)`` added.
-    """
+def sized_chunk_requests(classes: Sequence[SlabClass], at, counts) -> list[tuple[tuple[int, int], int]]:
+    """``((class id, bytes requested), chunks)`` of every chunk of the items :func:`place_sized` placed
+    (``at``, each ``counts`` times): header, full body chunks and tail, summed by class and request."""
     import numpy as np
 
-    at, sizes, counts, placed = place_sized(settings, classes, sized, key_length, chunked)
-    left = [t for t, done in zip(sized, placed) if not done]
-    if at is None:
-        return left, (0, 0)
-    p = settings.profile
-    room = p.chunk_header
-    n = len(classes)
-    chunks, requested, mem = (np.zeros(n, dtype=np.int64) for _ in range(3))
     has_tail = at.tail > 0
-    for where, many, asked in ((at.header_class, counts, at.header),
-                               (at.tail_class[has_tail], counts[has_tail], at.tail[has_tail]),
-                               (np.full(len(counts), at.body_class), counts * at.full, at.body)):
-        np.add.at(chunks, where, many)
-        np.add.at(requested, where, many * (asked - room))
-        np.add.at(mem, where, many * asked)
-    in_slabs = p.mem_requested_stat == "slabs"
-    for i in np.flatnonzero(chunks).tolist():
-        row = usage[classes[i].id]
-        row[1] += int(chunks[i])
-        row[2] += int(requested[i])
-        if in_slabs:
-            row[3] += int(mem[i])
-    home = usage[classes[-1].id]     # a chunked item lives in the largest class's LRU
-    home[0] += int(counts.sum())
-    if p.mem_requested_stat == "items":
-        home[3] += int((counts * sizes).sum())
-    rows = sum(t[2] for t, done in zip(sized, placed) if done)
-    return left, (int(counts.sum()), rows)
+    where = np.concatenate((at.header_class, at.tail_class[has_tail], [at.body_class]))
+    asked = np.concatenate((at.header, at.tail[has_tail], [at.body]))
+    many = np.concatenate((counts, counts[has_tail], [int((counts * at.full).sum())]))
+    key = where * (int(asked.max()) + 1) + asked
+    unique, inverse = np.unique(key, return_inverse=True)
+    total = np.zeros(len(unique), dtype=np.int64)
+    np.add.at(total, inverse, many)
+    first = np.zeros(len(unique), dtype=np.int64)
+    first[inverse] = np.arange(len(key))
+    ids = [c.id for c in classes]
+    return [((ids[c], a), n) for c, a, n in zip(where[first].tolist(), asked[first].tolist(), total.tolist())]

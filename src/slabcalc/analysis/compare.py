@@ -36,12 +36,13 @@ from slabcalc.allocators import (
     redis,
     varnish,
 )
+from slabcalc.analysis.placement import item_for_size, place_item
 from slabcalc.analysis.process import hash_table_bytes
-from slabcalc.analysis.report import Report, build_report, item_for_size
+from slabcalc.analysis.report import Report, build_report
 from slabcalc.model.classes import slab_classes
 from slabcalc.model.distribution import Item
 from slabcalc.model.item import VALUE_MAX, ntotal_function
-from slabcalc.model.placement import TOO_LARGE, place
+from slabcalc.model.placement import TOO_LARGE
 from slabcalc.model.settings import Settings
 
 MIB = 1 << 20
@@ -104,7 +105,8 @@ def stored_items(settings: Settings, distribution: Mapping[Item, int], size_key_
         else:
             size, flags = item.item_size, 0
             key, value = item_for_size(settings, size, size_key_length)
-        if size is None or (size > largest and place(settings, key, value, flags, classes).status == TOO_LARGE):
+        if size is None or (size > largest and
+                            place_item(settings, classes, item, size_key_length).status == TOO_LARGE):
             refused += count
         elif count:
             stored.append((key, value, size, count))

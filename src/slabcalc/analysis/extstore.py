@@ -17,14 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
-from slabcalc.analysis.report import Report, build_report, item_for_size
+from slabcalc.analysis.placement import place_item
+from slabcalc.analysis.report import Report, build_report
 from slabcalc.errors import ValueRefused
-from slabcalc.model.capacity import Capacity, _largest_fitting
+from slabcalc.model.capacity import Capacity, largest_fitting
 from slabcalc.model.classes import class_for, slab_classes
 from slabcalc.model.distribution import Item, ItemColumns
 from slabcalc.model.extstore import Extstore, FlashUse, header_ntotal, pack, why_in_ram
-from slabcalc.model.item import VALUE_MAX
-from slabcalc.model.placement import CHUNKED, TOO_LARGE, place
+from slabcalc.model.placement import CHUNKED, TOO_LARGE
 from slabcalc.model.settings import Settings
 
 
@@ -157,13 +157,7 @@ def _ordered(stream: dict[tuple[int, int], int]) -> list[tuple[int, int]]:
 
 def _where(settings, classes, ext, min_class, item: Item, size_key_length: int) -> tuple:
     """(status, ntotal, LRU class, header ntotal or None, header class) of one kind of item."""
-    if item.item_size is None:
-        key, value, flags = item.key, item.value, item.flags
-        if value > VALUE_MAX:
-            return TOO_LARGE, 0, 0, None, 0
-    else:
-        (key, value), flags = item_for_size(settings, item.item_size, size_key_length), 0
-    placement = place(settings, key, value, flags, classes)
+    placement = place_item(settings, classes, item, size_key_length)
     if placement.status == TOO_LARGE:
         return TOO_LARGE, 0, 0, None, 0
     size = placement.item
@@ -190,7 +184,7 @@ def _with_capacity(report: ExtstoreReport, ram: dict[Item, int], runs, memory_li
         def fits(n: int) -> bool:
             scaled = [[(size, -(-n * count // total)) for size, count in run] for run in runs]
             return pack(ext, scaled).pages <= ext.usable_pages
-        flash_items = _largest_fitting(fits) if ext.usable_pages else 0
+        flash_items = largest_fitting(fits) if ext.usable_pages else 0
     if flash_items is None:
         items, limited = ram_items, "RAM"
     elif flash_items < ram_items:

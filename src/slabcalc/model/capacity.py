@@ -94,7 +94,7 @@ def fits(pages: Iterable[tuple[int, int]], limit: int) -> bool:
     return needed_bytes(pages) <= limit
 
 
-def _largest_fitting(fit, start: int = 1) -> int | None:
+def largest_fitting(fit, start: int = 1) -> int | None:
     """The largest ``n >= 0`` with ``fit(n)`` (``fit`` monotone, ``fit(0)`` true), or None past 2**62."""
     low, high = 0, start
     while fit(high):
@@ -169,7 +169,7 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
 
     if len(kinds) >= 32:     # many kinds: the same sums over numpy columns
         fit = _column_fit(kinds, per_class, total, classes, memory_limit, fit)
-    n0 = _largest_fitting(fit, guess)
+    n0 = largest_fitting(fit, guess)
     if n0 is None:
         return Capacity(memory_limit, 1 << 62, None)
     counts = arrived(n0)

@@ -1,0 +1,187 @@
+"""The whole optimisation: every space searched, each winner scored again by ``report``, and the verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Iterable, Sequence
+
+from slabcalc.analysis.advice import class_cap_trap
+from slabcalc.analysis.optimize.grid import CHUNK_MAX_SMALLEST, search_chunk_max, search_n_f
+from slabcalc.analysis.optimize.requests import chunk_requests, page_bytes
+from slabcalc.analysis.optimize.slab_sizes import best_slab_sizes, merge_thin_sizes, settings_for
+from slabcalc.analysis.report import Report, build_report
+from slabcalc.errors import ValueRefused
+from slabcalc.model.distribution import ItemColumns
+from slabcalc.model.settings import Settings, argv_words, configure
+
+SPACES = ("n_f", "slab_sizes", "slab_chunk_max")
+GAIN_THRESHOLD_PCT = 1.0          # below this the current flags are fine; within it of the best, the simpler wins
+VALIDATE_DEFAULT = 0.2            # the part of the items held out, by default, to score the candidates on
+MIN_HELD_OUT = 20                 # fewer items than this expected in the held-out part: no validation
+SIMPLER = ("n_f", "slab_chunk_max", "slab_sizes")   # the verdict's order of simplicity
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A configuration as ``report`` sees it."""
+
+    space: str          # "baseline", "n_f", "slab_sizes" or "slab_chunk_max"
+    flags: str          # paste-ready memcached flags ("" for the baseline)
+    report: Report      # build_report of the (training) distribution under it
+    held_out: Report | None = None   # with --validate: the report of the held-back part
+
+    @property
+    def page_bytes(self) -> int:
+        return self.report.total("page_bytes")
+
+
+@dataclass(frozen=True)
+class Optimum:
+    baseline: Candidate
+    candidates: tuple[Candidate, ...]     # best first within each space, spaces in SPACES order
+    memory_limit: int | None
+    validate: float | None = None
+    seed: int | None = None
+    held_out_items: int = 0               # with validate: how many items were held out
+    whole_baseline: Report | None = None  # with validate: the baseline's report of every item (the gate's)
+
+    def gain_pct(self, c: Candidate) -> float:
+        """How much better ``c`` is than the baseline: page bytes saved, or with -m items gained."""
+        return self._gain(c.report, self.baseline.report)
+
+    def held_out_gain_pct(self, c: Candidate) -> float | None:
+        """The same on the held-out items (``--validate``), or None."""
+        if c.held_out is None or self.baseline.held_out is None:
+            return None
+        return self._gain(c.held_out, self.baseline.held_out)
+
+    def _gain(self, report: Report, base: Report) -> float:
+        if self.memory_limit is not None:
+            items = base.capacity.items
+            return 100.0 * (report.capacity.items - items) / items if items else 0.0
+        pages = base.total("page_bytes")
+        return 100.0 * (pages - report.total("page_bytes")) / pages if pages else 0.0
+
+    def verdict_gain(self, c: Candidate) -> float:
+        """The gain the verdict goes by: on the held-out items when there are some (they were not
+        optimised for), else on the items."""
+        held = self.held_out_gain_pct(c)
+        return self.gain_pct(c) if held is None else held
+
+    @property
+    def best(self) -> Candidate | None:
+        """The simplest first candidate within :data:`GAIN_THRESHOLD_PCT` of the largest gain.
+
+        Simplest: ``-n``/``-f`` before ``slab_chunk_max`` before a ``slab_sizes`` list, but a
+        ``-n``/``-f`` caught in the class cap (:func:`slabcalc.analysis.advice.class_cap_trap`: larger
+        items would take the largest chunk) is simple no more; the gain is :meth:`verdict_gain`
+        (held-out items first)."""
+        firsts = [c for c in self.candidates if c is self.first_of(c.space)]
+        if not firsts:
+            return None
+        top = max(self.verdict_gain(c) for c in firsts)
+        close = [c for c in firsts if self.verdict_gain(c) >= top - GAIN_THRESHOLD_PCT]
+        return min(close, key=lambda c: (class_cap_trap(c.report.settings) is not None, SIMPLER.index(c.space),
+                                         -self.verdict_gain(c)))
+
+    def first_of(self, space: str) -> Candidate | None:
+        return next((c for c in self.candidates if c.space == space), None)
+
+    @property
+    def defaults_fine(self) -> bool:
+        best = self.best
+        return best is None or self.verdict_gain(best) < GAIN_THRESHOLD_PCT
+
+
+def split(distribution: Sequence[tuple], fraction: float, seed: int) -> tuple[list, list]:
+    """``(kept, held_out)``: each item's count split at random, ``fraction`` held out."""
+    import numpy as np
+
+    if not 0 < fraction < 1:
+        raise ValueRefused("--validate takes a fraction between 0 and 1 (exclusive)")
+    rng = np.random.default_rng(seed)
+    counts = np.fromiter((t[1] for t in distribution), dtype=np.int64, count=len(distribution))
+    held = rng.binomial(counts, fraction)
+    kept_part, held_part = [], []
+    for t, n, h in zip(distribution, counts.tolist(), held.tolist()):
+        if n - h:
+            kept_part.append((t[0], n - h))
+        if h:
+            held_part.append((t[0], h))
+    return kept_part, held_part
+
+
+def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit: int | None = None,
+             max_classes: int | None = None, validate: float | None = None, seed: int = 0,
+             size_key_length: int = 16, keep: int = 3) -> Optimum:
+    """Search every space for ``distribution`` (``(Item, count[, rows])``) under ``settings``.
+
+    Each winner is re-scored by :func:`slabcalc.analysis.report.build_report`; a
+    disagreement with the search's own score is a bug and raises.
+    """
+    pairs = distribution.items() if isinstance(distribution, dict) else distribution
+    distribution = [(t[0], t[1]) for t in pairs]
+    everything = distribution
+    held_out = None
+    if validate is not None and sum(n for _, n in distribution) * validate < MIN_HELD_OUT:
+        validate = None     # too few items to hold any out meaningfully: scored on them all (the record says so)
+    if validate is not None:
+        distribution, held_out = split(distribution, validate, seed)
+        held_out = _as_columns(held_out)
+    distribution = _as_columns(distribution)
+
+    def candidate(space: str, flags: str, s: Settings, expected: int | None) -> Candidate:
+        rep = build_report(s, distribution, memory_limit, size_key_length)
+        if expected is not None and rep.total("page_bytes") != expected:
+            raise AssertionError(f"optimize scored {flags} at {expected} page bytes, report counts "
+                                 f"{rep.total('page_bytes')}")
+        other = build_report(s, held_out, memory_limit, size_key_length) if held_out is not None else None
+        return Candidate(space, flags, rep, other)
+
+    baseline = candidate("baseline", "", settings, None)
+    requests = chunk_requests(settings, distribution, size_key_length, memory_limit is not None)
+    if page_bytes(settings, requests) != baseline.page_bytes:
+        raise AssertionError("chunk requests disagree with the report")
+    found: list[Candidate] = []
+    for scored in search_n_f(settings, requests, memory_limit, keep):
+        found.append(candidate("n_f", scored.flags, scored.settings, scored.page_bytes))
+    p = settings.profile
+    if p.slab_sizes is True and requests.sizes:
+        answer = best_slab_sizes(settings, requests, max_classes, memory_limit)
+        plain = replace(settings, slab_sizes=None)
+        listed = merge_thin_sizes(plain, requests, answer.listed)
+        flags = " ".join(argv_words(slab_sizes=listed))
+        chosen = settings_for(plain, listed)
+        _check_accepted(settings, listed)
+        found.append(candidate("slab_sizes", flags, chosen,
+                               answer.page_bytes if listed == answer.listed else page_bytes(chosen, requests)))
+    if requests.sizes and requests.sizes[-1] > CHUNK_MAX_SMALLEST:   # large items: try other chunk maxima
+        for scored in search_chunk_max(settings, distribution, memory_limit, size_key_length)[:keep]:
+            found.append(candidate("slab_chunk_max", scored.flags, scored.settings, scored.page_bytes))
+    if held_out is None:
+        return Optimum(baseline, tuple(found), memory_limit)
+    return Optimum(baseline, tuple(found), memory_limit, validate, seed, baseline.held_out.items,
+                   build_report(settings, _as_columns(everything), memory_limit, size_key_length))
+
+
+def _as_columns(distribution: list[tuple]) -> list:
+    """The pairs whose items are known by size as one :class:`ItemColumns` (what the report and
+    :func:`chunk_requests` sum in bulk: optimize scores the same items a dozen times), then the
+    other pairs.  A short list, or counts whose int64 sums could overflow, stay pairs."""
+    import numpy as np
+
+    sized = [(item.item_size, n) for item, n in distribution if item.item_size is not None]
+    if len(sized) < 64 or sum(n for _, n in sized) >= 1 << 62:
+        return distribution
+    sizes = np.fromiter((s for s, _ in sized), dtype=np.int64, count=len(sized))
+    counts = np.fromiter((n for _, n in sized), dtype=np.int64, count=len(sized))
+    return [ItemColumns(None, None, None, sizes, counts),
+            *((item, n) for item, n in distribution if item.item_size is None)]
+
+
+def _check_accepted(settings: Settings, listed: Sequence[int]) -> None:
+    """memcached must start with the list (refusals are memcached's own checks)."""
+    argv = replace(settings, slab_sizes=tuple(listed)).as_argv()
+    made = configure(settings.profile, argv)
+    if made.slab_sizes != tuple(listed):
+        raise AssertionError(f"memcached would read slab_sizes as {made.slab_sizes}, not {tuple(listed)}")

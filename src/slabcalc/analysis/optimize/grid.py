@@ -1,0 +1,184 @@
+"""The ``-n``/``-f`` grid and the ``slab_chunk_max`` powers of two, each configuration scored exactly.
+
+``-n``/``-f`` (:func:`search_n_f`) is a grid search: ``-n`` only matters
+through the aligned first chunk, ``-f`` is tried from 1.01 to 2 by 0.01, then
+by 0.001 around the best; every table of the grid is scored at once
+(:func:`grid_page_bytes`).  ``slab_chunk_max`` (:func:`search_chunk_max`)
+tries every power of two memcached accepts.  With ``-m``, the objective is the
+number of items of this mix that fit (:func:`slabcalc.analysis.report.capacity`),
+and an upper bound (:func:`~slabcalc.analysis.optimize.requests.capacity_bound`)
+skips the configurations that cannot win.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, replace
+
+from slabcalc.analysis.optimize.requests import (
+    BoundParts,
+    Requests,
+    capacity_bound,
+    capacity_of,
+    chunk_requests,
+    items_that_fit,
+    page_bytes,
+    usage,
+)
+from slabcalc.analysis.optimize.dp import align_up
+from slabcalc.model.classes import slab_classes
+from slabcalc.model.settings import Refused, Settings, argv_words, chunk_max_value, configure
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One configuration of a search: its flags and what it costs."""
+
+    flags: str
+    settings: Settings
+    page_bytes: int
+    items_that_fit: int | None = None
+
+    def key(self):
+        fit = -(self.items_that_fit or 0)
+        return (fit, self.page_bytes)
+
+
+CHUNK_MAX_SMALLEST = 16 << 10
+FACTORS = tuple(round(1 + i / 100, 2) for i in range(1, 101))   # 1.01 .. 2.00
+N_RANGE = range(1, 1025)                                         # memcached takes any -n > 0; 1-1024 searched
+
+
+def search_n_f(settings: Settings, requests: Requests, memory_limit: int | None = None,
+               keep: int = 3) -> list[Scored]:
+    """The best ``-n``/``-f`` pairs (best first, at most ``keep``).
+
+    ``-n`` moves only the first chunk, ``align(header + n)``: one ``-n`` per
+    aligned first chunk is tried (the smallest).  Classes are made by
+    :func:`slabcalc.model.classes.slab_classes` itself, so the class cap and the
+    duplicate classes tiny factors make count as memcached counts them.
+    """
+    p = settings.profile
+    starts: dict[int, int] = {}
+    for n in N_RANGE:
+        starts.setdefault(align_up(p.header + n, p.align), n)
+    ns = sorted(starts.values())
+    plain = replace(settings, slab_sizes=None)
+
+    def order(c: Scored):   # best first; among equals the smallest change from the defaults
+        return (c.key(), abs(c.settings.factor - p.default_factor), abs(c.settings.chunk_size - p.default_chunk_size))
+
+    def grid(factors) -> list[Scored]:
+        if memory_limit is None:
+            return _fast_grid(plain, ns, factors, requests, keep)
+        configs = []
+        for f in factors:
+            for n in ns:
+                s = replace(plain, chunk_size=n, factor=f)
+                classes = slab_classes(s)
+                flags = " ".join(argv_words(chunk_size=n, factor=f"{f:g}"))
+                configs.append((Scored(flags, s, page_bytes(s, requests, classes)), classes))
+        if memory_limit is None:
+            return [c for c, _ in configs]
+        return _with_capacity(configs, requests, memory_limit, keep, order)
+
+    scored = sorted(grid(FACTORS), key=order)
+    fine = {round(scored[0].settings.factor + i / 1000, 3) for i in range(-9, 10)} - set(FACTORS) if scored else set()
+    scored = sorted(scored + grid(sorted(f for f in fine if f > 1)), key=order)
+    return scored[:keep]
+
+
+def grid_page_bytes(settings: Settings, ns, factors, requests: Requests):
+    """Page bytes of ``requests`` under -n ``n`` -f ``f`` for every ``f`` of ``factors`` and ``n`` of
+    ``ns`` at once, indexed ``[f, n]`` (what :func:`page_bytes` gives for each, held equal by
+    tests/test_optimize.py)."""
+    import numpy as np
+
+    from slabcalc.model.classes import class_tables
+
+    sizes, prefix = requests.arrays()
+    page = settings.slab_page_size
+    out = []
+    for at in range(0, len(factors), 16):      # some factors at a time: tables of a few MB
+        table = class_tables(settings, ns, factors[at:at + 16])
+        reached = prefix[np.searchsorted(sizes, table, side="right")]
+        held = np.diff(reached, axis=-1, prepend=0)
+        perslab = page // table
+        lengths = settings.page_length(table, perslab)      # the release's rule, on whole arrays
+        out.append((-(-held // perslab) * lengths).sum(axis=-1))
+    return np.concatenate(out) if out else np.zeros((0, len(ns)), dtype=np.int64)
+
+
+def _fast_grid(plain: Settings, ns, factors, requests: Requests, keep: int) -> list[Scored]:
+    """The -n/-f grid scored by page bytes alone: every table at once; Scored values made only for
+    the configurations that can be among the ``keep`` best."""
+    found = []
+    p = plain.profile
+    for f, costs in zip(factors, grid_page_bytes(plain, ns, list(factors), requests).tolist()):
+        for n, cost in zip(ns, costs):
+            # search_n_f's order; equal ones in the grid's order (factor, then -n)
+            found.append((cost, abs(f - p.default_factor), abs(n - p.default_chunk_size), f, n))
+    best = heapq.nsmallest(max(keep, 1), found)
+    return [Scored(" ".join(argv_words(chunk_size=n, factor=f"{f:g}")), replace(plain, chunk_size=n, factor=f), cost)
+            for cost, _, _, f, n in best]
+
+
+def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, order) -> list[Scored]:
+    """The configurations that can be among the ``keep`` best, with their capacity.
+
+    Capacity (:func:`slabcalc.analysis.report.capacity`) is a bisection per configuration;
+    an upper bound (:func:`capacity_bound`) skips the configurations that cannot beat the
+    ``keep``-th best found.
+    """
+    bounded = []
+    parts = BoundParts.of(requests)
+    for scored, classes in configs:
+        rows = usage(scored.settings, requests, classes)
+        bounded.append((capacity_bound(requests, classes, rows, memory_limit, parts), scored, classes, rows))
+    bounded.sort(key=lambda b: -b[0])
+    done: list[Scored] = []
+    best: list[int] = []        # the ``keep`` largest capacities so far, a min-heap: best[0] is the keep-th
+    for bound, scored, classes, rows in bounded:
+        if len(best) >= keep and bound < best[0]:
+            break
+        fit = capacity_of(scored.settings, requests, classes, rows, memory_limit)   # its own classes
+        done.append(replace(scored, items_that_fit=fit))
+        if len(best) < keep:
+            heapq.heappush(best, fit)
+        elif fit > best[0]:
+            heapq.heapreplace(best, fit)
+    return done
+
+
+def search_chunk_max(settings: Settings, distribution, memory_limit: int | None = None,
+                     size_key_length: int = 16) -> list[Scored]:
+    """Every ``-o slab_chunk_max`` memcached accepts from 16 KiB to a page, powers of two, best first.
+
+    (16 KiB is the smallest memcached's own tests run chunked items with; a smaller
+    chunk max splits a large item into hundreds of chunks.)
+    """
+    p = settings.profile
+    if not p.has_slab_chunk_max:
+        return []
+    out = []
+    size = CHUNK_MAX_SMALLEST
+    while size <= settings.slab_page_size:
+        try:   # a size the release's unit cannot say is no candidate
+            words = argv_words(slab_chunk_max=chunk_max_value(p, size))
+        except ValueError:
+            words = None
+        if words is not None and size != settings.slab_chunk_max:
+            flags = " ".join(words)
+            try:
+                candidate = configure(p, settings.as_argv() + words)
+            except Refused:
+                candidate = None
+            if candidate is not None:
+                candidate = replace(candidate, suffix=settings.suffix, slab_reassign=settings.slab_reassign)
+                requests = chunk_requests(candidate, distribution, size_key_length, memory_limit is not None)
+                fit = (items_that_fit(candidate, requests, memory_limit)
+                       if memory_limit is not None else None)
+                out.append(Scored(flags, candidate, page_bytes(candidate, requests), fit))
+        size *= 2
+    out.sort(key=lambda c: (c.key(), -c.settings.slab_chunk_max))
+    return out
