@@ -285,8 +285,6 @@ def functions() -> dict[str, int]:
 # This list only shrinks: a function split below the limit leaves it (the test below says so), and a
 # new long function fails instead of being added.
 LONG_FUNCTIONS = {
-    "slabcalc.analysis.optimize._solve": "the exact slab_sizes programme in one loop; issue 30 splits optimize",
-    "slabcalc.analysis.report.build_report": "placement closures; issue 30 makes one placement pass of it",
     "slabcalc.cli.commands.stats.stats": "the command reads and analyses; issue 30 moves that to the library",
     "slabcalc.model.capacity.chunked_capacity": "its arrival rule is wrong (issue 30) and is being rewritten",
     "slabcalc.model.settings.configure": "follows memcached's main() option by option, in its order",
@@ -404,7 +402,7 @@ KNOWN_ARGV_WRITERS = {
 
 def test_memcached_suboption_words_are_spelled_by_the_argv_writer():
     """``-o`` words with their values (``slab_chunk_max=``, ``slab_sizes=``, ``slab_automove=``, any word
-    of the profiles) are written by ``model.settings.argv_words`` alone: Settings.as_argv, the command
+    of the profiles) are written by ``Settings.argv`` (model.settings) alone: Settings.as_argv, the command
     line's options, stats' flags of a running server and optimize's candidates all hand it values
     (issue 30: five writers of memcached's argv). A string in any expression counts, f-strings too."""
     found = {where: written for where, written in argv_writers().items() if where not in KNOWN_ARGV_WRITERS}
@@ -557,7 +555,7 @@ def test_the_reader_check_sees_a_command_that_picks_its_reader(tmp_path):
 
 
 # who hands Settings.argv values: the command line's options, a running server's stats settings, and
-# analysis/optimize's candidates (through the old name argv_words while that module is split into a package)
+# analysis/optimize's candidates
 ARGV_CALLERS = ("slabcalc.cli.common", "slabcalc.analysis.stats", "slabcalc.analysis.optimize")
 
 

@@ -182,7 +182,7 @@ def test_the_examples_of_docs_options_md_print_what_it_shows(monkeypatch):
     ("1.4.39", ["-m", "64", "-o", "slab_chunk_max=16384"], "slab_chunk_max=16384"),
 ])
 def test_the_argv_writer_gives_back_the_words_memcached_took(release, argv, words):
-    """``Settings.as_argv`` (through ``argv_words``) writes slab_chunk_max in the release's unit and
+    """``Settings.as_argv`` (through ``Settings.argv``) writes slab_chunk_max in the release's unit and
     slab_sizes dash-separated, and memcached's options read back give the same settings."""
     settings = configure(load_profile(release), argv)
     written = settings.as_argv()

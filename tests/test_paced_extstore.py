@@ -15,7 +15,7 @@ from pathlib import Path
 import ahead
 import paced
 import pytest
-from clirun import run
+from helpers import run
 from memcached_server import missing, server_version
 from test_paced import check, differences, replay
 

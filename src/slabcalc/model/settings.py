@@ -166,9 +166,6 @@ class Settings:
         return argv
 
 
-# the writer under its old name, for analysis/optimize (being split into a package by another change)
-argv_words = Settings.argv
-
 FREED_BYTES = 16   # bytes glibc's free() overwrites at the start of a small chunk (tcache next, key)
 
 

@@ -12,7 +12,7 @@ from slabcalc.analysis.optimize.slab_sizes import best_slab_sizes, merge_thin_si
 from slabcalc.analysis.report import Report, build_report
 from slabcalc.errors import ValueRefused
 from slabcalc.model.distribution import ItemColumns
-from slabcalc.model.settings import Settings, argv_words, configure
+from slabcalc.model.settings import Settings, configure
 
 SPACES = ("n_f", "slab_sizes", "slab_chunk_max")
 GAIN_THRESHOLD_PCT = 1.0          # below this the current flags are fine; within it of the best, the simpler wins
@@ -150,7 +150,7 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit:
         answer = best_slab_sizes(settings, requests, max_classes, memory_limit)
         plain = replace(settings, slab_sizes=None)
         listed = merge_thin_sizes(plain, requests, answer.listed)
-        flags = " ".join(argv_words(slab_sizes=listed))
+        flags = " ".join(Settings.argv(slab_sizes=listed))
         chosen = settings_for(plain, listed)
         _check_accepted(settings, listed)
         found.append(candidate("slab_sizes", flags, chosen,

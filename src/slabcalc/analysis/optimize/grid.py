@@ -27,7 +27,7 @@ from slabcalc.analysis.optimize.requests import (
 )
 from slabcalc.analysis.optimize.dp import align_up
 from slabcalc.model.classes import slab_classes
-from slabcalc.model.settings import Refused, Settings, argv_words, chunk_max_value, configure
+from slabcalc.model.settings import Refused, Settings, chunk_max_value, configure
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def search_n_f(settings: Settings, requests: Requests, memory_limit: int | None 
             for n in ns:
                 s = replace(plain, chunk_size=n, factor=f)
                 classes = slab_classes(s)
-                flags = " ".join(argv_words(chunk_size=n, factor=f"{f:g}"))
+                flags = " ".join(Settings.argv(chunk_size=n, factor=f"{f:g}"))
                 configs.append((Scored(flags, s, page_bytes(s, requests, classes)), classes))
         if memory_limit is None:
             return [c for c, _ in configs]
@@ -119,7 +119,7 @@ def _fast_grid(plain: Settings, ns, factors, requests: Requests, keep: int) -> l
             # search_n_f's order; equal ones in the grid's order (factor, then -n)
             found.append((cost, abs(f - p.default_factor), abs(n - p.default_chunk_size), f, n))
     best = heapq.nsmallest(max(keep, 1), found)
-    return [Scored(" ".join(argv_words(chunk_size=n, factor=f"{f:g}")), replace(plain, chunk_size=n, factor=f), cost)
+    return [Scored(" ".join(Settings.argv(chunk_size=n, factor=f"{f:g}")), replace(plain, chunk_size=n, factor=f), cost)
             for cost, _, _, f, n in best]
 
 
@@ -164,7 +164,7 @@ def search_chunk_max(settings: Settings, distribution, memory_limit: int | None 
     size = CHUNK_MAX_SMALLEST
     while size <= settings.slab_page_size:
         try:   # a size the release's unit cannot say is no candidate
-            words = argv_words(slab_chunk_max=chunk_max_value(p, size))
+            words = Settings.argv(slab_chunk_max=chunk_max_value(p, size))
         except ValueError:
             words = None
         if words is not None and size != settings.slab_chunk_max:
