@@ -22,6 +22,7 @@ class Model:
     automove_window: int | None = None
     automove_ratio: float | None = None
     options: tuple = ()         # the -o words given, each with its treatment (model/treatments.py)
+    build: str = ""             # "compiled (mypyc)" or "plain Python": the engine that ran (setup.py)
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ class TimelineRow:
 @dataclass(frozen=True)
 class Simulation:
     settings: Settings
-    model: Model
+    model: Model | None                 # None in a snapshot (simulate's ``at``)
     classes: tuple[ClassResult, ...]   # every class that holds a page
     totals: Totals
     finding: Finding | None
