@@ -16,9 +16,11 @@ tolerance.
 
 from __future__ import annotations
 
+import importlib.machinery
 from dataclasses import replace
 from typing import Iterable, Sequence
 
+from slabcalc.engines import engine as _engine
 from slabcalc.engines.background import Background, SimulationError, background_for, check_replayable, with_lru
 from slabcalc.engines.engine import DELETE, GET, OP_NAMES, SET, TOUCH, Engine
 from slabcalc.engines.results import ClassResult, Finding, Model, Simulation, TimelineRow, Totals
@@ -39,11 +41,18 @@ def _limit(settings: Settings) -> str:
     return f"-m {settings.maxbytes >> 20}" if settings.maxbytes else "-m 0 (no limit)"
 
 
+def engine_build() -> str:
+    """``compiled (mypyc)`` or ``plain Python``: how the engine's module was loaded (setup.py builds it
+    where a C compiler is present; ``SLABCALC_PURE=1`` runs the plain source)."""
+    compiled = isinstance(getattr(_engine, "__loader__", None), importlib.machinery.ExtensionFileLoader)
+    return "compiled (mypyc)" if compiled else "plain Python"
+
+
 def describe_model(settings: Settings, background: Background) -> Model:
     """The model line printed with every simulation: what ran, and how exact it is."""
     check_replayable(settings, background)
     options = check_treated(settings, "simulate", "simulate", SimulationError)
-    model = _describe(settings, background)
+    model = replace(_describe(settings, background), build=engine_build())
     if options:
         model = replace(model, options=options, text=f"{model.text}; {options_text(options)}")
     return model
