@@ -70,8 +70,10 @@ class Engine:
         check_placeable(settings, classes)
         self.settings, self.classes, self.bg = settings, classes, background
         const = background.constant
-        self.tail_tries, self.alloc_rounds = const["tail_tries"], const["alloc_rounds"]
-        self.update_interval = const["update_interval"]
+        # typed: compiled, the ints are unboxed (the constants come from a dict of Any)
+        self.tail_tries: int = const["tail_tries"]
+        self.alloc_rounds: int = const["alloc_rounds"]
+        self.update_interval: int = const["update_interval"]
         self.segmented = background.lru == "segmented"
         self.link_seg = HOT if self.segmented else COLD
         self.temp: TempLru | None = None    # -o temporary_ttl: which items link in TEMP (engines/temp_lru.py)
