@@ -14,10 +14,7 @@ through an iterator).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
-
-if TYPE_CHECKING:
-    from slabcalc.engines.engine import Engine
+from typing import Any, Iterator
 
 HOT, WARM, COLD, TEMP = 0, 1, 2, 3      # items.c lru_type_map: HOT_LRU, WARM_LRU, COLD_LRU, TEMP_LRU
 SEGMENTS = ("hot", "warm", "cold", "temp")      # TEMP holds items only with -o temporary_ttl (temp_lru.py)
@@ -103,7 +100,7 @@ class Lru(Item):
 class Lrus:
     """Every class's HOT/WARM/COLD LRUs, their item bytes, and the counters ``stats items`` shows."""
 
-    def __init__(self, engine: Engine, n: int) -> None:
+    def __init__(self, engine: Any, n: int) -> None:     # the Engine (engine.py imports this module)
         self.e = engine
         self.q = [[Lru() for _ in range(n)] for _ in SEGMENTS]
         self.bytes = [[0] * n for _ in SEGMENTS]
