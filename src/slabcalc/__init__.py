@@ -18,6 +18,7 @@ The packages, each depending only on those before it:
 ``cli``        the command line (click), rendering and plots
 """
 
+import slabcalc._plain  # noqa: F401 -- first: SLABCALC_PURE=1 loads the .py source of compiled modules
 from slabcalc.model.classes import ClassInfo, SlabClass, class_for, describe_classes, slab_classes, vv_lines
 from slabcalc.model.item import ItemSize, item_size
 from slabcalc.model.placement import Chunk, Placement, Unplaceable, place

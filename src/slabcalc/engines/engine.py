@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import gc
 import math
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from slabcalc.engines.background import Background
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Item, Lrus
@@ -39,18 +39,29 @@ from slabcalc.model.ops import DELETE, FILL, GET, OP_NAMES, SET, TOUCH  # noqa: 
 from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable, place
 from slabcalc.model.settings import Settings
 
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:         # plain Python without mypy_extensions: the decorator only speaks to mypyc
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Callable[[Any], Any]:  # type: ignore[misc]
+        return lambda cls: cls
+
 if TYPE_CHECKING:
     from slabcalc.engines.extstore import Storage
+    from slabcalc.engines.temp_lru import TempLru
 
 CLOCK_START = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
 US = 1_000_000
 IDLE_AHEAD = 2 * US     # look for an idle stretch to jump over only with this much time before the next request
 
 
-def _next_wake(actor) -> float:
+Shape = tuple[int, "tuple[tuple[int, int], ...] | None"]     # a set's chunk plan: header class, body chunks
+
+
+def _next_wake(actor: Any) -> float:
     return actor.next_wake
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)       # compiled (setup.py), tests still subclass it
 class Engine:
     """memcached's memory, changed one request at a time, with its background threads."""
 
@@ -60,12 +71,14 @@ class Engine:
         check_placeable(settings, classes)
         self.settings, self.classes, self.bg = settings, classes, background
         const = background.constant
-        self.tail_tries, self.alloc_rounds = const["tail_tries"], const["alloc_rounds"]
-        self.update_interval = const["update_interval"]
-        self.every_hit = background.rules.rules["segmented_access_time"] == "every_hit"
+        # typed: compiled, the ints are unboxed (the constants come from a dict of Any)
+        self.tail_tries: int = const["tail_tries"]
+        self.alloc_rounds: int = const["alloc_rounds"]
+        self.update_interval: int = const["update_interval"]
+        self.every_hit: bool = background.rules.rules["segmented_access_time"] == "every_hit"
         self.segmented = background.lru == "segmented"
         self.link_seg = HOT if self.segmented else COLD
-        self.temp = None                # -o temporary_ttl: which items link in TEMP (engines/temp_lru.py)
+        self.temp: TempLru | None = None    # -o temporary_ttl: which items link in TEMP (engines/temp_lru.py)
         if background.temp_lru:
             from slabcalc.engines.temp_lru import TempLru
 
@@ -77,11 +90,13 @@ class Engine:
         self.slabs = Slabs(self.size, self.perslab, page_len, settings.maxbytes, share)
         self.lrus = Lrus(self, n)
         self.largest = classes[-1].id
-        self.index: dict = {}
-        self.chunked: dict = {}         # key -> item, for the items whose chunks span classes
-        self.gone: dict = {}            # key -> class that evicted or expired it (misses by class)
+        self.index: dict[str | int, Item] = {}
+        self.chunked: dict[str | int, Item] = {}    # key -> item, for the items whose chunks span classes
+        self.gone: dict[str | int, int] = {}        # key -> class that evicted or expired it (misses by class)
         self.hits = [0] * n
         self.misses = [0] * n
+        # told each get's key and whether it hit (a sampled replay counts reads: engines.sample)
+        self.on_get: Callable[[str | int, bool], None] | None = None
         self.moved_in, self.moved_out = [0] * n, [0] * n
         self.counts = dict.fromkeys(("sets", "gets", "hits", "misses", "deletes", "touches", "delete_hits",
                                      "touch_hits", "too_large", "chunk_failures", "get_expired", "ops",
@@ -92,15 +107,16 @@ class Engine:
         self.max_single = min(classes[-1].chunk_size, settings.item_size_max)
         self._class_of: dict[int, int] = {}
         self._sizes: dict[int, int] = {}
-        self._exp_second, self._exp = None, {}
-        self._shapes: dict[tuple, tuple | None] = {}
-        self.peak = (0, None, None)     # free bytes elsewhere at an eviction, time, class
-        self._peak_checked = None
+        self._exp_second: int | None = None
+        self._exp: dict[int, int] = {}
+        self._shapes: dict[tuple[int, int, int], Shape | None] = {}
+        self.peak: tuple[int, float | None, int | None] = (0, None, None)  # free bytes elsewhere at an eviction, time, class
+        self._peak_checked: int | None = None
         # memcached's clock ticks at its start + k s (memcached.c clock_handler, re-armed every
         # second), the model's at whole seconds of workload time: the server's start is put on the
         # whole second nearest ``boot`` seconds before time 0, so that it and every tick after it
         # keep their places against each other (at most 0.5 s moved against the requests)
-        lead = round(boot)
+        lead: int = round(boot)
         self.epoch = CLOCK_START + lead
         self.now = self.epoch
         self.time: float | None = None
@@ -197,15 +213,18 @@ class Engine:
         """``slabs_clsid`` of an item that fits one chunk."""
         cls = self._class_of.get(ntotal)
         if cls is None:
-            cls = self._class_of[ntotal] = class_for(self.classes, ntotal).id
+            found = class_for(self.classes, ntotal)
+            assert found is not None            # ntotal <= max_single: the largest class holds it
+            cls = self._class_of[ntotal] = found.id
         return cls
 
-    def shape(self, key_size: int, value_size: int, flags: int):
+    def shape(self, key_size: int, value_size: int, flags: int) -> Shape | None:
         """A larger item's chunk plan ``(header class, [(class, requested), ...])``, or None if too large."""
         spec = (key_size, value_size, flags)
         if spec in self._shapes:
             return self._shapes[spec]
         placement = place(self.settings, key_size, value_size, flags, self.classes)
+        shape: Shape | None
         if placement.status == TOO_LARGE:
             shape = None
         elif placement.status == CHUNKED:
@@ -348,6 +367,8 @@ class Engine:
             return item is not None
         if op == GET:
             counts["gets"] += 1
+            if self.on_get is not None:
+                self.on_get(key, item is not None)
             if item is None:
                 counts["misses"] += 1
                 cls = self.gone.get(key)
@@ -455,7 +476,6 @@ class Engine:
         next_row = -1.0 if every else math.inf
         last_evicted = [0] * len(self.size)
         counts = self.counts
-        set_, fetch, clock = self.set, self.fetch, self.clock
         collecting = gc.isenabled()
         gc.disable()            # item records are many and hold no garbage: the collector would only rescan them
         try:
@@ -468,17 +488,17 @@ class Engine:
                         next_row = (t // every + 1) * every
                     else:
                         next_row = self._timeline_rows(timeline, next_row, every, t, last_evicted)
-                clock(t)
+                self.clock(t)       # self.x(): a direct call when compiled (a bound method is a Python call)
                 if op == FILL:      # a look-aside read: get, and set on a miss
-                    if fetch(key, GET, ttl):
+                    if self.fetch(key, GET, ttl):
                         continue
                     op = SET
                 if op == SET:
-                    set_(key, key_size, value_size, ttl, flags)
+                    self.set(key, key_size, value_size, ttl, flags)
                     if self.pending_move is not None:
                         self.move_pending()
                 else:
-                    fetch(key, op, ttl)
+                    self.fetch(key, op, ttl)
             for mark in marks:
                 self.snapshot_at(mark)
         finally:

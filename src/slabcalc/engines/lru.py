@@ -14,6 +14,8 @@ through an iterator).
 
 from __future__ import annotations
 
+from typing import Any, Iterator
+
 HOT, WARM, COLD, TEMP = 0, 1, 2, 3      # items.c lru_type_map: HOT_LRU, WARM_LRU, COLD_LRU, TEMP_LRU
 SEGMENTS = ("hot", "warm", "cold", "temp")      # TEMP holds items only with -o temporary_ttl (temp_lru.py)
 
@@ -28,20 +30,36 @@ class Item:
 
     __slots__ = ("key", "cls", "seg", "exptime", "time", "fetched", "active", "ntotal", "addr", "chunks",
                  "prev", "next")
+    # declared for mypyc (setup.py): a compiled Item holds the ints unboxed and the flags as bytes
+    key: str | int
+    cls: int
+    seg: int
+    exptime: int
+    time: int
+    fetched: bool
+    active: bool
+    ntotal: int
+    addr: int
+    chunks: list[tuple[int, int]] | None
+    prev: Item
+    next: Item
 
-    def __init__(self, key, cls, seg, exptime, time, ntotal, addr, chunks):
+    def __init__(self, key: str | int, cls: int, seg: int, exptime: int, time: int, ntotal: int, addr: int,
+                 chunks: list[tuple[int, int]] | None) -> None:
         self.key, self.cls, self.seg, self.exptime, self.time = key, cls, seg, exptime, time
         self.fetched = self.active = False
         self.ntotal, self.addr, self.chunks = ntotal, addr, chunks
 
 
-class Lru:
+class Lru(Item):
     """One LRU: the ring's anchor.  ``next`` is its tail (oldest item), ``prev`` its head (newest),
-    the anchor itself when it is empty; ``n`` counts its items."""
+    the anchor itself when it is empty; ``n`` counts its items.  The anchor is an :class:`Item` of
+    no key (only its links are used), so that every link is an Item to the type checker and to mypyc."""
 
-    __slots__ = ("prev", "next", "n")
+    __slots__ = ("n",)
+    n: int
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.prev = self.next = self
         self.n = 0
 
@@ -64,13 +82,14 @@ class Lru:
 
     def values(self) -> list[Item]:
         """The items, tail (oldest) first."""
-        items, item = [], self.next
+        items: list[Item] = []
+        item = self.next
         while item is not self:
             items.append(item)
             item = item.next
         return items
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str | int]:
         """The items' keys, tail first (as the ``OrderedDict`` it replaced)."""
         return (item.key for item in self.values())
 
@@ -81,7 +100,7 @@ class Lru:
 class Lrus:
     """Every class's HOT/WARM/COLD LRUs, their item bytes, and the counters ``stats items`` shows."""
 
-    def __init__(self, engine, n: int):
+    def __init__(self, engine: Any, n: int) -> None:     # the Engine (engine.py imports this module)
         self.e = engine
         self.q = [[Lru() for _ in range(n)] for _ in SEGMENTS]
         self.bytes = [[0] * n for _ in SEGMENTS]

@@ -27,6 +27,7 @@ class Model:
     background: Background | None = None    # what ran beside the requests, and its constants
     sample: float | None = None             # the share of keys replayed (simulate's ``sample``)
     extstore: str | None = None  # -o ext_path: the storage threads ran, on these rules (engines/extstore.py)
+    build: str = ""             # "compiled (mypyc)" or "plain Python": the engine that ran (setup.py)
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ class TimelineRow:
 @dataclass(frozen=True)
 class Simulation:
     settings: Settings
-    model: Model
+    model: Model | None                 # None in a snapshot (simulate's ``at``)
     classes: tuple[ClassResult, ...]   # every class that holds a page
     totals: Totals
     finding: Finding | None

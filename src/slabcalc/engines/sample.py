@@ -50,7 +50,7 @@ from slabcalc.engines.results import Simulation
 from slabcalc.errors import SlabcalcError
 from slabcalc.model.classes import class_for, slab_classes
 from slabcalc.model.item import ntotal_function
-from slabcalc.model.ops import FILL, GET, SET
+from slabcalc.model.ops import FILL, SET
 from slabcalc.model.placement import TOO_LARGE, place
 from slabcalc.model.settings import Settings
 
@@ -101,19 +101,16 @@ class Sampled:
     reads: dict = field(default_factory=dict)
 
     def count_reads(self, engine) -> None:
-        """Count each key's gets and hits as ``engine`` answers them (its ``fetch``, wrapped)."""
-        fetch, reads = engine.fetch, self.reads
+        """Count each key's gets and hits as ``engine`` answers them (its ``on_get``)."""
+        reads = self.reads
 
-        def counted(key, op, ttl):
-            found = fetch(key, op, ttl)
-            if op == GET:
-                seen = reads.get(key)
-                if seen is None:
-                    reads[key] = seen = [0, 0]
-                seen[0] += 1
-                seen[1] += found
-            return found
-        engine.fetch = counted
+        def counted(key, found):
+            seen = reads.get(key)
+            if seen is None:
+                reads[key] = seen = [0, 0]
+            seen[0] += 1
+            seen[1] += found
+        engine.on_get = counted
 
     def filter(self, operations: Iterable[tuple], room: "Room | None" = None) -> Iterator[tuple]:
         """The operations (``(time, op, key, ...)``) of the keys whose hash is under the rate.

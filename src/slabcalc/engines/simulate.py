@@ -16,9 +16,11 @@ tolerance.
 
 from __future__ import annotations
 
+import importlib.machinery
 from dataclasses import replace
 from typing import Iterable, Sequence
 
+from slabcalc.engines import engine as _engine
 from slabcalc.engines.background import Background, SimulationError, background_for, check_replayable, with_lru
 from slabcalc.engines.engine import DELETE, GET, OP_NAMES, SET, TOUCH, Engine
 from slabcalc.engines.results import ClassResult, Finding, Model, Simulation, TimelineRow, Totals
@@ -35,6 +37,13 @@ def lru_mode(settings: Settings, suboptions: Sequence[str] | None = None) -> str
     return background_for(settings, suboptions).lru
 
 
+def engine_build() -> str:
+    """``compiled (mypyc)`` or ``plain Python``: how the engine's module was loaded (setup.py builds it
+    where a C compiler is present; ``SLABCALC_PURE=1`` runs the plain source)."""
+    compiled = isinstance(getattr(_engine, "__loader__", None), importlib.machinery.ExtensionFileLoader)
+    return "compiled (mypyc)" if compiled else "plain Python"
+
+
 def describe_model(settings: Settings, background: Background) -> Model:
     """What a simulation replays (the release, its LRU, the threads beside it), and whether it is exact;
     refuses what the engine does not model.  :func:`slabcalc.records.simulate.model_text` says it."""
@@ -49,7 +58,8 @@ def describe_model(settings: Settings, background: Background) -> Model:
                   crawler=bg.crawls, automove_window=bg.slab_automove_window if bg.moves_pages else None,
                   automove_ratio=bg.slab_automove_ratio if bg.moves_pages else None, options=tuple(options or ()),
                   memory_limit_mb=settings.maxbytes >> 20 if settings.maxbytes else 0, background=bg,
-                  extstore=(settings.profile.extstore.replay['rules_from'] if settings.extstore is not None else None))
+                  extstore=(settings.profile.extstore.replay['rules_from'] if settings.extstore is not None else None),
+                  build=engine_build())
     exact = not bg.threads and bg.lru == "compat"     # the synchronous allocation path, replayed
     return Model(settings.profile.release, bg.lru, exact, **fields)
 

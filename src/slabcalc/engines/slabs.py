@@ -30,7 +30,8 @@ PAGE_SHIFT = 32
 class Slabs:
     """Pages and free chunks per class; class 0 is the global page pool."""
 
-    def __init__(self, sizes, perslab, page_len, limit: int, share: float = 1.0):
+    def __init__(self, sizes: list[int], perslab: list[int], page_len: list[int], limit: int,
+                 share: float = 1.0) -> None:
         self.size, self.perslab, self.page_len = sizes, perslab, page_len
         n = len(sizes)
         # a sampled replay (engines.sample): a page holds ``share`` of its chunks -- the k-th page a
@@ -41,8 +42,7 @@ class Slabs:
         self.carry = [0.0] * n                            # chunks the pages' shares add up to, less those held
         self.page_chunks: dict[int, int] = {}             # page -> its chunks, when share < 1
         self.next_slot: dict[int, int] = {}               # page -> its first slot never given a chunk
-        if share != 1:
-            self.alloc = self._sampled_alloc
+        self.sampled = share != 1
         self.limit = limit
         self.malloced = 0
         self.pages: list[list[int]] = [[] for _ in range(n)]     # slab_list per class
@@ -114,6 +114,8 @@ class Slabs:
 
     def alloc(self, cls: int) -> int:
         """``do_slabs_alloc``: a chunk of ``cls`` (a new page if needed), or -1."""
+        if self.sampled:
+            return self._sampled_alloc(cls)
         free = self.free[cls]
         if not free and not self.newslab(cls):
             return -1

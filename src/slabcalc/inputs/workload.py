@@ -147,9 +147,10 @@ class _WorkloadReader:
                 op = SET
                 try:
                     t = last if i_time is None else float(cells[i_time])
-                    op = SET if i_op is None else ops.get(cells[i_op].strip().lower() or "set")
-                    if op is None:
+                    named = SET if i_op is None else ops.get(cells[i_op].strip().lower() or "set")
+                    if named is None:
                         raise _Bad("unsupported op", cells[i_op].strip())
+                    op = named
                     if i_key is not None:
                         key = cells[i_key]
                         size = int(cells[i_ksize]) if i_ksize is not None else len(key.encode())

@@ -165,7 +165,7 @@ def model_record(model: Model) -> dict:
     return {"release": model.release, "lru": model.lru, "exact": model.exact, "text": model_text(model),
             "slab_automove": model.automove, "lru_maintainer": model.maintainer, "lru_crawler": model.crawler,
             "slab_automove_window": model.automove_window, "slab_automove_ratio": model.automove_ratio,
-            "options": option_records(model.options)}
+            "options": option_records(model.options), "build": model.build}
 
 
 def simulation_record(sim: Simulation, accounting=None) -> dict:

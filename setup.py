@@ -1,0 +1,71 @@
+"""The build: the replay engine's hot modules compiled by mypyc where a C compiler is present.
+
+The compiled modules are built from the same Python source (one place for each rule, issue 29): mypyc
+turns the typed classes of ``COMPILED`` into C extensions installed beside their ``.py`` files, which
+Python imports first.  Without a C compiler on PATH (or with ``SLABCALC_PURE=1`` at build time), or
+when mypyc is missing or the compile fails, the same modules are installed as plain Python: never a
+failed install.  At run time ``SLABCALC_PURE=1`` loads the ``.py`` source even where the compiled
+modules are installed (``slabcalc/_pure.py``), and ``simulate``'s model line says which ran.
+
+Everything else is in pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import sysconfig
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+# the op loop, the LRUs and the slab allocator: the request path of every replayed operation, and
+# the CSV reader that feeds it; the background threads and results stay plain Python (they call in)
+COMPILED = ["src/slabcalc/engines/lru.py", "src/slabcalc/engines/slabs.py", "src/slabcalc/engines/engine.py",
+            "src/slabcalc/inputs/workload.py"]
+
+
+def _say(text: str) -> None:
+    print(f"slabcalc build: {text}", file=sys.stderr)
+
+
+def _compiler() -> str | None:
+    """The C compiler the extensions would be built with, if it is on PATH."""
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(cc)
+
+
+def ext_modules() -> list:
+    if os.environ.get("SLABCALC_PURE"):
+        _say("SLABCALC_PURE is set: plain Python modules")
+        return []
+    if _compiler() is None:
+        _say("no C compiler on PATH: plain Python modules")
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        _say("mypyc is not installed: plain Python modules")
+        return []
+    return mypycify(["--ignore-missing-imports", "--follow-imports=silent", *COMPILED], opt_level="3",
+                    group_name="slabcalc")
+
+
+class OptionalBuildExt(build_ext):
+    """A failed compile leaves the plain modules installed (they are always there), not a failed install."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:      # noqa: BLE001 -- any compiler failure: the plain modules run
+            _say(f"compiling failed ({exc}): plain Python modules")
+
+    def build_extension(self, ext) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as exc:      # noqa: BLE001
+            _say(f"compiling {ext.name} failed ({exc}): plain Python modules")
+
+
+setup(ext_modules=ext_modules(), cmdclass={"build_ext": OptionalBuildExt})
