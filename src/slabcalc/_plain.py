@@ -11,7 +11,7 @@ compiled module instead when
   build, then an edit): a stale compiled module never runs in place of the code beside it.
 
 All or none: a compiled module only takes the compiled classes of the others.
-``slabcalc.engines.simulate.engine_build`` names the build that ran, for ``simulate``'s model record.
+``engine_build`` names the build that ran, for ``simulate``'s model record.
 """
 
 from __future__ import annotations
@@ -73,3 +73,13 @@ class PlainSource(importlib.abc.MetaPathFinder):
 
 if plain_wanted() and not any(isinstance(f, PlainSource) for f in sys.meta_path):
     sys.meta_path.insert(0, PlainSource())
+
+
+def engine_build() -> str:
+    """``compiled (mypyc)`` or ``plain Python``: how the engine's module was loaded (setup.py builds it
+    where a C compiler is present; ``SLABCALC_PURE=1`` runs the plain source)."""
+    engine = sys.modules.get("slabcalc.engines.engine")
+    if engine is None:
+        import slabcalc.engines.engine as engine
+    compiled = isinstance(getattr(engine, "__loader__", None), importlib.machinery.ExtensionFileLoader)
+    return "compiled (mypyc)" if compiled else "plain Python"

@@ -57,6 +57,21 @@ IDLE_AHEAD = 2 * US     # look for an idle stretch to jump over only with this m
 Shape = tuple[int, "tuple[tuple[int, int], ...] | None"]     # a set's chunk plan: header class, body chunks
 
 
+COUNTERS = ("sets", "gets", "hits", "misses", "deletes", "touches", "delete_hits", "touch_hits", "too_large",
+            "chunk_failures", "get_expired", "ops", "total_items", "slabs_moved", "rescues", "evictions_nomem",
+            "inline_reclaim", "chunk_rescues")      # the engine's own counters (Engine.counts)
+
+
+def server_start(boot: float) -> int:
+    """Whole seconds from the server's start to the workload's time 0.
+
+    memcached's clock ticks at its start + k s (memcached.c clock_handler, re-armed every second), the
+    model's at whole seconds of workload time: the server's start is put on the whole second nearest
+    ``boot`` seconds before time 0, so that it and every tick after it keep their places against each
+    other (at most 0.5 s moved against the requests)."""
+    return round(boot)
+
+
 def _next_wake(actor: Any) -> float:
     return actor.next_wake
 
@@ -98,10 +113,7 @@ class Engine:
         # told each get's key and whether it hit (a sampled replay counts reads: engines.sample)
         self.on_get: Callable[[str | int, bool], None] | None = None
         self.moved_in, self.moved_out = [0] * n, [0] * n
-        self.counts = dict.fromkeys(("sets", "gets", "hits", "misses", "deletes", "touches", "delete_hits",
-                                     "touch_hits", "too_large", "chunk_failures", "get_expired", "ops",
-                                     "total_items", "slabs_moved", "rescues", "evictions_nomem",
-                                     "inline_reclaim", "chunk_rescues"), 0)
+        self.counts = dict.fromkeys(COUNTERS, 0)
         self.chunk_fallback = settings.profile.chunk_tail_fallback
         self.ntotal = ntotal_function(settings)
         self.max_single = min(classes[-1].chunk_size, settings.item_size_max)
@@ -112,11 +124,7 @@ class Engine:
         self._shapes: dict[tuple[int, int, int], Shape | None] = {}
         self.peak: tuple[int, float | None, int | None] = (0, None, None)  # free bytes elsewhere at an eviction, time, class
         self._peak_checked: int | None = None
-        # memcached's clock ticks at its start + k s (memcached.c clock_handler, re-armed every
-        # second), the model's at whole seconds of workload time: the server's start is put on the
-        # whole second nearest ``boot`` seconds before time 0, so that it and every tick after it
-        # keep their places against each other (at most 0.5 s moved against the requests)
-        lead: int = round(boot)
+        lead: int = server_start(boot)
         self.epoch = CLOCK_START + lead
         self.now = self.epoch
         self.time: float | None = None

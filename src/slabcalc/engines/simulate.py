@@ -16,11 +16,10 @@ tolerance.
 
 from __future__ import annotations
 
-import importlib.machinery
 from dataclasses import replace
 from typing import Iterable, Sequence
 
-from slabcalc.engines import engine as _engine
+from slabcalc._plain import engine_build
 from slabcalc.engines.background import Background, SimulationError, background_for, check_replayable, with_lru
 from slabcalc.engines.engine import DELETE, GET, OP_NAMES, SET, TOUCH, Engine
 from slabcalc.engines.results import ClassResult, Finding, Model, Simulation, TimelineRow, Totals
@@ -35,13 +34,6 @@ __all__ = ["SET", "GET", "DELETE", "TOUCH", "OP_NAMES", "SimulationError", "Mode
 def lru_mode(settings: Settings, suboptions: Sequence[str] | None = None) -> str:
     """``compat`` or ``segmented``: the LRU a server of these settings and ``-o`` words runs."""
     return background_for(settings, suboptions).lru
-
-
-def engine_build() -> str:
-    """``compiled (mypyc)`` or ``plain Python``: how the engine's module was loaded (setup.py builds it
-    where a C compiler is present; ``SLABCALC_PURE=1`` runs the plain source)."""
-    compiled = isinstance(getattr(_engine, "__loader__", None), importlib.machinery.ExtensionFileLoader)
-    return "compiled (mypyc)" if compiled else "plain Python"
 
 
 def describe_model(settings: Settings, background: Background) -> Model:
