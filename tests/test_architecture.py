@@ -287,7 +287,6 @@ def functions() -> dict[str, int]:
 LONG_FUNCTIONS = {
     "slabcalc.cli.commands.stats.stats": "the command reads and analyses; issue 30 moves that to the library",
     "slabcalc.model.capacity.chunked_capacity": "its arrival rule is wrong (issue 30) and is being rewritten",
-    "slabcalc.model.settings.configure": "follows memcached's main() option by option, in its order",
 }
 
 
