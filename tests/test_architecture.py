@@ -286,7 +286,6 @@ def functions() -> dict[str, int]:
 # new long function fails instead of being added.
 LONG_FUNCTIONS = {
     "slabcalc.cli.commands.stats.stats": "the command reads and analyses; issue 30 moves that to the library",
-    "slabcalc.model.capacity.chunked_capacity": "its arrival rule is wrong (issue 30) and is being rewritten",
 }
 
 
