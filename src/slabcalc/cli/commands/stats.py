@@ -86,7 +86,6 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
                     pool=bool(files) + len(servers) > 1, spans=dict(read.spans))
         measured(measure(*gate_figures(read.nodes)))
         if plot:
-
             draw("plot_classes", [r for n in read.nodes for r in class_records(n)], plot)
     return 1 if read.failed else 0
 
