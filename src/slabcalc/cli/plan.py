@@ -13,8 +13,9 @@ from slabcalc.cli.tables import GROUP_COLUMNS, PLAN_NODE_COLUMNS
 from slabcalc.errors import ValueRefused
 
 
-def deploy_plan(settings, base, triples, deploy, key_length, source, wbuf_buckets=None):
-    """``report``'s whole-process memory, node plan and key groups: the options parsed, one library call."""
+def deploy_plan(settings, base, triples, deploy, key_length, source, wbuf_buckets=None, groups=None):
+    """``report``'s whole-process memory, node plan and key groups (``groups``: the --group-by sums made
+    as the rows were read, or None): the options parsed, one library call."""
     from slabcalc.analysis.deployment import PlanRefused, deployment
     from slabcalc.analysis.process import parse_overhead, parse_pct
 
@@ -39,7 +40,7 @@ def deploy_plan(settings, base, triples, deploy, key_length, source, wbuf_bucket
         plan = deployment(settings, base, triples, overhead=overhead, connections=deploy["connections"],
                           container=deploy["container"], nodes=deploy["nodes"], node_ram=deploy["node_ram"],
                           headroom=headroom, rules=_plan_rules(deploy) if planning else None,
-                          groups=deploy.get("groups"), size_key_length=key_length, wbuf_buckets=wbuf_buckets)
+                          groups=groups, size_key_length=key_length, wbuf_buckets=wbuf_buckets)
     except PlanRefused as exc:     # more spare nodes than nodes, names that do not match --nodes
         raise Refusal(str(exc)) from None
     per_node = plan.per_node

@@ -47,20 +47,3 @@ def print_stats(nodes, failed, samples, fmt, pool, spans=None):
         click.echo()
         click.echo("\n".join(output.note(line) for line in lines))
 
-
-def stats_measure(nodes):
-    """The gate's figures of ``stats``: the pool's waste, and the largest node's slab pages plus
-    hash table (``hash_bytes``)."""
-    from slabcalc.cli.common import measure
-    from slabcalc.records.stats import node_totals
-
-    pages = requested = 0
-    memory = []
-    for node in nodes:
-        totals = node_totals(node)
-        pages += totals["total_malloced"] or 0
-        requested = None if requested is None or totals["bytes"] is None else requested + totals["bytes"]
-        hash_bytes = node.dump.general.get("hash_bytes", "")
-        memory.append((totals["total_malloced"] or 0) + (int(hash_bytes) if hash_bytes.isdigit() else 0))
-    return measure(None if requested is None else pages - requested, pages, max(memory),
-                    "node memory (slab pages + hash table)")

@@ -135,64 +135,87 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
     if not kinds:
         return Capacity(memory_limit, 0, None)
     total = sum(k.count for k in kinds)
-    per_class = []      # each kind's chunks counted by class: a chunked item's body is one class, many times
-    for k in kinds:
-        chunks: dict[int, int] = {}
-        for cls, _ in k.chunks:
-            chunks[cls] = chunks.get(cls, 0) + 1
-        per_class.append(tuple(chunks.items()))
-
-    def arrived(n: int) -> list[int]:  # items of each kind before n/total of the mix (see _before)
-        return [_before(n, k.count, total) for k in kinds]
-
-    def held(counts: Sequence[int]) -> dict[int, int]:
-        chunks: dict[int, int] = {}
-        for shape, c in zip(per_class, counts):
-            if c:
-                for cls, many in shape:
-                    chunks[cls] = chunks.get(cls, 0) + c * many
-        return chunks
-
-    def pages(chunks: dict[int, int]) -> dict[int, int]:
-        return {cls: -(-n // classes[cls][0]) for cls, n in chunks.items()}
-
+    per_class = [_chunks_by_class(k) for k in kinds]
     # Up to n0 every page was granted with total_malloced at most what all pages
     # take then: no allocation can have failed.  From there, item by item (a kind's
     # first page may come later and be granted past -m: the walk sees it).
-    # The search starts where the pages, not rounded up, fill -m: near n0, so it halves the steps.
-    whole = held([k.count for k in kinds])
+    n0 = _all_pages_fit(kinds, per_class, total, classes, memory_limit)
+    if n0 is None:
+        return Capacity(memory_limit, 1 << 62, None)
+    counts = [_before(n0, k.count, total) for k in kinds]
+    return _item_by_item(kinds, per_class, counts, classes, largest, memory_limit, fallback)
+
+
+def _chunks_by_class(kind: Kind) -> tuple[tuple[int, int], ...]:
+    """A kind's chunks counted by class: a chunked item's body is one class, many times."""
+    chunks: dict[int, int] = {}
+    for cls, _ in kind.chunks:
+        chunks[cls] = chunks.get(cls, 0) + 1
+    return tuple(chunks.items())
+
+
+def _held(per_class: Sequence[tuple[tuple[int, int], ...]], counts: Sequence[int]) -> dict[int, int]:
+    """Chunks per class that ``counts`` items of each kind hold."""
+    chunks: dict[int, int] = {}
+    for shape, c in zip(per_class, counts):
+        if c:
+            for cls, many in shape:
+                chunks[cls] = chunks.get(cls, 0) + c * many
+    return chunks
+
+
+def _pages(chunks: dict[int, int], classes: dict[int, tuple[int, int]]) -> dict[int, int]:
+    """Pages per class that hold ``chunks`` (rounded up)."""
+    return {cls: -(-n // classes[cls][0]) for cls, n in chunks.items()}
+
+
+def _all_pages_fit(kinds: Sequence[Kind], per_class: Sequence[tuple[tuple[int, int], ...]], total: int,
+                   classes: dict[int, tuple[int, int]], memory_limit: int) -> int | None:
+    """The most items of the mix whose pages, first pages too, all fit within ``-m`` (None past 2**62)."""
+    # The search starts where the pages, not rounded up, fill -m: near the answer, so it halves the steps.
+    whole = _held(per_class, [k.count for k in kinds])
     per_item = sum(n * classes[c][1] / classes[c][0] for c, n in whole.items()) / total
     guess = max(1, min(int(memory_limit / per_item), 1 << 61)) if per_item else 1
 
     def fit(n: int) -> bool:   # every page, first pages too, within -m
-        return sum(p * classes[c][1] for c, p in pages(held(arrived(n))).items()) <= memory_limit
+        arrived = [_before(n, k.count, total) for k in kinds]
+        return sum(p * classes[c][1] for c, p in _pages(_held(per_class, arrived), classes).items()) <= memory_limit
 
     if len(kinds) >= 32:     # many kinds: the same sums over numpy columns
         fit = _column_fit(kinds, per_class, total, classes, memory_limit, fit)
-    n0 = largest_fitting(fit, guess)
-    if n0 is None:
-        return Capacity(memory_limit, 1 << 62, None)
-    counts = arrived(n0)
-    used = held(counts)
-    slabs = pages(used)
-    free = {cls: slabs[cls] * classes[cls][0] - n for cls, n in used.items()}
-    malloced = sum(p * classes[cls][1] for cls, p in slabs.items())
-    evictable = {k.lru_class for k, c in zip(kinds, counts) if c}  # classes with items in their LRU
+    return largest_fitting(fit, guess)
 
-    def take(cls: int) -> bool:
-        """``do_slabs_alloc``: a free chunk of ``cls``, or a new page if the limit allows."""
-        nonlocal malloced
-        if free.get(cls, 0):
-            free[cls] -= 1
+
+class _Slabs:
+    """The pages of chunked_capacity's walk and their free chunks, grown as ``do_slabs_alloc`` grows them."""
+
+    def __init__(self, used: dict[int, int], classes: dict[int, tuple[int, int]], memory_limit: int):
+        self.classes, self.memory_limit = classes, memory_limit
+        self.pages = _pages(used, classes)
+        self.free = {cls: self.pages[cls] * classes[cls][0] - n for cls, n in used.items()}
+        self.malloced = sum(p * classes[cls][1] for cls, p in self.pages.items())
+
+    def take(self, cls: int) -> bool:
+        """``do_slabs_alloc``: a free chunk of ``cls``, or a new page if the limit allows (a class's
+        first page always)."""
+        if self.free.get(cls, 0):
+            self.free[cls] -= 1
             return True
-        length = classes[cls][1]
-        if slabs.get(cls, 0) and malloced + length > memory_limit:
+        length = self.classes[cls][1]
+        if self.pages.get(cls, 0) and self.malloced + length > self.memory_limit:
             return False
-        slabs[cls] = slabs.get(cls, 0) + 1
-        malloced += length
-        free[cls] = classes[cls][0] - 1
+        self.pages[cls] = self.pages.get(cls, 0) + 1
+        self.malloced += length
+        self.free[cls] = self.classes[cls][0] - 1
         return True
 
+
+def _item_by_item(kinds: Sequence[Kind], per_class: Sequence[tuple[tuple[int, int], ...]], counts: list[int],
+                  classes: dict[int, tuple[int, int]], largest: int, memory_limit: int, fallback: bool) -> Capacity:
+    """From ``counts`` items of each kind stored, the next items in the mix's order, chunk by chunk,
+    until one is refused: the capacity and the class that ran out."""
+    slabs = _Slabs(_held(per_class, counts), classes, memory_limit)
+    evictable = {k.lru_class for k, c in zip(kinds, counts) if c}  # classes with items in their LRU
     stored = sum(counts)
     # the next item of kind j arrives at (2 counts[j] + 1) / (2 m_j) of the way (_arrival), then by kind
     queue = [(*_arrival(2 * c + 1, 2 * k.count), j) for j, (k, c) in enumerate(zip(kinds, counts))]
@@ -201,15 +224,14 @@ def chunked_capacity(kinds: Sequence[Kind], classes: dict[int, tuple[int, int]],
         *_, j = heapq.heappop(queue)
         kind = kinds[j]
         for cls, role in kind.chunks:
-            if take(cls):
+            if slabs.take(cls):
                 continue
             # items.c 228-246: a tail whose class has nothing to evict takes a largest-class chunk
             falls_back = role == "tail" and fallback and cls not in evictable
-            if falls_back and take(largest):
+            if falls_back and slabs.take(largest):
                 continue
             limiting = largest if falls_back else cls
-            page_bytes = sum(p * classes[c][1] for c, p in slabs.items())
-            return Capacity(memory_limit, stored, limiting, page_bytes)
+            return Capacity(memory_limit, stored, limiting, slabs.malloced)
         stored += 1
         evictable.add(kind.lru_class)
         counts[j] += 1

@@ -249,138 +249,180 @@ def _parse_slab_sizes(text: str, chunk_size: int, chunk_max: int, align: int, ma
     return tuple(sizes)
 
 
-def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
-    """Settings for a memcached of ``profile`` started with ``argv``, or :class:`Refused`."""
-    p = profile
-    chunk_size, factor = p.default_chunk_size, p.default_factor
-    item_size_max, maxbytes = p.default_item_size_max, p.default_maxbytes_mb << 20
-    use_cas, slab_reassign = p.default_use_cas, p.default_slab_reassign
-    chunk_max, chunk_max_given = p.default_slab_chunk_max, False
+@dataclass
+class _Options:
+    """What ``main()`` has read of the options so far: the profile's defaults, then each option in
+    turn (:func:`configure` makes :class:`Settings` from it once they are all read)."""
+
+    p: Profile
+    chunk_size: int
+    factor: float
+    item_size_max: int
+    maxbytes: int
+    use_cas: bool
+    slab_reassign: bool
+    chunk_max: int | None
+    storage: object = None     # ext.read_extstore()'s reader of the ext_* words (storage_read_config), or None
+    chunk_max_given: bool = False
     slab_sizes_text: str | None = None
-    slab_sizes_at = 0  # where its value starts in its -o argument
-    printed: list[str] = []  # messages memcached prints without stopping
+    slab_sizes_at: int = 0     # where its value starts in its -o argument
+    printed: list[str] = field(default_factory=list)   # messages memcached prints without stopping
     suffix: str | None = None
     hashpower_init: int | None = None
-    hash_expand = True
-    words: list[str] = []
-    memory_limit_given = False
-    storage = ext.read_extstore(p.extstore, ()) if p.extstore is not None else None
-    threads = maxconns = None
-    preallocate = False
-    udp_port = 0   # -U: 0 by default in every release with extstore rules
+    hash_expand: bool = True
+    words: list[str] = field(default_factory=list)
+    memory_limit_given: bool = False
+    threads: int | None = None
+    maxconns: int | None = None
+    preallocate: bool = False
+    udp_port: int = 0          # -U: 0 by default in every release with extstore rules
 
-    for letter, value in _getopt(argv, p.getopt):
-        if letter == "f":
-            factor = c_atof(value)
-            if factor <= 1.0:
-                raise Refused(p.factor_message, 1)
-            if not math.isfinite(factor):
-                # memcached would accept inf/nan and compute garbage; we will not.
-                raise Refused(f"Factor must be a finite number, not {value}", 1)
-        elif letter == "n":
-            chunk_size = c_atoi(value)
-            if chunk_size == 0 or (p.chunk_size_refuse == "nonpositive" and chunk_size < 0):
-                raise Refused(p.chunk_size_message, 1)
-        elif letter == "m":
-            maxbytes = (c_atoi(value) % (1 << 64)) * 1024 * 1024 % (1 << 64)
-            memory_limit_given = True
-        elif letter == "U":
-            udp_port = c_atoi(value)
-        elif letter in "tc" and p.process is not None:
-            number = c_atoi(value)
-            if number <= 0:
-                raise Refused(p.process.threads_message if letter == "t" else p.process.maxconns_message, 1)
-            if letter == "t":
-                threads = number
-            else:
-                maxconns = number
-        elif letter == "L":
-            preallocate = True
-        elif letter == "C":  # only in the getopt string of releases with optional CAS
-            use_cas = False
-        elif letter == "I":
-            item_size_max = _parse_item_size_max(value, p.item_size_max_units)
-            if p.item_size_max_checked == "at_option":
-                _run_checks(p.item_size_max_checks, value=item_size_max, maxbytes=maxbytes)
-                if p.item_size_max_warn_above is not None and item_size_max > p.item_size_max_warn_above:
-                    printed.append(p.item_size_max_warning)
-            if p.big_item_at == "at_option":
-                chunk_max = _big_item_chunk_max(p, item_size_max, chunk_max, chunk_max_given)
-        elif letter == "o":
-            subopts = value.split(",")
-            if len(subopts) > 1 and subopts[-1] == "":
-                subopts.pop()          # getsubopt() stops at the end: a trailing comma is nothing
-            words += subopts
-            for index, sub in enumerate(subopts):
-                name, has_value, subvalue = sub.partition("=")
-                if p.background is not None and name in p.background.suboptions:
-                    background_values(p, [sub])     # main() refuses a value it cannot take, in order
-                if storage is not None and name in ext.WORDS and name in p.ignored_suboptions:
-                    storage.read(sub)               # storage_read_config(), as main() meets the word
-                effect = p.suboptions.get(name)
-                if name == "slab_chunk_max" and p.has_slab_chunk_max:
-                    chunk_max = _parse_slab_chunk_max(p, subvalue if has_value else None, printed)
-                    chunk_max_given = True
-                elif name == "slab_sizes" and p.slab_sizes:
-                    if not has_value and "slab_sizes_without_value" in p.crashes:
-                        raise Refused.crashed(p.crashes["slab_sizes_without_value"], printed)
-                    if has_value:
-                        slab_sizes_text, slab_sizes_at = subvalue, _value_offset(subopts, index)
-                elif name in ("hashpower", "no_hashexpand") and name in p.ignored_suboptions:
-                    # outside -m: only the whole-process model (process.py) reads them
-                    if name == "no_hashexpand":
-                        hash_expand = False
-                    elif has_value:
-                        hashpower_init = c_atoi(subvalue)
-                elif effect is not None:
-                    changes = dict(effect.set)
-                    if not chunk_max_given:
-                        changes.update(effect.set_if_chunk_max_default)
-                    for key, new in changes.items():
-                        if key == "slab_chunk_max":
-                            chunk_max = p.page_bytes if new == "page" else int(new)
-                        elif key == "slab_reassign":
-                            slab_reassign = bool(new)
-                        elif key == "suffix":
-                            suffix = str(new)
-                        elif key == "factor":
-                            factor = float(new)
-                    if effect.value_to == "slab_sizes" and has_value:
-                        slab_sizes_text, slab_sizes_at = subvalue, _value_offset(subopts, index)
-                elif name not in p.ignored_suboptions:
-                    shown = sub if p.illegal_suboption_shows == "token" else ",".join(subopts[index:])
-                    raise Refused(f'Illegal suboption "{shown}"', p.illegal_suboption_exit,
-                                  p.illegal_suboption_stream)
-        # every other option in the getopt string (-p, -t, -c, -v, ...) leaves memory alone
+    @classmethod
+    def defaults(cls, p: Profile) -> _Options:
+        return cls(p, chunk_size=p.default_chunk_size, factor=p.default_factor,
+                   item_size_max=p.default_item_size_max, maxbytes=p.default_maxbytes_mb << 20,
+                   use_cas=p.default_use_cas, slab_reassign=p.default_slab_reassign,
+                   chunk_max=p.default_slab_chunk_max,
+                   storage=ext.read_extstore(p.extstore, ()) if p.extstore is not None else None)
 
+
+def configure(profile: Profile, argv: Sequence[str] = ()) -> Settings:
+    """Settings for a memcached of ``profile`` started with ``argv``, or :class:`Refused`."""
+    o = _Options.defaults(profile)
+    for letter, value in _getopt(argv, profile.getopt):
+        if letter == "o":
+            _read_suboptions(o, value)
+        else:
+            _read_option(o, letter, value)
+    return _after_options(o)
+
+
+def _read_option(o: _Options, letter: str, value: str | None) -> None:
+    """One option other than ``-o``, as ``main()``'s switch reads it."""
+    p = o.p
+    if letter == "f":
+        o.factor = c_atof(value)
+        if o.factor <= 1.0:
+            raise Refused(p.factor_message, 1)
+        if not math.isfinite(o.factor):
+            # memcached would accept inf/nan and compute garbage; we will not.
+            raise Refused(f"Factor must be a finite number, not {value}", 1)
+    elif letter == "n":
+        o.chunk_size = c_atoi(value)
+        if o.chunk_size == 0 or (p.chunk_size_refuse == "nonpositive" and o.chunk_size < 0):
+            raise Refused(p.chunk_size_message, 1)
+    elif letter == "m":
+        o.maxbytes = (c_atoi(value) % (1 << 64)) * 1024 * 1024 % (1 << 64)
+        o.memory_limit_given = True
+    elif letter == "U":
+        o.udp_port = c_atoi(value)
+    elif letter in "tc" and p.process is not None:
+        number = c_atoi(value)
+        if number <= 0:
+            raise Refused(p.process.threads_message if letter == "t" else p.process.maxconns_message, 1)
+        if letter == "t":
+            o.threads = number
+        else:
+            o.maxconns = number
+    elif letter == "L":
+        o.preallocate = True
+    elif letter == "C":  # only in the getopt string of releases with optional CAS
+        o.use_cas = False
+    elif letter == "I":
+        o.item_size_max = _parse_item_size_max(value, p.item_size_max_units)
+        if p.item_size_max_checked == "at_option":
+            _run_checks(p.item_size_max_checks, value=o.item_size_max, maxbytes=o.maxbytes)
+            if p.item_size_max_warn_above is not None and o.item_size_max > p.item_size_max_warn_above:
+                o.printed.append(p.item_size_max_warning)
+        if p.big_item_at == "at_option":
+            o.chunk_max = _big_item_chunk_max(p, o.item_size_max, o.chunk_max, o.chunk_max_given)
+    # every other option in the getopt string (-p, -v, ...) leaves memory alone
+
+
+def _read_suboptions(o: _Options, value: str) -> None:
+    """One ``-o`` argument: its words in order, as ``main()``'s getsubopt() loop reads them."""
+    p = o.p
+    subopts = value.split(",")
+    if len(subopts) > 1 and subopts[-1] == "":
+        subopts.pop()          # getsubopt() stops at the end: a trailing comma is nothing
+    o.words += subopts
+    for index, sub in enumerate(subopts):
+        name, has_value, subvalue = sub.partition("=")
+        if p.background is not None and name in p.background.suboptions:
+            background_values(p, [sub])     # main() refuses a value it cannot take, in order
+        if o.storage is not None and name in ext.WORDS and name in p.ignored_suboptions:
+            o.storage.read(sub)             # storage_read_config(), as main() meets the word
+        effect = p.suboptions.get(name)
+        if name == "slab_chunk_max" and p.has_slab_chunk_max:
+            o.chunk_max = _parse_slab_chunk_max(p, subvalue if has_value else None, o.printed)
+            o.chunk_max_given = True
+        elif name == "slab_sizes" and p.slab_sizes:
+            if not has_value and "slab_sizes_without_value" in p.crashes:
+                raise Refused.crashed(p.crashes["slab_sizes_without_value"], o.printed)
+            if has_value:
+                o.slab_sizes_text, o.slab_sizes_at = subvalue, _value_offset(subopts, index)
+        elif name in ("hashpower", "no_hashexpand") and name in p.ignored_suboptions:
+            # outside -m: only the whole-process model (process.py) reads them
+            if name == "no_hashexpand":
+                o.hash_expand = False
+            elif has_value:
+                o.hashpower_init = c_atoi(subvalue)
+        elif effect is not None:
+            _apply_effect(o, effect)
+            if effect.value_to == "slab_sizes" and has_value:
+                o.slab_sizes_text, o.slab_sizes_at = subvalue, _value_offset(subopts, index)
+        elif name not in p.ignored_suboptions:
+            shown = sub if p.illegal_suboption_shows == "token" else ",".join(subopts[index:])
+            raise Refused(f'Illegal suboption "{shown}"', p.illegal_suboption_exit, p.illegal_suboption_stream)
+
+
+def _apply_effect(o: _Options, effect) -> None:
+    """What a suboption the profile describes (``modern``, ``slab_reassign``, ...) sets."""
+    changes = dict(effect.set)
+    if not o.chunk_max_given:
+        changes.update(effect.set_if_chunk_max_default)
+    for key, new in changes.items():
+        if key == "slab_chunk_max":
+            o.chunk_max = o.p.page_bytes if new == "page" else int(new)
+        elif key == "slab_reassign":
+            o.slab_reassign = bool(new)
+        elif key == "suffix":
+            o.suffix = str(new)
+        elif key == "factor":
+            o.factor = float(new)
+
+
+def _after_options(o: _Options) -> Settings:
+    """The checks ``main()`` makes once every option is read, in its order, then the settings."""
+    p = o.p
     if p.item_size_max_checked == "after_options":
-        _run_checks(p.item_size_max_checks, value=item_size_max, maxbytes=maxbytes)
-    page = item_size_max if p.page_size_rule == "item_size_max" else p.page_bytes
+        _run_checks(p.item_size_max_checks, value=o.item_size_max, maxbytes=o.maxbytes)
+    page = o.item_size_max if p.page_size_rule == "item_size_max" else p.page_bytes
     if p.has_slab_chunk_max:
         if p.big_item_at == "after_options":
-            chunk_max = _big_item_chunk_max(p, item_size_max, chunk_max, chunk_max_given)
-        if chunk_max == 0 and "slab_chunk_max_zero" in p.crashes:
-            raise Refused.crashed(p.crashes["slab_chunk_max_zero"], printed)
-        _run_checks(p.slab_chunk_max_checks, value=chunk_max, item_size_max=item_size_max,
-                    chunk_max=chunk_max, page=page)
-    check_requirements(p, words)
-    storage_on = storage is not None and ext.check_extstore(storage, item_size_max, udp_port)
+            o.chunk_max = _big_item_chunk_max(p, o.item_size_max, o.chunk_max, o.chunk_max_given)
+        if o.chunk_max == 0 and "slab_chunk_max_zero" in p.crashes:
+            raise Refused.crashed(p.crashes["slab_chunk_max_zero"], o.printed)
+        _run_checks(p.slab_chunk_max_checks, value=o.chunk_max, item_size_max=o.item_size_max,
+                    chunk_max=o.chunk_max, page=page)
+    check_requirements(p, o.words)
+    storage_on = o.storage is not None and ext.check_extstore(o.storage, o.item_size_max, o.udp_port)
     slab_sizes = None
-    if slab_sizes_text is not None and p.slab_sizes == "freed_buffer" and slab_sizes_at < FREED_BYTES:
+    if o.slab_sizes_text is not None and p.slab_sizes == "freed_buffer" and o.slab_sizes_at < FREED_BYTES:
         # 1.4.31-1.5.16 parse the sizes from their copy of the -o argument after freeing it;
         # glibc (2.29+, as on the Debian 12 the captures come from) then overwrites the first
         # 16 bytes with its free-list pointers, and the number read there is 0
         raise Refused("slab size 0 is out of valid range", 64)
-    if slab_sizes_text is not None:
-        upper = chunk_max if chunk_max is not None else item_size_max
-        slab_sizes = _parse_slab_sizes(slab_sizes_text, chunk_size, upper, p.align, p.max_regular)
-    settings = Settings(profile=p, chunk_size=chunk_size, factor=factor, item_size_max=item_size_max,
-                        maxbytes=maxbytes, use_cas=use_cas, slab_chunk_max=chunk_max, slab_page_size=page,
-                        slab_reassign=slab_reassign, slab_sizes=slab_sizes, suffix=suffix, warnings=tuple(printed),
-                        hashpower_init=hashpower_init, hash_expand=hash_expand, suboptions=tuple(words),
-                        memory_limit_given=memory_limit_given, threads=threads, maxconns=maxconns,
-                        preallocate=preallocate)
-    return replace(settings, extstore=ext.start_extstore(storage)) if storage_on else settings
+    if o.slab_sizes_text is not None:
+        upper = o.chunk_max if o.chunk_max is not None else o.item_size_max
+        slab_sizes = _parse_slab_sizes(o.slab_sizes_text, o.chunk_size, upper, p.align, p.max_regular)
+    settings = Settings(profile=p, chunk_size=o.chunk_size, factor=o.factor, item_size_max=o.item_size_max,
+                        maxbytes=o.maxbytes, use_cas=o.use_cas, slab_chunk_max=o.chunk_max, slab_page_size=page,
+                        slab_reassign=o.slab_reassign, slab_sizes=slab_sizes, suffix=o.suffix,
+                        warnings=tuple(o.printed), hashpower_init=o.hashpower_init, hash_expand=o.hash_expand,
+                        suboptions=tuple(o.words), memory_limit_given=o.memory_limit_given, threads=o.threads,
+                        maxconns=o.maxconns, preallocate=o.preallocate)
+    return replace(settings, extstore=ext.start_extstore(o.storage)) if storage_on else settings
 
 
 def background_values(profile: Profile, words: Sequence[str]) -> dict:

@@ -74,6 +74,22 @@ def node_totals(node: NodeStats) -> dict:
     return totals
 
 
+def gate_figures(nodes: Sequence[NodeStats]) -> tuple[int | None, int, int, str]:
+    """The gate's figures of ``stats`` (``--fail-over-waste``, ``--fail-over-memory``): the pool's chunk and page
+    waste (page bytes less requested bytes; None when a node does not say its requested bytes), its page
+    bytes, and the largest node's memory (slab pages plus hash table, ``hash_bytes``), with what that is."""
+    pages = requested = 0
+    memory = []
+    for node in nodes:
+        totals = node_totals(node)
+        pages += totals["total_malloced"] or 0
+        requested = None if requested is None or totals["bytes"] is None else requested + totals["bytes"]
+        hash_bytes = node.dump.general.get("hash_bytes", "")
+        memory.append((totals["total_malloced"] or 0) + (int(hash_bytes) if hash_bytes.isdigit() else 0))
+    return (None if requested is None else pages - requested, pages, max(memory),
+            "node memory (slab pages + hash table)")
+
+
 def total_row(totals: dict, columns: Sequence[str]) -> dict:
     """The totals as a row of the class table (``columns`` named per class, as stats slabs names them)."""
     by_class = {per_class: name for name, per_class in TOTAL_OF.items()}

@@ -54,7 +54,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     if deploy["group_by"] is not None:   # summed per group in the one pass that reads the sizes
         from slabcalc.analysis.keyspace import KeyGroups
 
-        groups = deploy["groups"] = KeyGroups(deploy["group_by"], deploy["separator"])
+        groups = KeyGroups(deploy["group_by"], deploy["separator"])
     names = groups.add if groups is not None else None
     with input_items(file, "report", settings, key_length=key_length, strict=strict, columns=True,
                      arrivals=walkers(orders), names=names) as (items, accounting):
@@ -67,7 +67,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
         if ext is not None and (deploy["nodes"] is not None or deploy["node_ram"] is not None):
             raise Refusal("--nodes and --node-ram plan nodes without extstore; drop -o ext_path to plan them")
         plan = deploy_plan(settings, base, triples, {**deploy, "strict": strict}, key_length or 16, source,
-                           ext.flash.buckets if ext is not None else None)
+                           ext.flash.buckets if ext is not None else None, groups)
     except InputError as exc:
         raise DataError(str(exc)) from None
     except SlabcalcError as exc:

@@ -6,11 +6,11 @@ import sys
 
 import click
 
-from slabcalc.cli.common import draw, input_dumps
+from slabcalc.cli.common import draw, input_dumps, measure
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import format_option, gate_options, measured, plot_option, tls_options, watch_options
-from slabcalc.cli.stats_output import print_stats, stats_measure
+from slabcalc.cli.stats_output import print_stats
 from slabcalc.errors import ValueRefused
 
 
@@ -62,15 +62,36 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
     \b
     Python: analyse(parse_dump([(name, text)])) / analyse(dump_from_replies(node, read_node(...)))
     """
-    import shlex
+    from slabcalc.analysis.readings import read_stats
+    from slabcalc.errors import DumpError, InputError
+    from slabcalc.records.stats import class_records, gate_figures
 
-    from slabcalc.analysis.diagnosis import interval as interval_of
-    from slabcalc.analysis.stats import DumpError, analyse
-    from slabcalc.analysis.watch import span_seconds
-    from slabcalc.inputs.client import NodeError, parse_address, poll
-    from slabcalc.inputs.dumps import dump_from_replies
-    from slabcalc.model.settings import Refused
+    _check_usage(files, servers, since, interval, watch, count, sample_items, plot)
+    addresses, analyse = _addresses(servers), _analyser(server_args)
+    if watch is not None:
+        from slabcalc.cli.stats_watch import run_watch
 
+        return run_watch(addresses, timeout, watch, count, tls, fmt, analyse)
+    saved = input_dumps(files) if files else None
+    if "-" in since and sys.stdin.isatty():     # as input_dumps says it for FILEs
+        raise Refusal("reading stats from the terminal: give a FILE, or pipe one in")
+    try:
+        read = read_stats(analyse, saved, since, addresses, timeout, interval, tls, sample_items, _waiting)
+    except (DumpError, InputError) as exc:
+        raise DataError(str(exc)) from None
+    for name, error in read.failed:
+        click.echo(f"Error: {name}: {error}", err=True)
+    if read.nodes:
+        print_stats(list(read.nodes), list(read.failed), list(read.samples), fmt,
+                    pool=bool(files) + len(servers) > 1, spans=dict(read.spans))
+        measured(measure(*gate_figures(read.nodes)))
+        if plot:
+            draw("plot_classes", [r for n in read.nodes for r in class_records(n)], plot)
+    return 1 if read.failed else 0
+
+
+def _check_usage(files, servers, since, interval, watch, count, sample_items, plot) -> None:
+    """The options that do not go together, each a usage error."""
     if not files and not servers:
         raise click.UsageError("give saved stats FILEs, or --server HOST:PORT (repeatable)")
     if since and not files:
@@ -82,10 +103,26 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
                                "--interval, --sample-items or --plot")
     if count is not None and watch is None:
         raise click.UsageError("--count is how many readings --watch makes: give --watch SECONDS too")
+
+
+def _addresses(servers):
+    """The --server addresses, or a usage error naming the one that is not an address."""
+    from slabcalc.inputs.client import parse_address
+
     try:
-        addresses = [parse_address(text) for text in servers]
+        return [parse_address(text) for text in servers]
     except ValueRefused as exc:
         raise click.BadParameter(str(exc), param_hint="'--server'") from None
+
+
+def _analyser(server_args):
+    """``analyse(dump[, name])`` under --server-args: a node's figures, or a refusal naming the flags
+    the node's release refuses."""
+    import shlex
+
+    from slabcalc.analysis.stats import analyse
+    from slabcalc.model.settings import Refused
+
     try:
         args = shlex.split(server_args) if server_args is not None else None
     except ValueError as exc:
@@ -97,55 +134,10 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
         except Refused as exc:
             said = " / ".join(exc.message.splitlines()) or "it exits"
             raise Refusal(f"--server-args: memcached {dump.release} refuses {server_args} ({said})") from None
+    return node_of
 
-    if watch is not None:
-        from slabcalc.cli.stats_watch import run_watch
 
-        return run_watch(addresses, timeout, watch, count, tls, fmt, node_of)
-
-    from slabcalc.analysis.sampled import sample_items as sampled
-
-    nodes, failed, samples, spans = [], [], [], {}
-    if files:
-        try:
-            nodes.append(node_of(input_dumps(files)))
-            if since:
-                spans[nodes[-1].node] = interval_of(input_dumps(since), nodes[-1])
-        except DumpError as exc:
-            raise DataError(str(exc)) from None
-    first = {}
-    readings = poll(addresses, timeout, interval or 0, 1 if interval is None else 2, tls, sample_items or 0)
-    if interval is not None:   # the same reader and clock as --watch, read twice
-        for address, replies in zip(addresses, next(readings)[1]):
-            if not isinstance(replies, NodeError):
-                first[str(address)] = dump_from_replies(str(address), replies)
-        if sys.stderr.isatty():
-            click.echo(f"reading again in {interval} s ...", err=True)
-    elapsed, replied = next(readings) if addresses else (0.0, [])
-    for address, replies in zip(addresses, replied):
-        try:
-            if isinstance(replies, NodeError):
-                raise replies
-            node = node_of(dump_from_replies(str(address), replies))
-            if interval is not None:
-                if str(address) not in first:
-                    raise NodeError(f"{address}: the first reading failed")
-                spans[node.node] = interval_of(first[str(address)], node, span_seconds(elapsed))
-        except (NodeError, DumpError) as exc:
-            failed.append((str(address), str(exc).removeprefix(f"{address}: ")))
-            continue
-        nodes.append(node)
-        if sample_items:
-            samples.append(sampled(node, replies.get("metadump_error", [None])[0], replies.get("metadump", []),
-                                   sample_items))
-    for name, error in failed:
-        click.echo(f"Error: {name}: {error}", err=True)
-    if nodes:
-        print_stats(nodes, failed, samples, fmt, pool=bool(files) + len(servers) > 1, spans=spans)
-        measured(stats_measure(nodes))
-        if plot:
-            from slabcalc.records.stats import class_records
-
-            draw("plot_classes", [r for n in nodes for r in class_records(n)], plot)
-    return 1 if failed else 0
-
+def _waiting(seconds) -> None:
+    """Progress between the two readings of --interval: on stderr, on a terminal only."""
+    if sys.stderr.isatty():
+        click.echo(f"reading again in {seconds} s ...", err=True)
