@@ -3,6 +3,7 @@
 
     python scripts/measure_extstore_fill.py                  # 40 000 items at 2 000 sets a second
     python scripts/measure_extstore_fill.py 20000 0          # 20 000 items as fast as replies come
+    python scripts/measure_extstore_fill.py 30000 2000 64 11000   # place's case: one value size
 
 A second after the server starts (SETTLE), items of 2-20 KB (``random.Random(2820)``, the sizes of ``tests/paced.py`` ``ext_issue_case``; keys
 ``x00000``..., 6 bytes) are set one per round trip into ``memcached -m 64 -o ext_path=FILE:1g``
@@ -31,19 +32,21 @@ POLL = 50
 SETTLE = 1.0
 
 
-def sizes(count: int) -> list[int]:
+def sizes(count: int, value: int | None = None) -> list[int]:
+    if value is not None:       # place's case: one value size
+        return [value] * count
     rng = random.Random(2820)
     return [rng.randint(2000, 20000) for _ in range(count)]
 
 
-def main(count: int = 40000, rate: float = 2000.0, memory: str = "64") -> None:
+def main(count: int = 40000, rate: float = 2000.0, memory: str = "64", value: int | None = None) -> None:
     path = f"/tmp/slabcalc-extstore-fill-{os.getpid()}"
     try:
         with MemcachedServer(["-m", memory, "-o", f"ext_path={path}:1g"], timeout=30.0) as server:
             time.sleep(SETTLE)
             first = None
             start = time.monotonic()
-            for i, size in enumerate(sizes(count)):
+            for i, size in enumerate(sizes(count, value)):
                 if rate:
                     time.sleep(max(0.0, start + i / rate - time.monotonic()))
                 if first is None and i % POLL == 0:
@@ -70,4 +73,4 @@ def main(count: int = 40000, rate: float = 2000.0, memory: str = "64") -> None:
 if __name__ == "__main__":
     args = sys.argv[1:]
     main(int(args[0]) if args else 40000, float(args[1]) if len(args) > 1 else 2000.0,
-         args[2] if len(args) > 2 else "64")
+         args[2] if len(args) > 2 else "64", int(args[3]) if len(args) > 3 else None)

@@ -221,12 +221,12 @@ def _extstore_record(ext) -> dict:
         "capacity": None if capacity is None else {
             "items": capacity.items, "limited_by": capacity.limited_by,
             "ram_items": capacity.ram_items, "flash_items": capacity.flash_items,
-            "replayed": _fill_record(capacity.fill)},
+            "replayed": fill_record(capacity.fill)},
         "assumed_key_length": ext.assumed_key_length,
     }
 
 
-def _fill_record(f) -> dict | None:
+def fill_record(f) -> dict | None:
     """The replayed fill behind the capacity (analysis/extstore_fill.py), None when it was not run."""
     if f is None:
         return None
