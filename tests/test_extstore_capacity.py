@@ -65,3 +65,16 @@ def test_the_static_figure_would_miss_the_server(tmp_path, monkeypatch):
     record = doc("report", _items(tmp_path / "issue.csv", 20_000), "--profile", "1.6.18", "-m", "64",
                  "-o", "ext_path=/tmp/x:1g")
     assert record["capacity"] == 80_000 and record["extstore"]["capacity"]["replayed"] is None
+
+
+def test_place_is_the_servers_full_of_one_item():
+    """place's full server: 11 000-byte values under 6-byte keys, set at 2 000 a second.  The real
+    1.6.18 (scripts/measure_extstore_fill.py 30000 2000 64 11000): no eviction by set 27 350, at
+    27 400 ``evictions`` 10 and ``curr_items`` 27 390; total_pages class 1 two, class 22 62;
+    hash_power_level 16."""
+    record = doc("place", "--key", "6", "--value", "11000", "--profile", "1.6.18", "-m", "64",
+                 "-o", "ext_path=/tmp/x:1g")
+    replayed = record["extstore"]["capacity"]["replayed"]
+    assert abs(record["capacity"] - 27_390) <= 27_390 * 3 // 100 and replayed["ran_out"] == "RAM"
+    assert replayed["total_pages"] == {"1": 2, "22": 62}
+    assert record["hash_bytes"] == 8 << 16
