@@ -26,7 +26,7 @@ from slabcalc.model.settings import Settings
 FILL_RATE = 2000          # sets a second: the ext-issue capture's pace (tests/paced.py ext_issue_case)
 BOOT = 1.0                # seconds the server has run at the first set: its threads settled (a set sent the
 #                           instant it listens can leave the header class one page fewer: the measure script)
-FILL_LIMIT = 200_000      # sets replayed at most (about 10 s of CPU): larger inputs keep the static figure
+FILL_LIMIT = 100_000      # sets replayed at most (about 12 s of CPU here): larger inputs keep the static figure
 
 
 @dataclass(frozen=True)
