@@ -182,7 +182,8 @@ def _with_capacity(report: ExtstoreReport, ram: dict[Item, int], runs, memory_li
     """Items of the mix (scaled as :mod:`slabcalc.model.capacity` scales one: ``ceil(n x count /
     items)`` of each kind) that RAM holds -- one RAM object per item, an item or a header -- and
     that the flash pages hold, before the first eviction in either (extstore evicts its oldest page
-    when none is free, extstore.c 943-993)."""
+    when none is free, extstore.c 943-993): the static figures.  The capacity itself is the replay's
+    (:func:`slabcalc.analysis.extstore_fill.fill` of ``order``) where it runs, else the static one."""
     ram_capacity = build_report(report.settings, ram, memory_limit=memory_limit).capacity
     ram_items = ram_capacity.items if ram_capacity is not None else 0
     total = report.items
@@ -207,6 +208,8 @@ def _with_capacity(report: ExtstoreReport, ram: dict[Item, int], runs, memory_li
     # header in RAM: more than the server holds); beyond FILL_LIMIT sets the static figure stays
     until = min(items, ram_items) * 21 // 20 + 1000 if refill else None
     filled = fill(report.settings, order, until, in_order=in_order or len(order) == 1) if ext.usable_pages else None
+    if refill and filled is not None and filled.evicted is None:     # full before the bound: not proven
+        filled = None
     if filled is not None:      # the replay's figure, not the static one (module docstring of extstore_fill)
         items, limited = filled.items, filled.evicted or "input"
         ram_full = Capacity(memory_limit, filled.items, None, filled.page_bytes, basis="fill")
