@@ -8,9 +8,10 @@
 A second after the server starts (SETTLE), items of 2-20 KB (``random.Random(2820)``, the sizes
 of ``tests/paced.py`` ``ext_issue_case``; or VALUE bytes each; keys ``x00000``..., 6 bytes) are
 set one per round trip into ``memcached -m M -o ext_path=FILE:1g`` (``$SLABCALC_MEMCACHED`` or
-the one on PATH), in order, at RATE sets a second (0: as fast as the replies come).
-``stats`` is read before every 50th set; the first read with ``evictions`` above 0 brackets the first eviction.  Prints that, and ``stats`` and ``stats slabs``'s pages at the end:
-the figures ``tests/test_extstore_capacity.py`` holds ``report``'s replayed capacity to.
+the one on PATH), in order, at RATE sets a second (0: as fast as the replies come).  ``stats`` is
+read before every 50th set; the first read with ``evictions`` above 0 brackets the first
+eviction.  Prints that, and ``stats`` and ``stats slabs``'s pages at the end: the figures
+``tests/test_extstore_capacity.py`` holds ``report``'s and ``place``'s replayed capacity to.
 """
 
 from __future__ import annotations
