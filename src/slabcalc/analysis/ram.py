@@ -53,6 +53,7 @@ def ram_reports(settings: Settings, distribution, versus: Sequence[tuple[str, Se
 
     orders = list(orders) or [None] * (1 + len(versus))
     base, ext = ram_report(settings, distribution, settings.memory_limit, size_key_length, orders[0])
-    others = tuple((text, with_file_order(ram_report(vs, distribution, vs.memory_limit, size_key_length)[0], order))
+    others = tuple((text, with_file_order(ram_report(vs, distribution, vs.memory_limit, size_key_length, order)[0],
+                                          order))
                    for (text, vs), order in zip(versus, orders[1:]))
     return RamReports(with_file_order(base, orders[0]), ext, others)
