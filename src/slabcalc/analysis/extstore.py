@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
+from slabcalc.analysis.extstore_fill import Fill, fill
 from slabcalc.analysis.placement import place_item
 from slabcalc.analysis.report import Report, build_report
 from slabcalc.errors import ValueRefused
@@ -49,6 +50,7 @@ class FlashCapacity:
     ram_items: int           # items of the mix RAM (items and headers) alone would hold
     flash_items: int         # items of the mix the flash pages alone would hold
     ram: Capacity            # RAM full: its pages (the whole-process model reads it)
+    fill: Fill | None = None  # the replayed fill (analysis/extstore_fill.py): ``items`` is its figure
 
 
 @dataclass(frozen=True)
@@ -97,9 +99,14 @@ def _pairs(distribution) -> Iterable[tuple[Item, int, int]]:
 
 
 def extstore_report(settings: Settings, distribution, memory_limit: int | None = None,
-                    size_key_length: int = 16) -> ExtstoreReport:
+                    size_key_length: int = 16, refill: bool = False,
+                    in_order: list[tuple[Item, int]] | None = None) -> ExtstoreReport:
     """The report of ``distribution`` (as :func:`slabcalc.analysis.report.build_report` takes it)
-    with every flushable item on flash; ``memory_limit`` adds the RAM+flash capacity."""
+    with every flushable item on flash; ``memory_limit`` adds the RAM+flash capacity, replayed
+    (:mod:`slabcalc.analysis.extstore_fill`) where the replay is short enough: the input's items once,
+    or, ``refill``, again and again until the first eviction (a full server of the mix).  ``in_order``:
+    the input's rows in their order (:class:`slabcalc.analysis.extstore_fill.InputOrder`), which the
+    distribution (distinct items, counted) no longer has."""
     ext = settings.extstore
     if ext is None:
         raise ValueRefused("extstore needs -o ext_path=FILE:SIZE")
@@ -111,6 +118,7 @@ def extstore_report(settings: Settings, distribution, memory_limit: int | None =
     placed = too_large = placed_rows = too_large_rows = stats_bytes = 0
     assumed = None
     known: dict[Item, tuple] = {}
+    order: list[tuple[Item, int]] = []                  # the items placed, in the input's order
     for item, count, rows in _pairs(distribution):
         where = known.get(item)
         if where is None:
@@ -124,6 +132,7 @@ def extstore_report(settings: Settings, distribution, memory_limit: int | None =
             continue
         placed += count
         placed_rows += rows
+        order.append((item, count))
         stats_bytes += count * ntotal
         row = per_class.setdefault(home, [0, 0, 0, 0])
         if header is None:
@@ -144,7 +153,7 @@ def extstore_report(settings: Settings, distribution, memory_limit: int | None =
     report = ExtstoreReport(settings, ext, min_class, ram_report, flash, rows, placed, stats_bytes, too_large,
                             placed_rows, too_large_rows, assumed)
     if memory_limit is not None:
-        report = _with_capacity(report, ram, runs, memory_limit)
+        report = _with_capacity(report, ram, runs, memory_limit, in_order or order, refill, in_order is not None)
     return report
 
 
@@ -168,11 +177,13 @@ def _where(settings, classes, ext, min_class, item: Item, size_key_length: int) 
     return placement.status, size.total, home, header, class_for(classes, header).id
 
 
-def _with_capacity(report: ExtstoreReport, ram: dict[Item, int], runs, memory_limit: int) -> ExtstoreReport:
+def _with_capacity(report: ExtstoreReport, ram: dict[Item, int], runs, memory_limit: int,
+                   order: list[tuple[Item, int]], refill: bool, in_order: bool) -> ExtstoreReport:
     """Items of the mix (scaled as :mod:`slabcalc.model.capacity` scales one: ``ceil(n x count /
     items)`` of each kind) that RAM holds -- one RAM object per item, an item or a header -- and
     that the flash pages hold, before the first eviction in either (extstore evicts its oldest page
-    when none is free, extstore.c 943-993)."""
+    when none is free, extstore.c 943-993): the static figures.  The capacity itself is the replay's
+    (:func:`slabcalc.analysis.extstore_fill.fill` of ``order``) where it runs, else the static one."""
     ram_capacity = build_report(report.settings, ram, memory_limit=memory_limit).capacity
     ram_items = ram_capacity.items if ram_capacity is not None else 0
     total = report.items
@@ -191,6 +202,17 @@ def _with_capacity(report: ExtstoreReport, ram: dict[Item, int], runs, memory_li
         items, limited = flash_items, "flash"
     else:
         items, limited = ram_items, "RAM"
+    # the hash table is sized for the items held (assoc.c): the smaller of RAM's and flash's figures
+    ram_full = replace(ram_capacity, items=items) if ram_capacity else Capacity(memory_limit, 0, None)
+    # refilled: up to the static RAM figure and a margin (the static one counts every flushable item a
+    # header in RAM: more than the server holds); beyond FILL_LIMIT sets the static figure stays
+    until = min(items, ram_items) * 21 // 20 + 1000 if refill else None
+    filled = fill(report.settings, order, until, in_order=in_order or len(order) == 1) if ext.usable_pages else None
+    if refill and filled is not None and filled.evicted is None:     # full before the bound: not proven
+        filled = None
+    if filled is not None:      # the replay's figure, not the static one (module docstring of extstore_fill)
+        items, limited = filled.items, filled.evicted or "input"
+        ram_full = Capacity(memory_limit, filled.items, None, filled.page_bytes, basis="fill")
     return replace(report, capacity=FlashCapacity(items, limited, ram_items,
                                                    flash_items if flash_items is not None else ram_items,
-                                                   ram_capacity or Capacity(memory_limit, 0, None)))
+                                                   ram_full, filled))

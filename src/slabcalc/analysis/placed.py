@@ -36,7 +36,7 @@ def placed_capacity(settings: Settings, key_length: int, value_length: int, flag
         return PlacedCapacity(full.capacity.items, full.capacity.limiting_class, process_memory(full))
     from slabcalc.analysis.extstore import extstore_report
 
-    ext = extstore_report(settings, item, settings.memory_limit)
+    ext = extstore_report(settings, item, settings.memory_limit, refill=True)
     if ext.capacity is None:
         return PlacedCapacity(None, None, None, ext)
     return PlacedCapacity(ext.capacity.items, None, process_memory(replace(ext.ram, capacity=ext.capacity.ram)), ext)

@@ -56,6 +56,8 @@ def place_extstore_record(ext, item_size: int, lru_class: int) -> dict:
     }
     if ext.capacity is not None:
         c = ext.capacity
+        from slabcalc.records.report import fill_record
+
         record["capacity"] = {"items": c.items, "limited_by": c.limited_by, "ram_items": c.ram_items,
-                              "flash_items": c.flash_items}
+                              "flash_items": c.flash_items, "replayed": fill_record(c.fill)}
     return record

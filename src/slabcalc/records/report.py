@@ -8,7 +8,8 @@ from slabcalc.analysis.report import MIB, ClassUsage, Report
 from slabcalc.model.treatments import given_options, options_text
 
 # how a capacity was counted (Capacity.basis): an item file stored row by row, or the items as a mix
-CAPACITY_BASIS = {"order": "in the file's order", "mix": "as a proportional mix"}
+CAPACITY_BASIS = {"order": "in the file's order", "mix": "as a proportional mix",
+                  "fill": "set in the input's order through simulate's extstore replay"}
 
 if TYPE_CHECKING:      # types only: key groups are read only under --group-by; ProcessMemory is only annotated here
     from slabcalc.analysis.deployment import Deployment
@@ -219,9 +220,41 @@ def _extstore_record(ext) -> dict:
                   "extstore_bytes_fragmented": flash.bytes_fragmented, "bytes": ext.stats_bytes},
         "capacity": None if capacity is None else {
             "items": capacity.items, "limited_by": capacity.limited_by,
-            "ram_items": capacity.ram_items, "flash_items": capacity.flash_items},
+            "ram_items": capacity.ram_items, "flash_items": capacity.flash_items,
+            "replayed": fill_record(capacity.fill)},
         "assumed_key_length": ext.assumed_key_length,
     }
+
+
+def fill_record(f) -> dict | None:
+    """The replayed fill behind the capacity (analysis/extstore_fill.py), None when it was not run."""
+    if f is None:
+        return None
+    return {"sets_per_second": f.rate, "in_order": f.in_order, "loaded": f.loaded, "of": f.total, "ran_out": f.evicted,
+            "curr_items": f.items, "extstore_objects_written": f.written,
+            "total_pages": {str(cls): pages for cls, pages in f.pages}}
+
+
+def _capacity_line(ext) -> str:
+    """How many items the node holds: the replayed fill's figure, or the static one beside it."""
+    c, e = ext.capacity, ext.extstore
+    head = f"-m {ext.settings.maxbytes >> 20} with {e.usable_pages} flash pages"
+    f = c.fill
+    if f is None:
+        return (f"{head} holds {c.items} items of this mix ({c.limited_by} runs out first: RAM alone {c.ram_items}, "
+                f"flash alone {c.flash_items}; static: every flushable item on flash, headers fill -m); memcached "
+                f"also keeps the newest items of flushed classes in RAM until a class is within "
+                f"{e.write_margin_pages} pages of free chunks")
+    pages = dict(f.pages)
+    header = min(pages) if pages else None
+    most = max(pages.values()) if pages else 0
+    held = (f"holds {f.items} items when {f.evicted} first evicts (after {f.loaded} sets)" if f.evicted
+            else f"holds all {f.items} items, none evicted")
+    order = "the file's rows set in order" if f.in_order else "each distinct item set its count in a row"
+    return (f"{head} {held}: {order} at {f.rate} sets a second through simulate's "
+            f"extstore replay; {f.written} written to flash; class {header} had {pages.get(header, 0)} pages, "
+            f"other classes up to {most} (static, every flushable item on flash: RAM alone {c.ram_items}, "
+            f"flash alone {c.flash_items})")
 
 
 def _extstore_summary(lines: dict, ext, t: dict) -> dict:
@@ -254,11 +287,7 @@ def _extstore_summary(lines: dict, ext, t: dict) -> dict:
     out["stats"] = (f"stats bytes reads {ext.stats_bytes} (flushed items at their whole size); "
                     f"mem_requested counts a header at its own size")
     if ext.capacity is not None:
-        c = ext.capacity
-        out["capacity"] = (f"-m {ext.settings.maxbytes >> 20} with {e.usable_pages} flash pages holds {c.items} "
-                           f"items of this mix ({c.limited_by} runs out first: RAM alone {c.ram_items}, flash "
-                           f"alone {c.flash_items}); memcached also keeps the newest items of flushed classes "
-                           f"in RAM until a class is within {e.write_margin_pages} pages of free chunks")
+        out["capacity"] = _capacity_line(ext)
     if ext.assumed_key_length is not None:
         out["key length"] = (f"items known by size only: headers assume a {ext.assumed_key_length}-byte key "
                              f"(--key sets it)")

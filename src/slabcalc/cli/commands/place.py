@@ -126,7 +126,11 @@ def _extstore_lines(settings, record):
                        f"lost at its end), {x['items_per_flash_page']} per {e.page_size >> 20} MiB page")]
     if x["capacity"] is not None:
         c = x["capacity"]
+        r = c.get("replayed")
+        how = (f"{c['limited_by']} evicts first when they are set at {r['sets_per_second']} a second through "
+               f"simulate's extstore replay; static: RAM alone" if r is not None
+               else f"{c['limited_by']} runs out first: static, RAM alone")
         lines.append(("RAM + flash", f"-m {settings.maxbytes >> 20} and {e.usable_pages} flash pages hold "
-                                     f"{c['items']} such items ({c['limited_by']} runs out first: RAM alone "
-                                     f"{c['ram_items']}, flash alone {c['flash_items']})"))
+                                     f"{c['items']} such items ({how} {c['ram_items']}, flash alone "
+                                     f"{c['flash_items']})"))
     return lines

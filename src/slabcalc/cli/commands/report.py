@@ -81,12 +81,16 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
 
 
 def _file_order(settings, key_length):
-    """The capacity walk in the file's order under ``settings``: only with -m, and not with extstore
-    (whose capacity is RAM and flash together)."""
+    """The capacity walk in the file's order under ``settings``: only with -m; with extstore the rows
+    in their order, for the extstore replay."""
     from slabcalc.analysis.arrival import FileOrder
 
-    if settings.memory_limit is None or settings.extstore is not None:
+    if settings.memory_limit is None:
         return None
+    if settings.extstore is not None:
+        from slabcalc.analysis.extstore_fill import InputOrder
+
+        return InputOrder()
     return FileOrder(settings, settings.memory_limit, key_length or 16)
 
 

@@ -1,0 +1,133 @@
+"""Extstore capacity from the replay (issue 28 item 2): the input's items set one after another,
+through the same engine ``simulate`` runs (``engines/extstore.py``, ``flash.py``,
+``extstore_automove.py``), until the first eviction.
+
+The static picture (:mod:`slabcalc.analysis.extstore`) counts every flushable item once on flash
+and fills all of ``-m`` with header items; a real 1.6.18 does not get there: with extstore all of
+``-m`` is handed to the global pool at start (memcached.c 6023), the large classes take pages while
+the storage write thread catches up, and the header class is left with the pages it had when the
+pool ran dry (memcached issues #541, #794).  So the capacity is what the engine holds when it first
+evicts an item (``evictions``: a whole item or a header), or all the items when none is evicted,
+with the pages each class ended with.  The hash table is then sized for those items (assoc.c 2^16
+buckets, doubled when items > 1.5 x buckets: :func:`slabcalc.analysis.process.hashpower_for`).
+
+The items arrive at :data:`FILL_RATE` sets a second: the pace of the ``ext-issue`` paced capture
+(20 000 items in 10 s), where the replay is checked against the real server at every checkpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from slabcalc.model.distribution import Item
+from slabcalc.model.settings import Settings
+
+FILL_RATE = 2000          # sets a second: the ext-issue capture's pace (tests/paced.py ext_issue_case)
+BOOT = 1.0                # seconds the server has run at the first set: its threads settled (a set sent the
+#                           instant it listens can leave the header class one page fewer: the measure script)
+FILL_LIMIT = 100_000      # sets replayed at most (about 12 s of CPU here): larger inputs keep the static figure
+
+
+@dataclass(frozen=True)
+class Fill:
+    """What the replayed fill ended with."""
+
+    items: int                            # curr_items at the first eviction (RAM or a flash page), or at the end
+    loaded: int                           # sets sent until then
+    total: int                            # sets in the input
+    evicted: str | None                   # what ran out first: "RAM" (an item, whole or a header, evicted),
+    #                                       "flash" (its oldest page evicted), None (nothing evicted)
+    pages: tuple[tuple[int, int], ...]    # (class, total_pages) at the end
+    page_bytes: int                       # total_malloced: slab memory malloc'd (with extstore, all of -m)
+    written: int                          # extstore_objects_written
+    rate: int = FILL_RATE
+    in_order: bool = True                 # the file's rows in order; False: distinct items, each its
+    #                                       count in a row, in the order they first came
+
+
+def _sets(pairs: Iterable[tuple[Item, int]], rate: int, total: int) -> Iterator[tuple]:
+    """One set per item, ``count`` in a row for a pair, ``rate`` a second, each a new key, the
+    input again from its start until ``total`` sets: the engine's ops."""
+    from slabcalc.engines.engine import SET
+
+    n = 0
+    while n < total:
+        for item, count in pairs:
+            for _ in range(min(count, total - n)):
+                yield (n / rate, SET, n, item.key, item.value, 0, item.flags or 0)
+                n += 1
+
+
+def fill(settings: Settings, pairs: list[tuple[Item, int]], until: int | None = None,
+         rate: int = FILL_RATE, limit: int = FILL_LIMIT, in_order: bool = True) -> Fill | None:
+    """Replay ``pairs`` (items and counts, in order) as sets at ``rate`` a second until the first
+    eviction -- ``until``: the input again and again, up to that many sets (``place``'s full server of
+    one item) -- and None when that is more than ``limit`` sets, an item is known only by its size, or
+    ``simulate`` would refuse the settings."""
+    total = sum(count for _, count in pairs) if until is None else until
+    if not total or total > limit or any(item.key is None or item.value is None for item, _ in pairs):
+        return None
+    from slabcalc.engines.background import SimulationError, background_for
+    from slabcalc.engines.engine import Engine
+    from slabcalc.engines.simulate import describe_model
+
+    try:        # what simulate refuses (a release whose storage threads were not read, an option) is not replayed
+        background = background_for(settings, None)
+        describe_model(settings, background)
+    except SimulationError:
+        return None
+    engine = Engine(settings, background, boot=BOOT)
+    evicted = engine.lrus.evicted
+    flash = engine.storage.flash if engine.storage is not None else None
+    state = {"loaded": 0, "items": 0}
+
+    def lost() -> bool:
+        """An item evicted from RAM, or a flash page with its values (extstore_page_evictions)."""
+        return any(evicted) or (flash is not None and flash.page_evictions > 0)
+
+    def until_evicted():
+        for op in _sets(pairs, rate, total):
+            if lost():
+                return
+            state["items"] = len(engine.index)
+            state["loaded"] += 1
+            yield op
+
+    engine.run(until_evicted())
+    gone = "flash" if flash is not None and flash.page_evictions else "RAM" if any(evicted) else None
+    items = state["items"] if gone else len(engine.index)      # held when the first one went
+    result = engine.results(None)
+    pages = tuple((c.slab_class.id, c.pages) for c in result.classes if c.pages)
+    page_bytes = result.totals.total_malloced      # all of -m: prefilled into the pool at start
+    written = engine.storage.counters().get("extstore_objects_written", 0) if engine.storage else 0
+    return Fill(items, state["loaded"], total, gone, pages, page_bytes, written, rate, in_order)
+
+
+class InputOrder:
+    """The rows of an item file in their order, for :func:`fill` (an ``arrivals`` callback, as
+    :class:`slabcalc.analysis.arrival.FileOrder` is): each block of rows (a list of :class:`Item` or
+    an :class:`ItemColumns`) appended, until more than ``limit`` rows came (``pairs`` is then None:
+    too long to replay).  ``result`` is None: the capacity is the extstore report's."""
+
+    result = None
+
+    def __init__(self, limit: int = FILL_LIMIT):
+        self.limit = limit
+        self.rows: list[tuple[Item, int]] | None = []
+
+    def __call__(self, rows) -> None:
+        from slabcalc.model.distribution import ItemColumns
+
+        if self.rows is None:
+            return
+        if isinstance(rows, ItemColumns):
+            self.rows.extend((item, count) for item, count, _ in rows.triples())
+        else:
+            self.rows.extend((item, 1) for item in rows)
+        if len(self.rows) > self.limit:
+            self.rows = None
+
+    @property
+    def pairs(self) -> list[tuple[Item, int]] | None:
+        return self.rows

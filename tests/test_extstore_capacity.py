@@ -1,0 +1,80 @@
+"""``report``'s capacity under extstore from simulate's replay (issue 28 item 2), against 1.6.18.
+
+Issue 28's case: items of 2-20 KB (``random.Random(2820)``, the sizes of ``tests/paced.py``
+``ext_issue_case``), 6-byte keys, ``-m 64 -o ext_path=FILE:1g``, set one after another at 2 000 a
+second.  The real Debian 1.6.18, measured by ``scripts/measure_extstore_fill.py`` (40 000 items,
+``stats`` read before every 50th set):
+
+* no eviction before set 24 150; at set 24 200 ``evictions`` 24 and ``curr_items`` 24 176;
+* ``hash_power_level`` 16 throughout; ``stats slabs`` total_pages: class 1 (the header items) 2,
+  classes 15-17 1, 18-19 2, 20 3, 21 4, 22 6, 23 10, 24 16, 25 16.
+
+The first 20 000 of them are the ``ext-issue`` paced capture's fill (tests/data/paced): at 10 s the
+server held all 20 000, 0 evictions, ``extstore_objects_written`` 17 671, ``hash_power_level`` 16 and
+the same pages per class.  The static figure ``report`` gave before (every flushable item a header,
+headers filling -m) was 80 000 items (flash's share; RAM alone 699 008, which sized the hash table
+2^19).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from helpers import doc
+
+SERVER_FIRST_EVICTION = (24_150, 24_200)        # sets: none evicted by the first, 24 by the second
+SERVER_CURR_ITEMS = 24_176
+SERVER_PAGES = {1: 2, 15: 1, 16: 1, 17: 1, 18: 2, 19: 2, 20: 3, 21: 4, 22: 6, 23: 10, 24: 16, 25: 16}
+CAPTURE_WRITTEN_20K = 17_671
+
+
+def _items(path, count: int) -> str:
+    rng = random.Random(2820)
+    path.write_text("key,value\n" + "".join(f"6,{rng.randint(2000, 20000)}\n" for _ in range(count)))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory):
+    """report on 40 000 of them: the replay stops at its first eviction (about 24 000 sets)."""
+    path = _items(tmp_path_factory.mktemp("ext") / "issue40k.csv", 40_000)
+    return doc("report", path, "--profile", "1.6.18", "-m", "64", "-o", "ext_path=/tmp/x:1g")
+
+
+def test_capacity_is_the_servers_at_its_first_eviction(filled):
+    replayed = filled["extstore"]["capacity"]["replayed"]
+    assert replayed["ran_out"] == "RAM" and replayed["in_order"]
+    assert SERVER_FIRST_EVICTION[0] - 500 <= replayed["loaded"] <= SERVER_FIRST_EVICTION[1] + 500
+    assert abs(filled["capacity"] - SERVER_CURR_ITEMS) <= SERVER_CURR_ITEMS * 3 // 100
+    pages = {int(cls): n for cls, n in replayed["total_pages"].items()}
+    assert pages[1] == SERVER_PAGES[1]                   # the header class starves at two pages
+    assert all(abs(pages.get(cls, 0) - n) <= 1 for cls, n in SERVER_PAGES.items()), pages
+
+
+def test_hash_table_is_the_servers(filled):
+    assert filled["process"]["hashpower"] == 16 and filled["process"]["items"] == filled["capacity"]
+
+
+def test_the_static_figure_would_miss_the_server(tmp_path, monkeypatch):
+    """Without the replay (the figure report gave before): every flushable item on flash, headers
+    filling -m -- 80 000 items, 4x the server's at its first eviction (the issue's report)."""
+    import slabcalc.analysis.extstore as extstore
+
+    monkeypatch.setattr(extstore, "fill", lambda *args, **kwargs: None)
+    record = doc("report", _items(tmp_path / "issue.csv", 20_000), "--profile", "1.6.18", "-m", "64",
+                 "-o", "ext_path=/tmp/x:1g")
+    assert record["capacity"] == 80_000 and record["extstore"]["capacity"]["replayed"] is None
+
+
+def test_place_is_the_servers_full_of_one_item():
+    """place's full server: 11 000-byte values under 6-byte keys, set at 2 000 a second.  The real
+    1.6.18 (scripts/measure_extstore_fill.py 30000 2000 64 11000): no eviction by set 27 350, at
+    27 400 ``evictions`` 10 and ``curr_items`` 27 390; total_pages class 1 two, class 22 62;
+    hash_power_level 16."""
+    record = doc("place", "--key", "6", "--value", "11000", "--profile", "1.6.18", "-m", "64",
+                 "-o", "ext_path=/tmp/x:1g")
+    replayed = record["extstore"]["capacity"]["replayed"]
+    assert abs(record["capacity"] - 27_390) <= 27_390 * 3 // 100 and replayed["ran_out"] == "RAM"
+    assert replayed["total_pages"] == {"1": 2, "22": 62}
+    assert record["hash_bytes"] == 8 << 16
