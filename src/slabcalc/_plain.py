@@ -78,8 +78,6 @@ if plain_wanted() and not any(isinstance(f, PlainSource) for f in sys.meta_path)
 def engine_build() -> str:
     """``compiled (mypyc)`` or ``plain Python``: how the engine's module was loaded (setup.py builds it
     where a C compiler is present; ``SLABCALC_PURE=1`` runs the plain source)."""
-    engine = sys.modules.get("slabcalc.engines.engine")
-    if engine is None:
-        import slabcalc.engines.engine as engine
-    compiled = isinstance(getattr(engine, "__loader__", None), importlib.machinery.ExtensionFileLoader)
+    spec = importlib.util.find_spec("slabcalc.engines.engine")     # through this finder: what is (or would be) run
+    compiled = isinstance(getattr(spec, "loader", None), importlib.machinery.ExtensionFileLoader)
     return "compiled (mypyc)" if compiled else "plain Python"
