@@ -93,10 +93,10 @@ def test_classes_below_ext_item_size_stay_and_so_does_a_file_of_no_usable_page()
 def test_capacity_of_a_ram_and_flash_pair():
     """-m 64 of 77-byte headers: 64 pages x 10 922; 127 usable 8 MiB pages x 4 x 1 965 on flash."""
     settings = configure(P18, ["-m", "64", "-o", f"{SMALL},ext_path=/x:1g"])
-    cap = extstore_report(settings, {Item(8, 1000, 0, None): 1}, settings.memory_limit).capacity
+    cap = extstore_report(settings, {Item(8, 1000, 0, None): 1}, capacity=True).capacity
     assert (cap.ram_items, cap.flash_items, cap.items, cap.limited_by) == (699_008, 998_220, 699_008, "RAM")
     small = configure(P18, ["-m", "64", "-o", f"{SMALL},ext_path=/x:64m"])
-    cap = extstore_report(small, {Item(8, 1000, 0, None): 1}, small.memory_limit).capacity
+    cap = extstore_report(small, {Item(8, 1000, 0, None): 1}, capacity=True).capacity
     assert (cap.flash_items, cap.items, cap.limited_by) == (7 * 4 * 1965, 7 * 4 * 1965, "flash")
 
 

@@ -96,10 +96,11 @@ def _pairs(distribution) -> Iterable[tuple[Item, int, int]]:
             yield item, count, rows[0] if rows else count
 
 
-def extstore_report(settings: Settings, distribution, memory_limit: int | None = None,
+def extstore_report(settings: Settings, distribution, *, capacity: bool = False,
                     size_key_length: int = 16) -> ExtstoreReport:
     """The report of ``distribution`` (as :func:`slabcalc.analysis.report.build_report` takes it)
-    with every flushable item on flash; ``memory_limit`` adds the RAM+flash capacity."""
+    with every flushable item on flash; ``capacity`` adds the RAM+flash capacity of the -m the
+    settings were given (``settings.memory_limit``; none when -m was not given)."""
     ext = settings.extstore
     if ext is None:
         raise ValueRefused("extstore needs -o ext_path=FILE:SIZE")
@@ -143,8 +144,8 @@ def extstore_report(settings: Settings, distribution, memory_limit: int | None =
     rows = tuple(ExtstoreClass(c.id, c.chunk_size, *per_class[c.id]) for c in classes if c.id in per_class)
     report = ExtstoreReport(settings, ext, min_class, ram_report, flash, rows, placed, stats_bytes, too_large,
                             placed_rows, too_large_rows, assumed)
-    if memory_limit is not None:
-        report = _with_capacity(report, ram, runs, memory_limit)
+    if capacity and settings.memory_limit is not None:
+        report = _with_capacity(report, ram, runs, settings.memory_limit)
     return report
 
 
@@ -173,7 +174,7 @@ def _with_capacity(report: ExtstoreReport, ram: dict[Item, int], runs, memory_li
     items)`` of each kind) that RAM holds -- one RAM object per item, an item or a header -- and
     that the flash pages hold, before the first eviction in either (extstore evicts its oldest page
     when none is free, extstore.c 943-993)."""
-    ram_capacity = build_report(report.settings, ram, memory_limit=memory_limit).capacity
+    ram_capacity = build_report(report.settings, ram, capacity=True).capacity
     ram_items = ram_capacity.items if ram_capacity is not None else 0
     total = report.items
     ext = report.extstore
