@@ -78,7 +78,7 @@ def live(memcached: str | None) -> None:
         stats, slabs = srv.stats(), srv.slab_stats()
         resident = rss(srv.pid)
     settings = configure(profile, flags)      # a full cache: the items -m holds of this mix
-    report = build_report(settings, {Item(8, 300, 0, None): 2_000_000}, memory_limit=settings.memory_limit)
+    report = build_report(settings, {Item(8, 300, 0, None): 2_000_000}, capacity=True)
     memory = process_memory(report, connections=502)
     print(f"memcached {profile.release} {' '.join(flags)}, 500 idle connections + 1 loader, 2 M items of 300 bytes")
     print(f"{'part':24} {'model':>12} {'server says':>28}")

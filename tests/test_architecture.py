@@ -583,3 +583,53 @@ def test_the_writer_check_sees_another_writer(tmp_path):
         other = tmp_path / "other.py"
         other.write_text(text)
         assert _argv_writers("slabcalc.analysis.other", other), text
+
+
+LIMIT_PARAMETERS = ("memory_limit", "maxbytes")
+
+
+def _limits_beside_settings(name: str, path: Path) -> list[str]:
+    """Public functions and methods (a public class's ``__init__`` included) of a module that take a
+    memory limit as a parameter beside the settings that hold one."""
+    found = []
+
+    def check(node, where: str) -> None:
+        args = node.args
+        params = {a.arg: a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+        holds = "settings" in params or any("Settings" in ast.unparse(a.annotation)
+                                            for a in params.values() if a.annotation is not None)
+        limits = [p for p in LIMIT_PARAMETERS if p in params]
+        if holds and limits:
+            found.append(f"{name}:{node.lineno} {where}{node.name} takes {', '.join(limits)} beside the settings")
+
+    for node in parsed(path).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+            check(node, "")
+        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            for method in node.body:
+                if isinstance(method, ast.FunctionDef) and (method.name == "__init__" or
+                                                            not method.name.startswith("_")):
+                    check(method, f"{node.name}.")
+    return found
+
+
+def test_the_memory_limit_is_read_from_the_settings():
+    """The analysis reads -m from the settings it is given (``settings.memory_limit``, the -m given, or
+    ``settings.maxbytes``), never from a number passed beside them (issue 30: ``report --vs "-m 128"`` was
+    measured under the baseline's limit that way).  A report under another limit takes settings made with it."""
+    found = [hit for name, path in modules().items() if name.startswith("slabcalc.analysis")
+             for hit in _limits_beside_settings(name, path)]
+    assert found == []
+
+
+def test_the_limit_check_sees_a_limit_beside_the_settings(tmp_path):
+    for text in ("def build_report(settings, distribution, memory_limit=None):\n    pass\n",
+                 "def f(s: Settings, *, maxbytes: int):\n    pass\n",
+                 "class FileOrder:\n    def __init__(self, settings, memory_limit):\n        pass\n"):
+        other = tmp_path / f"other{len(text)}.py"     # a path of its own: parsed() keeps each tree
+        other.write_text(text)
+        assert _limits_beside_settings("slabcalc.analysis.other", other), text
+    fine = tmp_path / "fine.py"       # a number with no settings, and a private helper, may take a limit
+    fine.write_text("def capacity(rows, items, memory_limit):\n    pass\n"
+                    "def _inner(settings, memory_limit):\n    pass\n")
+    assert _limits_beside_settings("slabcalc.analysis.other", fine) == []

@@ -69,7 +69,7 @@ def check(release, args, kinds):
     if settings is None:
         return None
     distribution = {Item(k, v, f, None): count for (k, v, f), count in kinds}
-    report = build_report(settings, distribution, memory_limit=settings.maxbytes)
+    report = build_report(settings, distribution, capacity=True)   # every case gives -m
     capacity = report.capacity
     assert capacity.items < sum(c for _, c in kinds), "the mix must overflow -m for the test to mean anything"
     full = replay(settings, args, kinds, capacity.items)

@@ -101,9 +101,9 @@ def test_column_blocks_and_line_blocks_walk_the_same_order(tmp_path):
     items = [(rng.randint(5, 60), rng.choice((rng.randint(1, 2_000), rng.randint(2_000, 90_000))))
              for _ in range(150_000)]
     settings = configure(load_profile("1.6.18"), ["-m", "64"])
-    by_line = FileOrder(settings, 64 << 20)
+    by_line = FileOrder(settings)
     by_line([Item(k, v, 0, None) for k, v in items])
-    by_columns = FileOrder(settings, 64 << 20)
+    by_columns = FileOrder(settings)
     with open(write_csv(tmp_path / "big.csv", items)) as stream:
         rows, _ = read_items(stream, "big.csv", columns=True, arrivals=by_columns)
         for _ in rows:
@@ -125,10 +125,10 @@ def test_preallocated_pages_are_taken_before_the_first_item():
     # (test_process_fidelity holds 141 986 to a real 1.6.18).  examples/arrivals.csv five times
     # over under -L -m 48 stored 6 790 on Debian's 1.6.18 and evicted in class 18.
     settings = configure(load_profile("1.6.18"), ["-L", "-m", "64", "-o", "slab_automove=0"])
-    walk = FileOrder(settings, 64 << 20)
+    walk = FileOrder(settings)
     walk([Item(8, 100, 0, None)] * 150_000)
     assert (walk.result.items, walk.result.limiting_class) == (26 * 5461, 4)
     settings = configure(load_profile("1.6.18"), ["-L", "-m", "48", "-o", "slab_automove=0"])
-    walk = FileOrder(settings, 48 << 20)
+    walk = FileOrder(settings)
     walk([Item(k, v, 0, None) for k, v in docs_example()] * 5)
     assert (walk.result.items, walk.result.limiting_class) == (6790, 18)

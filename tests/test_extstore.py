@@ -95,11 +95,11 @@ def test_capacity_of_a_ram_and_flash_pair():
     1 965 on flash.  A full server of them is past what is replayed (analysis/extstore_fill.py
     FILL_LIMIT): the static capacity stands, and the hash table is sized for it."""
     settings = configure(P18, ["-m", "64", "-o", f"{SMALL},ext_path=/x:1g"])
-    cap = extstore_report(settings, {Item(8, 1000, 0, None): 1}, settings.memory_limit, refill=True).capacity
+    cap = extstore_report(settings, {Item(8, 1000, 0, None): 1}, capacity=True, refill=True).capacity
     assert (cap.ram_items, cap.flash_items, cap.items, cap.limited_by, cap.fill) == (699_008, 998_220, 699_008,
                                                                                      "RAM", None)
     small = configure(P18, ["-m", "64", "-o", f"{SMALL},ext_path=/x:64m"])
-    cap = extstore_report(small, {Item(8, 1000, 0, None): 1}, small.memory_limit).capacity
+    cap = extstore_report(small, {Item(8, 1000, 0, None): 1}, capacity=True).capacity
     assert (cap.flash_items, cap.ram_items) == (7 * 4 * 1965, 699_008)
     assert (cap.items, cap.limited_by, cap.ram.items) == (1, "input", 1)      # one item, replayed: held
 

@@ -167,10 +167,11 @@ def test_scores_are_the_reports(release, args):
     for seed in range(3):
         dist = mixed(seed)
         requests = chunk_requests(settings, dist)
-        report = build_report(settings, dist, memory_limit=512 << 20)
+        sized = replace(settings, maxbytes=512 << 20, memory_limit_given=True)
+        report = build_report(sized, dist, capacity=True)
         assert page_bytes(settings, requests) == report.total("page_bytes")
         from slabcalc.analysis.optimize import items_that_fit
-        assert items_that_fit(settings, requests, 512 << 20) == report.capacity.items
+        assert items_that_fit(sized, requests) == report.capacity.items
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -195,8 +196,8 @@ def test_dp_never_worse_than_n_f(seed):
 def test_capacity_objective_is_exact_on_small_inputs():
     dist = {Item(10, v, 0, None): n for v, n in [(30, 9000), (45, 12000), (100, 7000), (150, 3000)]}
     requests = chunk_requests(MODERN, dist)
-    limit = 4 << 20
-    answer = best_slab_sizes(MODERN, requests, 3, memory_limit=limit)
+    sized = replace(MODERN, maxbytes=4 << 20, memory_limit_given=True)
+    answer = best_slab_sizes(sized, requests, 3)
     from slabcalc.analysis.optimize import items_that_fit
     best = 0
     grid = range(56, 256, 8)
@@ -204,7 +205,7 @@ def test_capacity_objective_is_exact_on_small_inputs():
         for combo in itertools.combinations(grid, k):
             listed = listed_sizes(combo, 48, 8)
             if listed is not None:
-                best = max(best, items_that_fit(settings_for(MODERN, listed), requests, limit))
+                best = max(best, items_that_fit(settings_for(sized, listed), requests))
     assert answer.items_that_fit == best
 
 
@@ -373,11 +374,11 @@ def test_each_n_f_candidate_is_measured_with_its_own_classes_when_items_are_chun
     dist = {Item(10, v, 0, None): n for v, n in [(70, 4000), (300, 3000), (2000, 800), (700_000, 6)]}
     requests = chunk_requests(MODERN, dist)
     assert requests.chunked
-    limit = 24 << 20
-    found = search_n_f(MODERN, requests, memory_limit=limit, keep=3)
+    found = search_n_f(replace(MODERN, maxbytes=24 << 20, memory_limit_given=True), requests, keep=3)
     assert len(found) == 3
     for candidate in found:
-        assert candidate.items_that_fit == items_that_fit(candidate.settings, requests, limit), candidate.flags
+        assert candidate.settings.memory_limit == 24 << 20
+        assert candidate.items_that_fit == items_that_fit(candidate.settings, requests), candidate.flags
 
 
 def test_chunk_requests_of_sized_chunked_items_equal_placing_each(monkeypatch):
@@ -428,6 +429,6 @@ def test_the_capacity_bound_never_cuts_a_configuration_that_fits_more(seed):
                     c = replace(s, chunk_size=n, factor=factor, slab_sizes=None)
                     classes = slab_classes(c)
                     usage = opt.usage(c, requests, classes)
-                    fit = items_that_fit(c, requests, megabytes << 20, classes)
+                    fit = items_that_fit(c, requests, classes=classes)
                     assert fit <= opt.capacity_bound(requests, classes, usage, megabytes << 20, parts), \
                         (release, megabytes, n, factor)

@@ -12,10 +12,12 @@ from __future__ import annotations
 import ast
 import functools
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+
 
 from slabcalc import configure, load_profile
 from slabcalc.analysis import placement as placement_pass
@@ -91,7 +93,7 @@ def _mix(settings, seed: int = 3) -> dict[Item, int]:
 
 def _walked(settings, mix: dict[Item, int]) -> tuple[dict[int, int], int]:
     """Chunks per class and items stored by the file-order walk under a -m that holds everything."""
-    order = FileOrder(settings, 1 << 50)
+    order = FileOrder(replace(settings, maxbytes=1 << 50, memory_limit_given=True))
     rows = [item for item, n in mix.items() for _ in range(n)]
     random.Random(1).shuffle(rows)
     order(rows[: len(rows) // 2])
@@ -143,10 +145,10 @@ def test_every_caller_places_through_the_one_pass(monkeypatch):
     mix = {Item(10, 100, 0, None): 5, big: 2}
     settings = configure(P18, ["-m", "64"])
     callers = {
-        "report": lambda: build_report(settings, mix, memory_limit=64 << 20),
+        "report": lambda: build_report(settings, mix, capacity=True),
         "optimize's requests": lambda: chunk_requests(settings, mix),
-        "file order": lambda: FileOrder(settings, 64 << 20)([big]),
-        "extstore": lambda: extstore_report(configure(P18, ["-o", "ext_path=/x:1g"]), mix, 64 << 20),
+        "file order": lambda: FileOrder(settings)([big]),
+        "extstore": lambda: extstore_report(configure(P18, ["-m", "64", "-o", "ext_path=/x:1g"]), mix, capacity=True),
         "compare": lambda: stored_items(settings, mix),
     }
     missed = []

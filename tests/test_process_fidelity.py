@@ -151,7 +151,7 @@ def test_prealloc_capacity_counts_every_other_classs_page(memcached, profile):
     """-L -m 64: 39 classes take a page each at start, so 167-byte items (class 4, 5461 a page) get
     their own page and 25 more: 26 x 5461 = 141986 before the first eviction."""
     args = ["-L", "-m", "64", "-o", "slab_automove=0"]
-    report = build_report(configure(profile, args), {Item(8, 100, 0, None): 1}, memory_limit=64 * MIB)
+    report = build_report(configure(profile, args), {Item(8, 100, 0, None): 1}, capacity=True)
     assert report.capacity.items == 26 * 5461 and report.preallocated == 38 * MIB
     with MemcachedServer(args, memcached=memcached) as srv:
         _store(srv.port, "p", report.capacity.items, 100)
@@ -173,7 +173,7 @@ def test_container_advice_is_pasteable(memcached, profile, tmp_path):
     args = doc["container"]["memcached_args"]
     assert args[:2] == ["-m", str(megabytes)] and args[args.index("-t") + 1] == "2"
     assert doc["settings"]["release"] == profile.release
-    report = build_report(configure(profile, args), {Item(8, 100, 0, None): 1}, memory_limit=megabytes * MIB)
+    report = build_report(configure(profile, args), {Item(8, 100, 0, None): 1}, capacity=True)
     with MemcachedServer(args, memcached=memcached) as srv:
         _store(srv.port, "r", report.capacity.items * 11 // 10, 100)
         _settle(srv)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from helpers import run
@@ -78,9 +79,10 @@ def test_capacity_first_page_is_free_and_then_pages_fit_the_limit():
     assert fits([(2, 1 << 20)], 2 << 20) and not fits([(3, 1 << 20)], 2 << 20)
     item = Item(10, 100, 0, None)
     perslab = place(S16, 10, 100).lru_class.perslab
-    report = build_report(S16, {item: 1}, memory_limit=8 << 20)
+    report = build_report(replace(S16, maxbytes=8 << 20, memory_limit_given=True), {item: 1}, capacity=True)
     assert report.capacity.items == 8 * perslab
-    tiny = build_report(S16, {item: 1}, memory_limit=1)  # below one page: the first page still comes
+    tiny = build_report(replace(S16, maxbytes=1, memory_limit_given=True), {item: 1},  # below one page:
+                         capacity=True)                     # the first page still comes
     assert tiny.capacity.items == perslab
 
 
@@ -158,7 +160,7 @@ def _report_of(text: str, settings, columns: bool, key_length=None):
 
     elements, _ = read_items(io.StringIO(text), "data.csv", key_length=key_length, columns=columns)
     elements = list(elements)
-    report = build_report(settings, elements, memory_limit=64 << 20)
+    report = build_report(replace(settings, maxbytes=64 << 20, memory_limit_given=True), elements, capacity=True)
     return elements, report
 
 
@@ -297,9 +299,10 @@ def test_reports_of_sized_chunked_items_equal_placing_each(monkeypatch):
                 for x in sizes + one_chunk]
         rng.shuffle(rows)
         for limit in (None, 256 << 20):
-            bulk = build_report(s, rows, limit)
+            sized = s if limit is None else replace(s, maxbytes=limit, memory_limit_given=True)
+            bulk = build_report(sized, rows, capacity=True)
             with monkeypatch.context() as m:
                 m.setattr(bulk_sums, "sized_chunks_apply", lambda *a: False)
-                each = build_report(s, rows, limit)
+                each = build_report(sized, rows, capacity=True)
             assert bulk == each, (release, args, limit)
             assert bulk.approximated == sum(n for item, n, _ in rows if item.item_size > s.largest_chunk)

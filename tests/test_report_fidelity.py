@@ -87,7 +87,7 @@ def test_capacity_matches_first_eviction(memcached, profile, key, value, extra):
     args = ["-m", "8", *extra]
     settings = configure(profile, args)
     item = Item(key=key, value=value, flags=0, item_size=None)
-    report = build_report(settings, {item: 1}, memory_limit=8 << 20)
+    report = build_report(settings, {item: 1}, capacity=True)
     expected = report.capacity.items
     assert report.capacity.limiting_class == report.classes[0].slab_class.id
     # the CLI says the same: place -m 8m
@@ -127,13 +127,13 @@ def test_chunked_capacity_matches_first_eviction(memcached, profile, key, value,
         settings = configure(profile, args)
     except Refused as exc:  # slab_chunk_max=524288 is KiB from 1.6.24: that release refuses it, as we do
         pytest.skip(f"memcached {profile.release} refuses {args}: {exc}")
-    report = build_report(settings, {Item(key, value, flags, None): 1}, memory_limit=settings.maxbytes)
+    report = build_report(settings, {Item(key, value, flags, None): 1}, capacity=True)   # each case gives -m
     expected = report.capacity
     cli_run = run("place", "--profile", profile.release, "--key", str(key), "--value",
                   str(value), "--flags", str(flags), "--format", "json", *args)
     document = json.loads(cli_run.output)
     assert (document["capacity"], document["limiting_class"]) == (expected.items, expected.limiting_class)
-    in_order = FileOrder(settings, settings.maxbytes)      # the same item, row after row of a file
+    in_order = FileOrder(settings)      # the same item, row after row of a file
     in_order([Item(key, value, flags, None)] * (expected.items * 2 + 10))
     assert (in_order.result.items, in_order.result.limiting_class) == (expected.items, expected.limiting_class)
 

@@ -22,14 +22,14 @@ IN_ORDER, AS_MIX = "order", "mix"      # Capacity.basis: the file's own order, o
 
 
 class FileOrder:
-    """The capacity of ``-m`` (``memory_limit`` bytes) for the items given to it, in their order.
+    """The capacity of the ``-m`` the settings were given for the items given to it, in their order.
 
     Call it with each block of rows (a list of :class:`Item` or an
     :class:`ItemColumns`); :attr:`result` is the :class:`Capacity` at the first
     refused item, or None while every item was stored.
     """
 
-    def __init__(self, settings: Settings, memory_limit: int, size_key_length: int = 16):
+    def __init__(self, settings: Settings, *, size_key_length: int = 16):
         import numpy as np  # only a report with -m walks: a plain one starts without numpy
 
         from slabcalc.model.arrival import InOrder
@@ -37,7 +37,9 @@ class FileOrder:
         self.settings, self.key_length = settings, size_key_length
         self.classes = classes = slab_classes(settings)
         pages = {c.id: (c.perslab, settings.page_length(c.chunk_size, c.perslab)) for c in classes}
-        self.walk = InOrder(pages, classes[-1].id, memory_limit, settings.profile.chunk_tail_fallback)
+        if settings.memory_limit is None:
+            raise ValueError("capacity in the file's order needs settings given -m")
+        self.walk = InOrder(pages, classes[-1].id, settings.memory_limit, settings.profile.chunk_tail_fallback)
         if settings.preallocate:
             self.walk.preallocate()
         self.chunk_sizes = np.fromiter((c.chunk_size for c in classes), dtype=np.int64, count=len(classes))

@@ -198,7 +198,7 @@ def container_plan(settings: Settings, distribution, limit: int, overhead: Overh
 
     def process_at(megabytes: int) -> ProcessMemory:
         sized = replace(settings, maxbytes=megabytes * MIB, memory_limit_given=True)
-        report, ext = ram_report(sized, distribution, sized.maxbytes, size_key_length)
+        report, ext = ram_report(sized, distribution, size_key_length=size_key_length)
         return process_memory(report, overhead, connections,
                               ext.flash.buckets if ext is not None else None)
 

@@ -98,11 +98,12 @@ def _pairs(distribution) -> Iterable[tuple[Item, int, int]]:
             yield item, count, rows[0] if rows else count
 
 
-def extstore_report(settings: Settings, distribution, memory_limit: int | None = None,
+def extstore_report(settings: Settings, distribution, *, capacity: bool = False,
                     size_key_length: int = 16, refill: bool = False,
                     in_order: list[tuple[Item, int]] | None = None) -> ExtstoreReport:
     """The report of ``distribution`` (as :func:`slabcalc.analysis.report.build_report` takes it)
-    with every flushable item on flash; ``memory_limit`` adds the RAM+flash capacity, replayed
+    with every flushable item on flash; ``capacity`` adds the RAM+flash capacity of the -m the
+    settings were given (``settings.memory_limit``; none when -m was not given), replayed
     (:mod:`slabcalc.analysis.extstore_fill`) where the replay is short enough: the input's items once,
     or, ``refill``, again and again until the first eviction (a full server of the mix).  ``in_order``:
     the input's rows in their order (:class:`slabcalc.analysis.extstore_fill.InputOrder`), which the
@@ -152,8 +153,9 @@ def extstore_report(settings: Settings, distribution, memory_limit: int | None =
     rows = tuple(ExtstoreClass(c.id, c.chunk_size, *per_class[c.id]) for c in classes if c.id in per_class)
     report = ExtstoreReport(settings, ext, min_class, ram_report, flash, rows, placed, stats_bytes, too_large,
                             placed_rows, too_large_rows, assumed)
-    if memory_limit is not None:
-        report = _with_capacity(report, ram, runs, memory_limit, in_order or order, refill, in_order is not None)
+    if capacity and settings.memory_limit is not None:
+        report = _with_capacity(report, ram, runs, settings.memory_limit, in_order or order, refill,
+                                in_order is not None)
     return report
 
 
@@ -184,7 +186,7 @@ def _with_capacity(report: ExtstoreReport, ram: dict[Item, int], runs, memory_li
     that the flash pages hold, before the first eviction in either (extstore evicts its oldest page
     when none is free, extstore.c 943-993): the static figures.  The capacity itself is the replay's
     (:func:`slabcalc.analysis.extstore_fill.fill` of ``order``) where it runs, else the static one."""
-    ram_capacity = build_report(report.settings, ram, memory_limit=memory_limit).capacity
+    ram_capacity = build_report(report.settings, ram, capacity=True).capacity
     ram_items = ram_capacity.items if ram_capacity is not None else 0
     total = report.items
     ext = report.extstore

@@ -27,16 +27,18 @@ class PlacedCapacity:
 
 
 def placed_capacity(settings: Settings, key_length: int, value_length: int, flags: int = 0) -> PlacedCapacity:
-    """How many items of these lengths ``settings`` (with -m, or under extstore) hold."""
+    """How many items of these lengths ``settings`` (with -m, or under extstore) hold; without extstore
+    and without -m, the -m memcached runs with by default (``settings.maxbytes``)."""
     from slabcalc.analysis.report import build_report
 
     item = {Item(key_length, value_length, flags, None): 1}
     if settings.extstore is None:
-        full = build_report(settings, item, memory_limit=settings.maxbytes)
+        sized = settings if settings.memory_limit is not None else replace(settings, memory_limit_given=True)
+        full = build_report(sized, item, capacity=True)
         return PlacedCapacity(full.capacity.items, full.capacity.limiting_class, process_memory(full))
     from slabcalc.analysis.extstore import extstore_report
 
-    ext = extstore_report(settings, item, settings.memory_limit, refill=True)
+    ext = extstore_report(settings, item, capacity=True, refill=True)
     if ext.capacity is None:
         return PlacedCapacity(None, None, None, ext)
     return PlacedCapacity(ext.capacity.items, None, process_memory(replace(ext.ram, capacity=ext.capacity.ram)), ext)

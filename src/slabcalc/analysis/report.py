@@ -73,15 +73,17 @@ class Report:
         return megabytes
 
 
-def build_report(settings: Settings, distribution: Mapping | Iterable, memory_limit: int | None = None,
+def build_report(settings: Settings, distribution: Mapping | Iterable, *, capacity: bool = False,
                  size_key_length: int = 16) -> Report:
     """The report of ``distribution`` under ``settings``.
 
     ``distribution`` is what :func:`slabcalc.analysis.placement.place_items` takes: ``{Item: count}``,
     ``(item, count[, rows])`` and :class:`~slabcalc.model.distribution.ItemColumns`.
-    ``memory_limit`` (bytes) adds the capacity of ``-m``; ``size_key_length``
-    is the key length assumed to split chunked items known only by total size.
+    ``capacity`` adds the capacity of the ``-m`` the settings were given (``settings.memory_limit``;
+    none when -m was not given: a report under another limit is a report under settings configured
+    with it); ``size_key_length`` is the key length assumed to split chunked items known only by total size.
     """
+    memory_limit = settings.memory_limit if capacity else None
     placed = place_items(settings, distribution, size_key_length, shapes=memory_limit is not None)
     used = placed.usage()
     preallocated = 0
@@ -91,7 +93,7 @@ def build_report(settings: Settings, distribution: Mapping | Iterable, memory_li
     limit = None
     if memory_limit is not None:
         budget = memory_limit - preallocated
-        limit = (capacity(used, placed.items, budget) if not placed.chunked else
+        limit = (_rows_capacity(used, placed.items, budget) if not placed.chunked else
                  mix_capacity(settings, placed.classes, placed.one_chunk, dict(placed.chunked), budget))
         limit = replace(limit, memory_limit=memory_limit)
     return Report(settings, used, placed.items, placed.too_large, placed.approximated, limit, placed.rows,
@@ -100,5 +102,10 @@ def build_report(settings: Settings, distribution: Mapping | Iterable, memory_li
 
 def capacity(rows: Sequence[ClassUsage], items: int, memory_limit: int) -> Capacity:
     """Items of a mix of one-chunk items that ``-m`` holds (:func:`slabcalc.model.capacity.capacity`)."""
+    return _rows_capacity(rows, items, memory_limit)
+
+
+def _rows_capacity(rows: Sequence[ClassUsage], items: int, memory_limit: int) -> Capacity:
+    # build_report's keyword ``capacity`` hides the public function of that name inside it
     return pages_capacity([ClassPages(r.slab_class.id, r.slab_class.perslab, r.page_length, r.chunks) for r in rows],
                           items, memory_limit)

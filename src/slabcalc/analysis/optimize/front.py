@@ -111,14 +111,17 @@ def split(distribution: Sequence[tuple], fraction: float, seed: int) -> tuple[li
     return kept_part, held_part
 
 
-def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit: int | None = None,
+def optimize(settings: Settings, distribution: Iterable[tuple], *,
              max_classes: int | None = None, validate: float | None = None, seed: int = 0,
              size_key_length: int = 16, keep: int = 3) -> Optimum:
-    """Search every space for ``distribution`` (``(Item, count[, rows])``) under ``settings``.
+    """Search every space for ``distribution`` (``(Item, count[, rows])``) under ``settings``: for the
+    fewest page bytes, or, when the settings were given -m (``settings.memory_limit``), the most items.
 
     Each winner is re-scored by :func:`slabcalc.analysis.report.build_report`; a
     disagreement with the search's own score is a bug and raises.
     """
+    memory_limit = settings.memory_limit
+    with_capacity = memory_limit is not None
     pairs = distribution.items() if isinstance(distribution, dict) else distribution
     distribution = [(t[0], t[1]) for t in pairs]
     everything = distribution
@@ -131,23 +134,24 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit:
     distribution = _as_columns(distribution)
 
     def candidate(space: str, flags: str, s: Settings, expected: int | None) -> Candidate:
-        rep = build_report(s, distribution, memory_limit, size_key_length)
+        rep = build_report(s, distribution, capacity=with_capacity, size_key_length=size_key_length)
         if expected is not None and rep.total("page_bytes") != expected:
             raise AssertionError(f"optimize scored {flags} at {expected} page bytes, report counts "
                                  f"{rep.total('page_bytes')}")
-        other = build_report(s, held_out, memory_limit, size_key_length) if held_out is not None else None
+        other = (build_report(s, held_out, capacity=with_capacity, size_key_length=size_key_length)
+                 if held_out is not None else None)
         return Candidate(space, flags, rep, other)
 
     baseline = candidate("baseline", "", settings, None)
-    requests = chunk_requests(settings, distribution, size_key_length, memory_limit is not None)
+    requests = chunk_requests(settings, distribution, size_key_length, with_capacity)
     if page_bytes(settings, requests) != baseline.page_bytes:
         raise AssertionError("chunk requests disagree with the report")
     found: list[Candidate] = []
-    for scored in search_n_f(settings, requests, memory_limit, keep):
+    for scored in search_n_f(settings, requests, keep=keep):
         found.append(candidate("n_f", scored.flags, scored.settings, scored.page_bytes))
     p = settings.profile
     if p.slab_sizes is True and requests.sizes:
-        answer = best_slab_sizes(settings, requests, max_classes, memory_limit)
+        answer = best_slab_sizes(settings, requests, max_classes)
         plain = replace(settings, slab_sizes=None)
         listed = merge_thin_sizes(plain, requests, answer.listed)
         flags = " ".join(Settings.argv(slab_sizes=listed))
@@ -156,12 +160,13 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *, memory_limit:
         found.append(candidate("slab_sizes", flags, chosen,
                                answer.page_bytes if listed == answer.listed else page_bytes(chosen, requests)))
     if requests.sizes and requests.sizes[-1] > CHUNK_MAX_SMALLEST:   # large items: try other chunk maxima
-        for scored in search_chunk_max(settings, distribution, memory_limit, size_key_length)[:keep]:
+        for scored in search_chunk_max(settings, distribution, size_key_length=size_key_length)[:keep]:
             found.append(candidate("slab_chunk_max", scored.flags, scored.settings, scored.page_bytes))
     if held_out is None:
         return Optimum(baseline, tuple(found), memory_limit)
     return Optimum(baseline, tuple(found), memory_limit, validate, seed, baseline.held_out.items,
-                   build_report(settings, _as_columns(everything), memory_limit, size_key_length))
+                   build_report(settings, _as_columns(everything), capacity=with_capacity,
+                                size_key_length=size_key_length))
 
 
 def _as_columns(distribution: list[tuple]) -> list:

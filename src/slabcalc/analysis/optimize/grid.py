@@ -49,9 +49,9 @@ FACTORS = tuple(round(1 + i / 100, 2) for i in range(1, 101))   # 1.01 .. 2.00
 N_RANGE = range(1, 1025)                                         # memcached takes any -n > 0; 1-1024 searched
 
 
-def search_n_f(settings: Settings, requests: Requests, memory_limit: int | None = None,
-               keep: int = 3) -> list[Scored]:
-    """The best ``-n``/``-f`` pairs (best first, at most ``keep``).
+def search_n_f(settings: Settings, requests: Requests, *, keep: int = 3) -> list[Scored]:
+    """The best ``-n``/``-f`` pairs (best first, at most ``keep``): the fewest page bytes, or with
+    the -m the settings were given (``settings.memory_limit``) the most items of the mix.
 
     ``-n`` moves only the first chunk, ``align(header + n)``: one ``-n`` per
     aligned first chunk is tried (the smallest).  Classes are made by
@@ -64,6 +64,7 @@ def search_n_f(settings: Settings, requests: Requests, memory_limit: int | None 
         starts.setdefault(align_up(p.header + n, p.align), n)
     ns = sorted(starts.values())
     plain = replace(settings, slab_sizes=None)
+    memory_limit = settings.memory_limit
 
     def order(c: Scored):   # best first; among equals the smallest change from the defaults
         return (c.key(), abs(c.settings.factor - p.default_factor), abs(c.settings.chunk_size - p.default_chunk_size))
@@ -141,7 +142,7 @@ def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, or
     for bound, scored, classes, rows in bounded:
         if len(best) >= keep and bound < best[0]:
             break
-        fit = capacity_of(scored.settings, requests, classes, rows, memory_limit)   # its own classes
+        fit = capacity_of(scored.settings, requests, classes, rows)   # its own classes (and the same -m)
         done.append(replace(scored, items_that_fit=fit))
         if len(best) < keep:
             heapq.heappush(best, fit)
@@ -150,9 +151,9 @@ def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, or
     return done
 
 
-def search_chunk_max(settings: Settings, distribution, memory_limit: int | None = None,
-                     size_key_length: int = 16) -> list[Scored]:
-    """Every ``-o slab_chunk_max`` memcached accepts from 16 KiB to a page, powers of two, best first.
+def search_chunk_max(settings: Settings, distribution, *, size_key_length: int = 16) -> list[Scored]:
+    """Every ``-o slab_chunk_max`` memcached accepts from 16 KiB to a page, powers of two, best first
+    (with the -m the settings were given, by the items of the mix that fit).
 
     (16 KiB is the smallest memcached's own tests run chunked items with; a smaller
     chunk max splits a large item into hundreds of chunks.)
@@ -174,10 +175,12 @@ def search_chunk_max(settings: Settings, distribution, memory_limit: int | None 
             except Refused:
                 candidate = None
             if candidate is not None:
-                candidate = replace(candidate, suffix=settings.suffix, slab_reassign=settings.slab_reassign)
-                requests = chunk_requests(candidate, distribution, size_key_length, memory_limit is not None)
-                fit = (items_that_fit(candidate, requests, memory_limit)
-                       if memory_limit is not None else None)
+                # as_argv writes -m even when it was not given: the candidate keeps the settings' own -m
+                candidate = replace(candidate, suffix=settings.suffix, slab_reassign=settings.slab_reassign,
+                                    maxbytes=settings.maxbytes, memory_limit_given=settings.memory_limit_given)
+                with_capacity = candidate.memory_limit is not None
+                requests = chunk_requests(candidate, distribution, size_key_length, with_capacity)
+                fit = items_that_fit(candidate, requests) if with_capacity else None
                 out.append(Scored(flags, candidate, page_bytes(candidate, requests), fit))
         size *= 2
     out.sort(key=lambda c: (c.key(), -c.settings.slab_chunk_max))

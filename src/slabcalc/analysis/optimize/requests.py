@@ -98,17 +98,20 @@ def page_bytes(settings: Settings, requests: Requests, classes: Sequence[SlabCla
                for c, n in zip(classes, class_chunks(requests, classes)) if n)
 
 
-def items_that_fit(settings: Settings, requests: Requests, memory_limit: int,
-                   classes: Sequence[SlabClass] | None = None) -> int:
-    """Items of this mix ``-m`` holds (:func:`slabcalc.analysis.report.capacity`)."""
+def items_that_fit(settings: Settings, requests: Requests, *, classes: Sequence[SlabClass] | None = None) -> int:
+    """Items of this mix the ``-m`` of the settings holds (:func:`slabcalc.analysis.report.capacity`)."""
     classes = slab_classes(settings) if classes is None else classes
-    return capacity_of(settings, requests, classes, usage(settings, requests, classes), memory_limit)
+    return capacity_of(settings, requests, classes, usage(settings, requests, classes))
 
 
-def capacity_of(settings: Settings, requests: Requests, classes: Sequence[SlabClass], rows, memory_limit: int) -> int:
-    """The report's capacity from the requests: by chunk counts, or item by item with chunked items."""
+def capacity_of(settings: Settings, requests: Requests, classes: Sequence[SlabClass], rows) -> int:
+    """The report's capacity from the requests under the -m the settings were given: by chunk
+    counts, or item by item with chunked items."""
     if not requests.shapes:
         raise ValueError("capacity needs the chunk shapes chunk_requests(shapes=False) left out")
+    memory_limit = settings.memory_limit
+    if memory_limit is None:
+        raise ValueError("capacity needs settings given -m")
     if requests.chunked:
         return mix_capacity(settings, classes, dict(requests.one_chunk), dict(requests.chunked), memory_limit).items
     return capacity(rows, requests.items, memory_limit).items

@@ -19,22 +19,21 @@ from slabcalc.model.settings import Settings
 THIN_SHARE_PCT = 1                # a slab size serving less than a page and this share of the items is merged
 
 
-def best_slab_sizes(settings: Settings, requests: Requests, max_classes: int | None = None,
-                    memory_limit: int | None = None) -> SlabSizes:
-    """The exact best ``-o slab_sizes`` for ``requests`` (fewest page bytes, or with
-    ``memory_limit`` the most items of the mix that fit) with at most ``max_classes``
-    listed sizes (default: the release's limit)."""
+def best_slab_sizes(settings: Settings, requests: Requests, max_classes: int | None = None) -> SlabSizes:
+    """The exact best ``-o slab_sizes`` for ``requests`` (fewest page bytes, or with the -m the
+    settings were given, ``settings.memory_limit``, the most items of the mix that fit) with at most
+    ``max_classes`` listed sizes (default: the release's limit)."""
     p = settings.profile
     max_classes = p.max_regular if max_classes is None else max_classes
     if not 1 <= max_classes <= p.max_regular:
         raise ValueRefused(f"--max-classes must be 1 to {p.max_regular} for memcached {p.release}")
-    if memory_limit is None:
+    if settings.memory_limit is None:
         return solve(settings, requests, max_classes, scale=None)
-    return _most_items(settings, requests, max_classes, memory_limit)
+    return _most_items(settings, requests, max_classes)
 
 
-def _most_items(settings: Settings, requests: Requests, max_classes: int, memory_limit: int) -> SlabSizes:
-    """The list under which the most items of the mix fit ``memory_limit``.
+def _most_items(settings: Settings, requests: Requests, max_classes: int) -> SlabSizes:
+    """The list under which the most items of the mix fit the settings' -m.
 
     The first ``n`` items of the proportional mix hold ``ceil((2nN - items) / (2 items))``
     chunks (at least 0) of a class that holds ``N`` for the whole mix (as
@@ -49,6 +48,7 @@ def _most_items(settings: Settings, requests: Requests, max_classes: int, memory
     def first(n: int) -> SlabSizes:   # the DP for the first n items of the mix
         return solve(settings, requests, max_classes, scale=(n, requests.items))
 
+    memory_limit = settings.memory_limit
     low, low_answer = 0, None
     high = 1
     while True:
@@ -70,7 +70,7 @@ def _most_items(settings: Settings, requests: Requests, max_classes: int, memory
     whole = settings_for(settings, low_answer.listed)
     cost = page_bytes(whole, requests)
     return SlabSizes(low_answer.chunk_sizes, low_answer.listed, cost,
-                     items_that_fit(whole, requests, memory_limit))
+                     items_that_fit(whole, requests))
 
 
 def merge_thin_sizes(settings: Settings, requests: Requests, listed: Sequence[int]) -> tuple[int, ...]:

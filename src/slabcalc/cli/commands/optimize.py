@@ -51,7 +51,6 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
     settings = settings_from(**model)
     check_key(settings, key_length)
     check_layout_options(settings, "optimize")
-    limit = settings.memory_limit
     if max_classes is not None and max_classes > settings.profile.max_regular:
         raise Refusal(f"--max-classes: memcached {settings.profile.release} takes at most "
                       f"{settings.profile.max_regular} slab sizes")
@@ -62,7 +61,7 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
     source = accounting.source
     say_rejected(accounting)
     try:
-        found = run(settings, triples, memory_limit=limit, max_classes=max_classes, validate=validate or None,
+        found = run(settings, triples, max_classes=max_classes, validate=validate or None,
                     seed=seed, size_key_length=key_length or 16)
     except SlabcalcError as exc:
         raise DataError(f"{source}: {exc}") from None
@@ -71,7 +70,7 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
     replayed = _workload_hits(found, workload, key_length) if workload is not None else None
     record = optimum_record(found, validate_asked=validate or None, workload=replayed,
                             hot=HotItems(hot, accounting.left_out) if hot is not None else None)
-    print_optimum(record, limit, fmt)
+    print_optimum(record, settings.memory_limit, fmt)
     _gate_baseline(found.whole_baseline or found.baseline.report)     # every item, as report measures them
 
 

@@ -39,7 +39,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     the -m that holds them all.
 
     \b
-    Python: with open_items(FILE, settings=settings) as (rows, _): build_report(settings, rows, memory_limit)
+    Python: with open_items(FILE, settings=settings) as (rows, _): build_report(settings, rows, capacity=True)
     """
     from slabcalc.analysis.arrival import walkers
     from slabcalc.analysis.ram import ram_reports
@@ -91,7 +91,7 @@ def _file_order(settings, key_length):
         from slabcalc.analysis.extstore_fill import InputOrder
 
         return InputOrder()
-    return FileOrder(settings, settings.memory_limit, key_length or 16)
+    return FileOrder(settings, size_key_length=key_length or 16)
 
 
 def _vs_settings(settings, text):
