@@ -29,7 +29,7 @@ from __future__ import annotations
 import ahead
 import paced
 import pytest
-from memcached_server import missing, server_version
+from memcached_server import missing
 
 from slabcalc import configure, load_profile
 from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH, simulate
@@ -221,18 +221,7 @@ def live_short_capture() -> dict:
     """A job of tests/ahead.py: the 55 s paced run of the installed memcached (``live-short``), which
     waits on the server's clock, begun when collection ends so that its minute overlaps the rest of
     the suite; what it returns is the capture (or why there is none)."""
-    from memcached_server import find_memcached
-
-    path = find_memcached()
-    if path is None:
-        return {"missing": "memcached not found (put memcached on PATH)"}
-    if server_version(path) != "1.6.18":
-        return {"other": server_version(path)}
-    for attempt in range(2):        # a loaded machine can make a snapshot late: once more
-        capture = paced.capture(paced.SCENARIOS["live-short"], memcached=path)
-        if max(s["late"] for s in capture.snapshots) < 0.05:
-            break
-    return capture.to_json()
+    return paced.live_capture("live-short")
 
 
 @pytest.mark.ahead("test_paced:live_short_capture")

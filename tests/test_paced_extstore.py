@@ -16,7 +16,7 @@ import ahead
 import paced
 import pytest
 from helpers import run
-from memcached_server import missing, server_version
+from memcached_server import missing
 from test_paced import check, differences, replay
 
 
@@ -62,18 +62,7 @@ def test_without_page_eviction_no_header_would_miss(monkeypatch):
 
 def live_ext_capture() -> dict:
     """A job of tests/ahead.py: the 6 s extstore paced run of the installed memcached (``live-ext``)."""
-    from memcached_server import find_memcached
-
-    path = find_memcached()
-    if path is None:
-        return {"missing": "memcached not found (put memcached on PATH)"}
-    if server_version(path) != "1.6.18":
-        return {"other": server_version(path)}
-    for attempt in range(2):        # a loaded machine can make a snapshot late: once more
-        capture = paced.capture(paced.SCENARIOS["live-ext"], memcached=path)
-        if max(s["late"] for s in capture.snapshots) < 0.05:
-            break
-    return capture.to_json()
+    return paced.live_capture("live-ext")
 
 
 @pytest.mark.ahead("test_paced_extstore:live_ext_capture")
