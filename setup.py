@@ -48,8 +48,12 @@ def ext_modules() -> list:
     except ImportError:
         _say("mypyc is not installed: plain Python modules")
         return []
-    return mypycify(["--ignore-missing-imports", "--follow-imports=silent", *COMPILED], opt_level="3",
-                    group_name="slabcalc")
+    try:        # mypyc type-checks here, before any C is built: an error exits, which must not fail the install
+        return mypycify(["--ignore-missing-imports", "--follow-imports=silent", *COMPILED], opt_level="3",
+                        group_name="slabcalc")
+    except (Exception, SystemExit) as exc:
+        _say(f"mypyc stopped ({exc!r}): plain Python modules")
+        return []
 
 
 class OptionalBuildExt(build_ext):

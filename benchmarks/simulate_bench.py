@@ -46,6 +46,7 @@ from memcached_server import MemcachedServer, find_memcached, server_version  # 
 from slabcalc import configure, load_profile  # noqa: E402
 from slabcalc.engines.simulate import GET, SET, simulate  # noqa: E402
 from slabcalc.inputs.workload import read_workload  # noqa: E402
+from slabcalc.records.simulate import model_text  # noqa: E402
 
 COMPAT = "no_modern,no_lru_crawler,no_lru_maintainer,no_slab_reassign,slab_automove=0"
 
@@ -161,7 +162,7 @@ def main() -> None:
     engine, cpu = time.perf_counter() - start, time.process_time() - cpu
     print(f"simulate (engine):     {engine:6.2f} s  {len(ops) / engine:10,.0f} ops/s"
           f"   (CPU {cpu:.2f} s, {len(ops) / cpu:,.0f} ops/s: other load on the machine slows the wall clock)")
-    print(f"  model: {sim.model.text}")
+    print(f"  model: {model_text(sim.model)}")
     print(f"  evictions {sim.totals.evicted:,}, reclaimed {sim.totals.reclaimed:,}, crawler_reclaimed "
           f"{sim.totals.crawler_reclaimed:,}, slabs_moved {sim.totals.pages_moved}, items {sim.totals.curr_items:,}")
     child = subprocess.run([sys.executable, __file__, "--ops", str(args.ops), "--seconds", str(args.seconds)]
