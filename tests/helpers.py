@@ -53,3 +53,20 @@ def s(t, key, value=100, ttl=0, flags=0):
 def op(t, kind, key, ttl=0):
     """A request without a value (get, delete, touch) of ``key`` at ``t`` seconds."""
     return (t, kind, key, len(key), 0, ttl, 0)
+
+
+def mover_wake_gaps(release: str, runs: int = 15) -> tuple[list[int], object]:
+    """The microseconds between the page-mover thread's first ``runs`` wakes on an idle server of
+    ``release`` (no page to move): the sleep rule of its ``slabs_mover.c``; and the thread."""
+    from slabcalc.engines.background import background_for
+    from slabcalc.engines.engine import Engine
+
+    config = configure(load_profile(release), [])
+    e = Engine(config, background_for(config))
+    (thread,) = [a for a in e.actors if type(a).__name__ == "MoverThread"]
+    wakes = []
+    for _ in range(runs):
+        wakes.append(thread.next_wake)
+        e.now = e.epoch
+        thread.step()
+    return [b - a for a, b in zip(wakes, wakes[1:])], thread

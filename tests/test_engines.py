@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import PER_PAGE_4, s, settings
+from helpers import PER_PAGE_4, mover_wake_gaps, s, settings
 
 from slabcalc import Refused, configure, load_profile
 from slabcalc.engines.background import background_for
@@ -140,15 +140,7 @@ def test_1_6_45_runs_the_windowed_automover_for_slab_automove_2_too():
 def test_1_6_45_mover_thread_runs_every_100_ms_then_every_second():
     # slabs_mover.c 690-712: after the thread starts (or moves a page) it runs the automover, then
     # sleeps 100 ms, until it has gone 11 runs without a move; then 1 s
-    config = configure(load_profile("1.6.45"), [])
-    e = Engine(config, background_for(config))
-    (thread,) = [a for a in e.actors if type(a).__name__ == "MoverThread"]
-    wakes = []
-    for _ in range(15):
-        wakes.append(thread.next_wake)
-        e.now = e.epoch
-        thread.step()
-    gaps = [b - a for a, b in zip(wakes, wakes[1:])]
+    gaps, thread = mover_wake_gaps("1.6.45")
     assert gaps == [100_000] * 11 + [1_000_000] * 3
     assert thread.automover.cur == 15                  # every run fills a slot of the window
 

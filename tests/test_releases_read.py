@@ -10,6 +10,7 @@ fails if the profile fell back to them.  The paced captures of real 1.5.22 and
 from __future__ import annotations
 
 import pytest
+from helpers import mover_wake_gaps
 
 from slabcalc import configure, load_profile
 from slabcalc.engines.automove import WindowedAutomover
@@ -169,15 +170,7 @@ def test_from_1_6_34_the_automover_runs_on_the_mover_thread_with_a_window_of_10(
 def test_1_6_34_to_1_6_37_mover_thread_sleeps_a_second_between_idle_runs(release, gaps):
     # 1.6.34 slabs_mover.c 644-649: now.tv_sec++ then a timed wait; 1.6.38 (645-660) adds
     # algo_backoff: 100 ms until 11 runs without a move
-    config = configure(load_profile(release), [])
-    e = Engine(config, background_for(config))
-    (thread,) = [a for a in e.actors if type(a).__name__ == "MoverThread"]
-    wakes = []
-    for _ in range(15):
-        wakes.append(thread.next_wake)
-        e.now = e.epoch
-        thread.step()
-    assert [b - a for a, b in zip(wakes, wakes[1:])] == gaps
+    assert mover_wake_gaps(release)[0] == gaps
 
 
 @pytest.mark.parametrize("release,rule,value,borrowed", [
