@@ -248,13 +248,14 @@ def _capacity_line(ext) -> str:
                 f"also keeps the newest items of flushed classes in RAM until a class is within "
                 f"{e.write_margin_pages} pages of free chunks")
     pages = dict(f.pages)
-    header = min(pages) if pages else None
-    most = max(pages.values()) if pages else 0
+    header, most = (min(pages), max(pages.values())) if pages else (None, 0)
     order = "the file's rows set in order" if f.in_order else "each distinct item set its count in a row"
     b = f.behind          # the write thread fallen behind once as the pool ran dry (analysis/extstore_fill.py)
-    behind = (" or falls behind" if b is None else f", {_held(b)} if it falls behind once as the page pool runs "
-              f"dry (class {header} then keeps {dict(b.pages).get(header, 0)} pages)")
-    return (f"{head} {_held(f)} if the write thread keeps pace{behind}: {order} at {f.rate} sets a second through "
+    kept = dict(b.pages).get(header, 0) if b is not None else 0
+    behind = ("" if b is None else f", fewer if it falls behind as the page pool runs dry (once: {b.items} when "
+              f"{b.evicted} first evicts, after {b.loaded} sets, class {header} "
+              f"{f'on {kept} pages' if kept else 'with no page yet'})")
+    return (f"{head} {_held(f)}, if the write thread keeps pace{behind}: {order} at {f.rate} sets a second through "
             f"simulate's extstore replay; {f.written} written to flash; class {header} had {pages.get(header, 0)} "
             f"pages, other classes up to {most} (static, every flushable item on flash: RAM alone {c.ram_items}, "
             f"flash alone {c.flash_items})")
