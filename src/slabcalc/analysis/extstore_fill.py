@@ -11,8 +11,11 @@ evicts an item (``evictions``: a whole item or a header), or all the items when 
 with the pages each class ended with.  The hash table is then sized for those items (assoc.c 2^16
 buckets, doubled when items > 1.5 x buckets: :func:`slabcalc.analysis.process.hashpower_for`).
 
-The items arrive at :data:`FILL_RATE` sets a second: the pace of the ``ext-issue`` paced capture
-(20 000 items in 10 s), where the replay is checked against the real server at every checkpoint.
+The items arrive at ``rate`` sets a second (``--rate``; :data:`FILL_RATE` by default, the pace of the
+``ext-issue`` paced capture, 20 000 items in 10 s), at most :data:`RATE_KEPT`.  Once the global pool
+is down to the write thread's floor, which class gets its last pages is a race the write thread wins
+only if it keeps pace: the fill is replayed twice, the thread keeping pace and the thread falling
+behind once (:func:`_replay`), and both figures are given (docs/extstore-capacity.md).
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ FILL_RATE = 2000          # sets a second: the ext-issue capture's pace (tests/p
 BOOT = 1.0                # seconds the server has run at the first set: its threads settled (a set sent the
 #                           instant it listens can leave the header class one page fewer: the measure script)
 RATE_KEPT = 4000          # sets a second: the fastest pace the real 1.6.18's write thread was measured to keep
-#                           (tests/data/extstore-fill: 15 of 15 runs at 2 500-4 000 a second first evicted where
+#                           (tests/data/extstore-fill: 20 of 20 runs at 500-4 000 a second first evicted where
 #                           the replay does); asked for 5 000-8 000 the client here fell behind its schedule and
-#                           caught up in bursts, and 4 of 9 runs first evicted at 641-7 294 sets, below both ends
+#                           caught up in bursts, and 4 of 9 runs first evicted with 641-7 294 items, below both
+#                           of the replay's figures
 FILL_LIMIT = 100_000      # sets replayed at most (about 12 s of CPU here): larger inputs keep the static figure
 
 
@@ -111,7 +115,8 @@ def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, 
     is empty -- the pool's last pages then go to classes whose items were not flushed in time, not to
     the header class, which keeps the pages it had (at least its first, granted past -m: slabs.c 377).
     The real 1.6.18 did this on a loaded machine at 2 000 sets a second, and with a client sending as
-    fast as replies come (``tests/data/extstore-fill-m16.json``)."""
+    fast as replies come from the moment the pool reached its floor (``tests/data/extstore-fill/``
+    ``m16-burst*.json``); a thread that stays behind longer leaves fewer items still."""
     from slabcalc.engines.engine import Engine
 
     engine = Engine(settings, background, boot=BOOT)
@@ -119,7 +124,7 @@ def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, 
     storage = engine.storage
     flash = storage.flash if storage is not None else None
     pool = engine.slabs.pool
-    state = {"loaded": 0, "items": 0, "stalled": not stall or storage is None}
+    state = {"loaded": 0, "items": 0, "watch": stall and storage is not None}      # watch: the stall to come
 
     def lost() -> bool:
         """An item evicted from RAM, or a flash page with its values (extstore_page_evictions)."""
@@ -129,13 +134,11 @@ def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, 
         for op in _sets(pairs, rate, total):
             if lost():
                 return
-            if not state["stalled"]:
-                if pool and len(pool) > storage.pool_min:
-                    pass
-                elif pool:
-                    storage.stall(op[0] + 1 / rate)         # asleep through the next set too
-                else:
-                    state["stalled"] = True                # the pool is empty: the thread runs again
+            if state["watch"]:
+                if not pool:
+                    state["watch"] = False                 # the pool is empty: the thread runs again
+                elif len(pool) <= storage.pool_min:
+                    storage.stall(op[0] + 1 / rate)        # asleep through the next set too
             state["items"] = len(engine.index)
             state["loaded"] += 1
             yield op
