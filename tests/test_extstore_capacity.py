@@ -176,3 +176,4 @@ def test_place_fallen_behind_holds_fewer():
     assert len(runs) == 2
     assert all(r["stats"]["curr_items"] < replayed["curr_items"] * 97 // 100 for r in runs)
     assert replayed["behind"]["curr_items"] < replayed["curr_items"] * 97 // 100
+    assert record["capacity_behind"] == replayed["behind"]["curr_items"]    # in the csv row too
