@@ -159,6 +159,42 @@ def test_rate_above_the_kept_pace_is_refused():
     assert len(result.output.strip().splitlines()) == 1
 
 
+def test_rate_below_the_slowest_checked_is_refused():
+    """The slowest captures are at 500 a second (tests/data/extstore-fill m16-500, m64-500)."""
+    from slabcalc.analysis.extstore_fill import RATE_SLOWEST
+
+    assert min(r["rate"] for r in _runs("m16-500.json", "m64-500.json")) == RATE_SLOWEST
+    result = run("place", "--key", "6", "--value", "11000", "--profile", "1.6.18", "-m", "64",
+                 "-o", "ext_path=/tmp/x:1g", "--rate", str(RATE_SLOWEST - 1))
+    assert result.exit_code == 2 and "was not checked" in result.output
+
+
+def slow_fill_m64() -> dict:
+    """A job of tests/ahead.py (10 s on the other core): report's replay of 60 000 such items at 500 a
+    second into -m 64."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        record = doc("report", _items(Path(folder) / "issue60k.csv", 60_000), "--profile", "1.6.18", "-m", "64",
+                     "-o", "ext_path=/tmp/x:1g", "--rate", "500")
+    return record["extstore"]["capacity"]["replayed"]
+
+
+@pytest.mark.ahead("test_extstore_capacity:slow_fill_m64")
+def test_m64_slow_fill_is_the_servers():
+    """-m 64 at 500 a second, 60 000 items: the real server evicted nothing in the two minutes, wrote
+    58 018 to flash and ended with class 1 on six pages (the extstore automover's 30 s window handing the
+    header class pages); the replay the same, pages per class within one."""
+    import ahead
+
+    replayed = ahead.result("test_extstore_capacity:slow_fill_m64")
+    (r,) = _runs("m64-500.json")
+    assert replayed["ran_out"] is None and replayed["curr_items"] == r["stats"]["curr_items"] == 60_000
+    assert _near(replayed["extstore_objects_written"], r["stats"]["extstore_objects_written"])
+    assert replayed["total_pages"]["1"] == r["total_pages"]["1"] == 6
+    assert all(abs(replayed["total_pages"].get(cls, 0) - n) <= 1 for cls, n in r["total_pages"].items())
+
+
 def test_rate_needs_extstore_and_m():
     result = run("place", "--key", "6", "--value", "11000", "--profile", "1.6.18", "-m", "64", "--rate", "1000")
     assert result.exit_code == 2 and "needs -o ext_path" in result.output

@@ -192,7 +192,8 @@ def _fill_rate(ctx, param, value):
 
 rate_option = click.option("--rate", "rate", type=int, default=None, metavar="SETS", callback=_fill_rate,
                            help="With -o ext_path and -m: the sets a second the items arrive at in the replayed "
-                                "fill that gives the capacity (docs/extstore-capacity.md).  Not given: 2000.")
+                                "fill that gives the capacity, 500 to 4000 (docs/extstore-capacity.md).  Not given: "
+                                "2000.")
 
 
 def check_rate_given(settings, rate: int | None) -> None:
