@@ -5,7 +5,8 @@
     python scripts/measure_extstore_fill.py 20000 0          # 20 000 items as fast as replies come
     python scripts/measure_extstore_fill.py 30000 2000 64 11000   # place's case: one value size
     python scripts/measure_extstore_fill.py 40000 2000 16 --runs 5 --json tests/data/extstore-fill/m16.json
-    python scripts/measure_extstore_fill.py 40000 2000 16 --burst --runs 3 --json tests/data/extstore-fill/m16-burst.json
+    python scripts/measure_extstore_fill.py 40000 2000 16 --burst --runs 3 \
+        --json tests/data/extstore-fill/m16-burst.json
 
 A second after the server starts (SETTLE), items of 2-20 KB (``random.Random(2820)``, the sizes
 of ``tests/paced.py`` ``ext_issue_case``; or VALUE bytes each; keys ``x00000``..., 6 bytes) are

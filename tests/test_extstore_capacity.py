@@ -85,7 +85,8 @@ def test_place_is_the_servers_full_of_one_item():
 # -- the two ends of the fill, and --rate (scripts/measure_extstore_fill.py, tests/data/extstore-fill) --------------
 
 CAPTURES = Path(__file__).parent / "data" / "extstore-fill"
-PACED = ("m16-500.json", "m16-1000.json", "m16-2000.json", "m16-2500.json", "m16-3000.json", "m16-3500.json", "m16-4000.json")
+PACED = ("m16-500.json", "m16-1000.json", "m16-2000.json", "m16-2500.json", "m16-3000.json", "m16-3500.json",
+         "m16-4000.json")
 
 
 def _runs(*names: str) -> list[dict]:
@@ -203,8 +204,9 @@ def test_rate_needs_extstore_and_m():
 def test_place_fallen_behind_holds_fewer():
     """place's item, -m 64, a client outrunning the write thread as the pool reached its floor: the server
     left the header class one page in two runs of three and first evicted with 16 155 and 9 333 items, fewer
-    than the 27 390 of a thread that keeps pace (the third run's) -- 'fewer', as place says.  The replay's once-behind figure (16 657, 3.1 %
-    over the first run) is not a floor: the second run's thread stayed behind after the burst."""
+    than the 27 390 of a thread that keeps pace (the third run's) -- 'fewer', as place says.  The replay's
+    once-behind figure (16 657, 3.1 % over the first run) is not a floor: the second run's thread stayed
+    behind after the burst."""
     record = doc("place", "--key", "6", "--value", "11000", "--profile", "1.6.18", "-m", "64",
                  "-o", "ext_path=/tmp/x:1g")
     replayed = record["extstore"]["capacity"]["replayed"]

@@ -108,14 +108,17 @@ def fill(settings: Settings, pairs: list[tuple[Item, int]], until: int | None = 
         describe_model(settings, background)
     except SimulationError:
         return None
-    behind = _replay(settings, background, pairs, total, rate, in_order, stall=True)
-    kept = _replay(settings, background, pairs, total, rate, in_order, stall=False)
+    kept, floor = _replay(settings, background, pairs, total, rate, in_order, stall=False)
+    if not floor:           # the pool never came down to the thread's floor: no race for its last pages
+        return kept
+    behind, _ = _replay(settings, background, pairs, total, rate, in_order, stall=True)
     return replace(kept, behind=behind if behind != kept else None)
 
 
-def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, stall: bool) -> Fill:
-    """One replay until the first eviction.  ``stall``: the storage write thread is not scheduled from
-    the set at which the global pool first holds no more than the thread's floor
+def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, stall: bool) -> tuple[Fill, bool]:
+    """One replay until the first eviction, and whether the pool came down to the thread's floor.
+    ``stall``: the storage write thread is not scheduled from the set at which the global pool first
+    holds no more than the thread's floor
     (``ext_global_pool_min``, where it starts flushing with age 0: storage.c 618-620) until the pool
     is empty -- the pool's last pages then go to classes whose items were not flushed in time, not to
     the header class, which keeps the pages it had (at least its first, granted past -m: slabs.c 377).
@@ -129,7 +132,8 @@ def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, 
     storage = engine.storage
     flash = storage.flash if storage is not None else None
     pool = engine.slabs.pool
-    state = {"loaded": 0, "items": 0, "watch": stall and storage is not None}      # watch: the stall to come
+    # watch: the pool not yet empty; floor: it came down to the write thread's floor with pages left
+    state = {"loaded": 0, "items": 0, "watch": storage is not None, "floor": False}
 
     def lost() -> bool:
         """An item evicted from RAM, or a flash page with its values (extstore_page_evictions)."""
@@ -143,7 +147,9 @@ def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, 
                 if not pool:
                     state["watch"] = False                 # the pool is empty: the thread runs again
                 elif len(pool) <= storage.pool_min:
-                    storage.stall(op[0] + 1 / rate)        # asleep through the next set too
+                    state["floor"] = True
+                    if stall:
+                        storage.stall(op[0] + 1 / rate)    # asleep through the next set too
             state["items"] = len(engine.index)
             state["loaded"] += 1
             yield op
@@ -155,7 +161,7 @@ def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, 
     pages = tuple((c.slab_class.id, c.pages) for c in result.classes if c.pages)
     page_bytes = result.totals.total_malloced      # all of -m: prefilled into the pool at start
     written = storage.counters().get("extstore_objects_written", 0) if storage else 0
-    return Fill(items, state["loaded"], total, gone, pages, page_bytes, written, rate, in_order)
+    return Fill(items, state["loaded"], total, gone, pages, page_bytes, written, rate, in_order), state["floor"]
 
 
 class InputOrder:
