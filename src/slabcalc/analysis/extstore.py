@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
-from slabcalc.analysis.extstore_fill import Fill, fill
+from slabcalc.analysis.extstore_fill import FILL_RATE, Fill, fill
 from slabcalc.analysis.placement import place_item
 from slabcalc.analysis.report import Report, build_report
 from slabcalc.errors import ValueRefused
@@ -100,14 +100,15 @@ def _pairs(distribution) -> Iterable[tuple[Item, int, int]]:
 
 def extstore_report(settings: Settings, distribution, *, capacity: bool = False,
                     size_key_length: int = 16, refill: bool = False,
-                    in_order: list[tuple[Item, int]] | None = None) -> ExtstoreReport:
+                    in_order: list[tuple[Item, int]] | None = None, rate: int | None = None) -> ExtstoreReport:
     """The report of ``distribution`` (as :func:`slabcalc.analysis.report.build_report` takes it)
     with every flushable item on flash; ``capacity`` adds the RAM+flash capacity of the -m the
     settings were given (``settings.memory_limit``; none when -m was not given), replayed
     (:mod:`slabcalc.analysis.extstore_fill`) where the replay is short enough: the input's items once,
     or, ``refill``, again and again until the first eviction (a full server of the mix).  ``in_order``:
     the input's rows in their order (:class:`slabcalc.analysis.extstore_fill.InputOrder`), which the
-    distribution (distinct items, counted) no longer has."""
+    distribution (distinct items, counted) no longer has; ``rate``: the sets a second of the replayed fill
+    (None: :data:`slabcalc.analysis.extstore_fill.FILL_RATE`)."""
     ext = settings.extstore
     if ext is None:
         raise ValueRefused("extstore needs -o ext_path=FILE:SIZE")
@@ -155,7 +156,7 @@ def extstore_report(settings: Settings, distribution, *, capacity: bool = False,
                             placed_rows, too_large_rows, assumed)
     if capacity and settings.memory_limit is not None:
         report = _with_capacity(report, ram, runs, settings.memory_limit, in_order or order, refill,
-                                in_order is not None)
+                                in_order is not None, rate or FILL_RATE)
     return report
 
 
@@ -180,7 +181,7 @@ def _where(settings, classes, ext, min_class, item: Item, size_key_length: int) 
 
 
 def _with_capacity(report: ExtstoreReport, ram: dict[Item, int], runs, memory_limit: int,
-                   order: list[tuple[Item, int]], refill: bool, in_order: bool) -> ExtstoreReport:
+                   order: list[tuple[Item, int]], refill: bool, in_order: bool, rate: int) -> ExtstoreReport:
     """Items of the mix (scaled as :mod:`slabcalc.model.capacity` scales one: ``ceil(n x count /
     items)`` of each kind) that RAM holds -- one RAM object per item, an item or a header -- and
     that the flash pages hold, before the first eviction in either (extstore evicts its oldest page
@@ -209,7 +210,8 @@ def _with_capacity(report: ExtstoreReport, ram: dict[Item, int], runs, memory_li
     # refilled: up to the static RAM figure and a margin (the static one counts every flushable item a
     # header in RAM: more than the server holds); beyond FILL_LIMIT sets the static figure stays
     until = min(items, ram_items) * 21 // 20 + 1000 if refill else None
-    filled = fill(report.settings, order, until, in_order=in_order or len(order) == 1) if ext.usable_pages else None
+    filled = (fill(report.settings, order, until, rate=rate, in_order=in_order or len(order) == 1)
+              if ext.usable_pages else None)
     if refill and filled is not None and filled.evicted is None:     # full before the bound: not proven
         filled = None
     if filled is not None:      # the replay's figure, not the static one (module docstring of extstore_fill)

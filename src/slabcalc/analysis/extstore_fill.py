@@ -11,21 +11,33 @@ evicts an item (``evictions``: a whole item or a header), or all the items when 
 with the pages each class ended with.  The hash table is then sized for those items (assoc.c 2^16
 buckets, doubled when items > 1.5 x buckets: :func:`slabcalc.analysis.process.hashpower_for`).
 
-The items arrive at :data:`FILL_RATE` sets a second: the pace of the ``ext-issue`` paced capture
-(20 000 items in 10 s), where the replay is checked against the real server at every checkpoint.
+The items arrive at ``rate`` sets a second (``--rate``; :data:`FILL_RATE` by default, the pace of the
+``ext-issue`` paced capture, 20 000 items in 10 s), at most :data:`RATE_KEPT`.  Once the global pool
+is down to the write thread's floor, which class gets its last pages is a race the write thread wins
+only if it keeps pace: the fill is replayed twice, the thread keeping pace and the thread falling
+behind once (:func:`_replay`), and both figures are given (docs/extstore-capacity.md).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Iterator
 
+from slabcalc.errors import ValueRefused
 from slabcalc.model.distribution import Item
 from slabcalc.model.settings import Settings
 
 FILL_RATE = 2000          # sets a second: the ext-issue capture's pace (tests/paced.py ext_issue_case)
 BOOT = 1.0                # seconds the server has run at the first set: its threads settled (a set sent the
 #                           instant it listens can leave the header class one page fewer: the measure script)
+RATE_KEPT = 4000          # sets a second: the fastest pace the real 1.6.18's write thread was measured to keep
+#                           (tests/data/extstore-fill: 20 of 20 runs at 500-4 000 a second first evicted where
+#                           the replay does); asked for 5 000-8 000 the client here fell behind its schedule and
+#                           caught up in bursts, and 4 of 9 runs first evicted with 641-7 294 items, below both
+#                           of the replay's figures
+RATE_SLOWEST = 500        # sets a second: the slowest pace checked against the real 1.6.18 (-m 16 and -m 64: at
+#                           -m 64 the automover's 30 s window then hands the header class 6 pages, and the
+#                           replay holds all 60 000 items as the server did, 58 018 written on both)
 FILL_LIMIT = 100_000      # sets replayed at most (about 12 s of CPU here): larger inputs keep the static figure
 
 
@@ -44,6 +56,8 @@ class Fill:
     rate: int = FILL_RATE
     in_order: bool = True                 # the file's rows in order; False: distinct items, each its
     #                                       count in a row, in the order they first came
+    behind: Fill | None = None            # the write thread fallen behind once as the pool ran dry
+    #                                       (_replay's stall), where that ends otherwise; None: the same
 
 
 def _sets(pairs: Iterable[tuple[Item, int]], rate: int, total: int) -> Iterator[tuple]:
@@ -59,17 +73,34 @@ def _sets(pairs: Iterable[tuple[Item, int]], rate: int, total: int) -> Iterator[
                 n += 1
 
 
+def check_rate(rate: int) -> int:
+    """``rate`` (sets a second), or :class:`ValueRefused` where the replay was not checked (below
+    :data:`RATE_SLOWEST`) or cannot answer for it: above
+    :data:`RATE_KEPT` the real server's write thread fell further behind than :func:`_replay`'s one
+    stall (its first eviction came earlier than either of the replay's ends), by how much depending on
+    the machine's CPU."""
+    if rate < RATE_SLOWEST:
+        raise ValueRefused(f"{rate}: below {RATE_SLOWEST} sets a second the replayed fill was not checked against "
+                           f"the real 1.6.18 (docs/extstore-capacity.md): give {RATE_SLOWEST} to {RATE_KEPT}")
+    if rate > RATE_KEPT:
+        raise ValueRefused(f"{rate}: above {RATE_KEPT} sets a second the real 1.6.18's write thread fell behind "
+                           f"further than the replay answers for (docs/extstore-capacity.md); the items held "
+                           f"depend on the machine's CPU: give {RATE_KEPT} or less")
+    return rate
+
+
 def fill(settings: Settings, pairs: list[tuple[Item, int]], until: int | None = None,
          rate: int = FILL_RATE, limit: int = FILL_LIMIT, in_order: bool = True) -> Fill | None:
     """Replay ``pairs`` (items and counts, in order) as sets at ``rate`` a second until the first
     eviction -- ``until``: the input again and again, up to that many sets (``place``'s full server of
     one item) -- and None when that is more than ``limit`` sets, an item is known only by its size, or
-    ``simulate`` would refuse the settings."""
+    ``simulate`` would refuse the settings.  ``behind`` is the same fill with the write thread falling
+    behind once, as the pool runs dry (:func:`_replay`)."""
     total = sum(count for _, count in pairs) if until is None else until
     if not total or total > limit or any(item.key is None or item.value is None for item, _ in pairs):
         return None
+    check_rate(rate)
     from slabcalc.engines.background import SimulationError, background_for
-    from slabcalc.engines.engine import Engine
     from slabcalc.engines.simulate import describe_model
 
     try:        # what simulate refuses (a release whose storage threads were not read, an option) is not replayed
@@ -77,10 +108,32 @@ def fill(settings: Settings, pairs: list[tuple[Item, int]], until: int | None = 
         describe_model(settings, background)
     except SimulationError:
         return None
+    kept, floor = _replay(settings, background, pairs, total, rate, in_order, stall=False)
+    if not floor:           # the pool never came down to the thread's floor: no race for its last pages
+        return kept
+    behind, _ = _replay(settings, background, pairs, total, rate, in_order, stall=True)
+    return replace(kept, behind=behind if behind != kept else None)
+
+
+def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, stall: bool) -> tuple[Fill, bool]:
+    """One replay until the first eviction, and whether the pool came down to the thread's floor.
+    ``stall``: the storage write thread is not scheduled from the set at which the global pool first
+    holds no more than the thread's floor
+    (``ext_global_pool_min``, where it starts flushing with age 0: storage.c 618-620) until the pool
+    is empty -- the pool's last pages then go to classes whose items were not flushed in time, not to
+    the header class, which keeps the pages it had (at least its first, granted past -m: slabs.c 377).
+    The real 1.6.18 did this on a loaded machine at 2 000 sets a second, and with a client sending as
+    fast as replies come from the moment the pool reached its floor (``tests/data/extstore-fill/``
+    ``m16-burst*.json``); a thread that stays behind longer leaves fewer items still."""
+    from slabcalc.engines.engine import Engine
+
     engine = Engine(settings, background, boot=BOOT)
     evicted = engine.lrus.evicted
-    flash = engine.storage.flash if engine.storage is not None else None
-    state = {"loaded": 0, "items": 0}
+    storage = engine.storage
+    flash = storage.flash if storage is not None else None
+    pool = engine.slabs.pool
+    # watch: the pool not yet empty; floor: it came down to the write thread's floor with pages left
+    state = {"loaded": 0, "items": 0, "watch": storage is not None, "floor": False}
 
     def lost() -> bool:
         """An item evicted from RAM, or a flash page with its values (extstore_page_evictions)."""
@@ -90,6 +143,13 @@ def fill(settings: Settings, pairs: list[tuple[Item, int]], until: int | None = 
         for op in _sets(pairs, rate, total):
             if lost():
                 return
+            if state["watch"]:
+                if not pool:
+                    state["watch"] = False                 # the pool is empty: the thread runs again
+                elif len(pool) <= storage.pool_min:
+                    state["floor"] = True
+                    if stall:
+                        storage.stall(op[0] + 1 / rate)    # asleep through the next set too
             state["items"] = len(engine.index)
             state["loaded"] += 1
             yield op
@@ -100,8 +160,8 @@ def fill(settings: Settings, pairs: list[tuple[Item, int]], until: int | None = 
     result = engine.results(None)
     pages = tuple((c.slab_class.id, c.pages) for c in result.classes if c.pages)
     page_bytes = result.totals.total_malloced      # all of -m: prefilled into the pool at start
-    written = engine.storage.counters().get("extstore_objects_written", 0) if engine.storage else 0
-    return Fill(items, state["loaded"], total, gone, pages, page_bytes, written, rate, in_order)
+    written = storage.counters().get("extstore_objects_written", 0) if storage else 0
+    return Fill(items, state["loaded"], total, gone, pages, page_bytes, written, rate, in_order), state["floor"]
 
 
 class InputOrder:

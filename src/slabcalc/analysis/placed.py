@@ -26,9 +26,11 @@ class PlacedCapacity:
     ext: ExtstoreReport | None = None
 
 
-def placed_capacity(settings: Settings, key_length: int, value_length: int, flags: int = 0) -> PlacedCapacity:
+def placed_capacity(settings: Settings, key_length: int, value_length: int, flags: int = 0,
+                    rate: int | None = None) -> PlacedCapacity:
     """How many items of these lengths ``settings`` (with -m, or under extstore) hold; without extstore
-    and without -m, the -m memcached runs with by default (``settings.maxbytes``)."""
+    and without -m, the -m memcached runs with by default (``settings.maxbytes``); ``rate``: the sets a
+    second the extstore fill is replayed at (None: its default)."""
     from slabcalc.analysis.report import build_report
 
     item = {Item(key_length, value_length, flags, None): 1}
@@ -38,7 +40,7 @@ def placed_capacity(settings: Settings, key_length: int, value_length: int, flag
         return PlacedCapacity(full.capacity.items, full.capacity.limiting_class, process_memory(full))
     from slabcalc.analysis.extstore import extstore_report
 
-    ext = extstore_report(settings, item, capacity=True, refill=True)
+    ext = extstore_report(settings, item, capacity=True, refill=True, rate=rate)
     if ext.capacity is None:
         return PlacedCapacity(None, None, None, ext)
     return PlacedCapacity(ext.capacity.items, None, process_memory(replace(ext.ram, capacity=ext.capacity.ram)), ext)

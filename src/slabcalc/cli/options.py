@@ -177,6 +177,32 @@ plot_option = click.option("--plot", "plot", metavar="FILE", default=None, callb
                                 "FILE.svg (needs: pip install 'slabcalc[plot]').")
 
 
+def _fill_rate(ctx, param, value):
+    """``--rate SETS``: refused (exit 2) where the real server was not measured to keep a pace the replay
+    can answer for (:func:`slabcalc.analysis.extstore_fill.check_rate`)."""
+    if value is None:
+        return None
+    from slabcalc.analysis.extstore_fill import check_rate
+
+    try:
+        return check_rate(value)
+    except ValueRefused as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+rate_option = click.option("--rate", "rate", type=int, default=None, metavar="SETS", callback=_fill_rate,
+                           help="With -o ext_path and -m: the sets a second the items arrive at in the replayed "
+                                "fill that gives the capacity, 500 to 4000 (docs/extstore-capacity.md).  Not given: "
+                                "2000.")
+
+
+def check_rate_given(settings, rate: int | None) -> None:
+    """``--rate`` only where a fill is replayed: with -o ext_path and -m (exit 2 otherwise)."""
+    if rate is not None and (settings.extstore is None or settings.memory_limit is None):
+        raise Refusal("--rate paces the extstore fill replayed for the capacity: it needs -o ext_path=FILE:SIZE "
+                      "and -m")
+
+
 def gate_options(func: Callable) -> Callable:
     """``--fail-over-waste PCT`` and ``--fail-over-memory SIZE`` (a CI gate), shared by commands.
 

@@ -230,6 +230,14 @@ class Storage:
             free[cls].append(addr)
         self.held.clear()
 
+    def stall(self, until: float) -> None:
+        """The thread not scheduled before ``until`` seconds of the workload: the operating system's
+        doing, not memcached's (a loaded machine; a client whose sets outrun the thread's copies).
+        Its sleep (storage.c 647 ``usleep(to_sleep)``) simply ends late; nothing else changes.  For
+        report's capacity range (analysis/extstore_fill.py), which asks what a thread that falls
+        behind once leaves the header class."""
+        self.next_wake = max(self.next_wake, math.floor(until * US))
+
     def _walk(self) -> list[int]:
         """The classes a pass walks: from ``slabs_clsid(ext_item_size)`` up, those holding a page.
         (A class without one holds no item; the model starts its backoff when it gets its first,

@@ -232,7 +232,9 @@ def fill_record(f) -> dict | None:
         return None
     return {"sets_per_second": f.rate, "in_order": f.in_order, "loaded": f.loaded, "of": f.total, "ran_out": f.evicted,
             "curr_items": f.items, "extstore_objects_written": f.written,
-            "total_pages": {str(cls): pages for cls, pages in f.pages}}
+            "total_pages": {str(cls): pages for cls, pages in f.pages},
+            # the write thread fallen behind once as the pool ran dry: None when that ends the same
+            "behind": fill_record(f.behind)}
 
 
 def _capacity_line(ext) -> str:
@@ -246,15 +248,22 @@ def _capacity_line(ext) -> str:
                 f"also keeps the newest items of flushed classes in RAM until a class is within "
                 f"{e.write_margin_pages} pages of free chunks")
     pages = dict(f.pages)
-    header = min(pages) if pages else None
-    most = max(pages.values()) if pages else 0
-    held = (f"holds {f.items} items when {f.evicted} first evicts (after {f.loaded} sets)" if f.evicted
-            else f"holds all {f.items} items, none evicted")
+    header, most = (min(pages), max(pages.values())) if pages else (None, 0)
     order = "the file's rows set in order" if f.in_order else "each distinct item set its count in a row"
-    return (f"{head} {held}: {order} at {f.rate} sets a second through simulate's "
-            f"extstore replay; {f.written} written to flash; class {header} had {pages.get(header, 0)} pages, "
-            f"other classes up to {most} (static, every flushable item on flash: RAM alone {c.ram_items}, "
+    b = f.behind          # the write thread fallen behind once as the pool ran dry (analysis/extstore_fill.py)
+    kept = dict(b.pages).get(header, 0) if b is not None else 0
+    behind = ("" if b is None else f", fewer if it falls behind as the page pool runs dry (once: {b.items} when "
+              f"{b.evicted} first evicts, after {b.loaded} sets, class {header} "
+              f"{f'on {kept} pages' if kept else 'with no page yet'})")
+    return (f"{head} {_held(f)}, if the write thread keeps pace{behind}: {order} at {f.rate} sets a second through "
+            f"simulate's extstore replay; {f.written} written to flash; class {header} had {pages.get(header, 0)} "
+            f"pages, other classes up to {most} (static, every flushable item on flash: RAM alone {c.ram_items}, "
             f"flash alone {c.flash_items})")
+
+
+def _held(f) -> str:
+    return (f"holds {f.items} items when {f.evicted} first evicts (after {f.loaded} sets)" if f.evicted
+            else f"holds all {f.items} items, none evicted")
 
 
 def _extstore_summary(lines: dict, ext, t: dict) -> dict:

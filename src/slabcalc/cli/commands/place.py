@@ -7,7 +7,8 @@ import click
 from slabcalc.cli import output
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
-from slabcalc.cli.options import SIZE, format_option, key_option, model_options, with_settings
+from slabcalc.cli.options import (SIZE, check_rate_given, format_option, key_option, model_options, rate_option,
+                                  with_settings)
 from slabcalc.errors import ValueRefused
 
 
@@ -16,10 +17,11 @@ from slabcalc.errors import ValueRefused
 @click.option("--value", "value_length", type=SIZE, required=True, metavar="BYTES",
               help="Value length in bytes (units allowed: 600k).")
 @click.option("--flags", type=int, default=0, show_default=True, help="Client flags (0 to 4294967295).")
+@rate_option
 @model_options
 @format_option(command="place")
 @with_settings
-def place(settings, key_length, value_length, flags, fmt):
+def place(settings, key_length, value_length, flags, fmt, rate):
     """Show where one item goes: its size, class, chunk and waste.
 
     The item size is memcached's own: header + CAS + key + 1 + flags suffix +
@@ -36,6 +38,7 @@ def place(settings, key_length, value_length, flags, fmt):
     from slabcalc.records.place import NOT_IN_CSV, place_record
 
     check_layout_options(settings, "place")
+    check_rate_given(settings, rate)
     try:
         placed = place_item(settings, key_length, value_length, flags)
         other = None
@@ -50,7 +53,7 @@ def place(settings, key_length, value_length, flags, fmt):
     if placed.status != "too_large" and (settings.memory_limit is not None or settings.extstore is not None):
         from slabcalc.analysis.placed import placed_capacity
 
-        capacity = placed_capacity(settings, key_length, value_length, flags)
+        capacity = placed_capacity(settings, key_length, value_length, flags, rate)
     document = place_record(settings, placed, other, capacity)
     if fmt == "json":
         click.echo(output.render_json(document))
@@ -130,7 +133,11 @@ def _extstore_lines(settings, record):
         how = (f"{c['limited_by']} evicts first when they are set at {r['sets_per_second']} a second through "
                f"simulate's extstore replay; static: RAM alone" if r is not None
                else f"{c['limited_by']} runs out first: static, RAM alone")
+        b = r.get("behind") if r is not None else None
+        pace = ("" if r is None else " if the write thread keeps pace" if b is None else
+                f" if the write thread keeps pace, fewer if it falls behind as the page pool runs dry (once: "
+                f"{b['curr_items']})")
         lines.append(("RAM + flash", f"-m {settings.maxbytes >> 20} and {e.usable_pages} flash pages hold "
-                                     f"{c['items']} such items ({how} {c['ram_items']}, flash alone "
+                                     f"{c['items']} such items{pace} ({how} {c['ram_items']}, flash alone "
                                      f"{c['flash_items']})"))
     return lines

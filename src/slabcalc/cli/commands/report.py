@@ -8,8 +8,8 @@ from slabcalc.cli import output
 from slabcalc.cli.common import check_layout_options, draw, input_items, say_rejected, settings_from
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
-from slabcalc.cli.options import (check_key, deploy_options, format_option, gate_options, input_options, model_options,
-                                  plot_option)
+from slabcalc.cli.options import (check_key, check_rate_given, deploy_options, format_option, gate_options, input_options, model_options,
+                                  plot_option, rate_option)
 from slabcalc.cli.plan import deploy_plan, print_plan
 from slabcalc.cli.tables import REPORT_COLUMNS, REPORT_ESSENTIAL, WHAT_IF_COLUMNS
 from slabcalc.errors import SlabcalcError
@@ -22,11 +22,12 @@ from slabcalc.errors import SlabcalcError
               help='Compare with other memcached options, e.g. --vs "-f 1.08" --vs "-C" (repeatable).  '
                    'Not given: no comparison.')
 @deploy_options
+@rate_option
 @plot_option
 @model_options
 @format_option(command="report")
 @gate_options
-def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
+def report(file, key_length, strict, what_if, plot, fmt, deploy, rate, **model):
     """Where the memory goes for a whole distribution of items.
 
     FILE (or standard input, when FILE is - or omitted) holds item sizes: a CSV
@@ -48,6 +49,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     settings = settings_from(**model)
     check_key(settings, key_length)
     check_layout_options(settings, "report")
+    check_rate_given(settings, rate)
     versus = [(text, _vs_settings(settings, text)) for text in what_if]
     orders = [_file_order(s, key_length) for s in [settings] + [vs for _, vs in versus]]
     groups = None
@@ -62,7 +64,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, **model):
     source = accounting.source
     try:
         # each --vs with its own -m (G1: it used the baseline's)
-        answer = ram_reports(settings, triples, versus, orders, key_length or 16)
+        answer = ram_reports(settings, triples, versus, orders, key_length or 16, rate)
         base, ext, others = answer.base, answer.ext, list(answer.what_if)
         if ext is not None and (deploy["nodes"] is not None or deploy["node_ram"] is not None):
             raise Refusal("--nodes and --node-ram plan nodes without extstore; drop -o ext_path to plan them")
