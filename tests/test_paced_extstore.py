@@ -60,6 +60,75 @@ def test_without_page_eviction_no_header_would_miss(monkeypatch):
     assert any("extstore_page_evictions" in p for p in out), out
 
 
+def _with_rules(capture, replay: dict, until: int) -> list[str]:
+    """What is off at the checkpoints up to ``until`` s when the capture's release runs the storage
+    threads on ``replay`` (a profile's ``extstore.replay``) instead of its own."""
+    import dataclasses
+
+    from slabcalc import configure, load_profile
+    from slabcalc.engines.simulate import simulate
+    from test_paced import OPS
+
+    profile = load_profile(capture.version)
+    profile = dataclasses.replace(profile, extstore=dataclasses.replace(profile.extstore, replay=replay))
+    ops = [(t, OPS[op], key, len(key), value, ttl, 0) for t, op, key, value, ttl in capture.workload if t < until]
+    snapshots = [s for s in capture.snapshots if s["time"] <= until]
+    sim = simulate(configure(profile, capture.args), ops, boot=capture.boot, at=[s["time"] for s in snapshots])
+    return [p for (_, state), snapshot in zip(sim.snapshots, snapshots) for p in differences(snapshot, state)]
+
+
+def _replay_of(release: str, **changed) -> dict:
+    from slabcalc import load_profile
+
+    return {**load_profile(release).extstore.replay, **changed}
+
+
+def test_1_6_45_runs_its_own_storage_threads():
+    """The rules placed at 1.6.20-1.6.41 (profile changes; docs/extstore-releases.md) reach 1.6.45."""
+    replay = _replay_of("1.6.45")
+    assert (replay["write_target"], replay["write_walk"], replay["automove"], replay["compact_pick"],
+            replay["header_keeps_fetched"], replay["write_sleep_min_us"]) == (
+        "pool_deficit", "down", "1.6.38", "most_fragmented", True, 200)
+    assert _replay_of("1.6.18")["write_target"] == "margin"
+
+
+def test_1_6_18s_storage_threads_miss_a_1_6_45_capture():
+    """1.6.45's write thread flushes a class early only while the global pool is under its minimum
+    (1.6.20, storage.c 621-625), where 1.6.18's keeps 3 pages of free chunks whenever the pool is at
+    or under it: on 1.6.18's rules the model writes 3 001 objects by 10 s of ext-slow-fill, the
+    real 1.6.45 2 554 (its own rules: within 3 %)."""
+    capture = paced.load("ext-slow-fill-1.6.45")
+    out = _with_rules(capture, _replay_of("1.6.18"), 10)
+    assert any("extstore_objects_written" in p for p in out), out
+    assert _with_rules(paced.load("ext-slow-fill-1.6.45"), _replay_of("1.6.45"), 10) == []
+
+
+def test_without_1_6_38s_page_ahead_the_automover_would_move_pages():
+    """1.6.38 (storage.c 627-630): with the global pool exactly at its minimum -- 0 until the extstore
+    automover's window fills -- the write thread frees one page ahead.  Without it (1.6.20-1.6.37)
+    the pool stays short and the automover takes 10 pages from the large classes by 10 s of
+    ext-slow-fill, where the real 1.6.45 moved 1."""
+    out = _with_rules(paced.load("ext-slow-fill-1.6.45"), _replay_of("1.6.45", write_target_at_minimum=0), 10)
+    assert any("slabs_moved" in p for p in out), out
+
+
+def test_a_release_whose_storage_threads_were_not_read_is_refused_in_one_line():
+    """A profile with ``extstore.replay: null`` (a user's, or a release not read) is refused, naming it."""
+    import dataclasses
+
+    from slabcalc import configure, load_profile
+    from slabcalc.engines.background import SimulationError
+    from slabcalc.engines.simulate import simulate
+
+    profile = load_profile("1.6.45")
+    profile = dataclasses.replace(profile, extstore=dataclasses.replace(profile.extstore, replay=None))
+    settings = configure(profile, ["-m", "16", "-o", "ext_path=/tmp/ext.data:1g"])
+    with pytest.raises(SimulationError) as refused:
+        simulate(settings, [(0.0, 0, "a", 1, 100, 0, 0)])
+    message = str(refused.value)
+    assert "\n" not in message and "on 1.6.45" in message and "does not model -o ext_path" in message
+
+
 def live_ext_capture() -> dict:
     """A job of tests/ahead.py: the 6 s extstore paced run of the installed memcached (``live-ext``)."""
     return paced.live_capture("live-ext")
@@ -97,7 +166,6 @@ def test_simulate_json_gives_the_servers_extstore_counters():
 
 
 @pytest.mark.parametrize("args, words", [
-    (["-m", "16", "-o", "ext_path=/tmp/ext.data:1g"], "on 1.6.45"),
     (["--profile", "1.6.18", "-m", "16", "--sample", "0.5", "-o", "ext_path=/tmp/ext.data:1g"], "--sample"),
 ])
 def test_what_is_not_replayed_is_refused_in_one_line(args, words):

@@ -1,7 +1,11 @@
 """Extstore on the workload's clock: the storage write thread, header items, reads from flash.
 
 Rules read from 1.6.18's source (the release's constants are profile data,
-``extstore.replay``; the option values are :class:`slabcalc.model.extstore.Extstore`'s):
+``extstore.replay``; the option values are :class:`slabcalc.model.extstore.Extstore`'s), as
+below; what later releases changed (1.6.45's source, each change placed at its tag:
+docs/extstore-releases.md) is ``extstore.replay`` data too -- 1.6.20's write thread is
+:func:`.extstore_write.step_later`, 1.6.25's compaction :mod:`.extstore_compact`, 1.6.34's and 1.6.38's
+automover :meth:`.ExtstoreAutomover.run_later`:
 
 The write thread (``storage_write_thread``, storage.c 588-663)
     Sleeps ``to_sleep`` microseconds (500 at least, ``ext_max_sleep`` at most;
@@ -54,6 +58,7 @@ from __future__ import annotations
 import math
 
 from slabcalc.engines.extstore_compact import Compactor
+from slabcalc.engines.extstore_write import step_later
 from slabcalc.engines.flash import CHUNKED, DEFAULT, LOWTTL, Flash
 from slabcalc.engines.lru import COLD, Item
 
@@ -89,7 +94,19 @@ class Storage:
         self.recache_rate = replay["recache_rate"] if ext.recache_rate is None else ext.recache_rate
         self.max_sleep = replay["max_sleep_us"] if ext.max_sleep is None else ext.max_sleep
         self.sleep_min = replay["write_sleep_min_us"]
-        self.halve_over = replay["backoff_halve_over_us"]
+        self.halve_over = replay["backoff_halve_over_us"]     # None: a long sleep halves no backoff (1.6.20)
+        # where releases differ (profile extstore.replay; docs/extstore-releases.md)
+        self.later = replay["write_target"] == "pool_deficit"     # 1.6.20's write thread
+        self.down = replay["write_walk"] == "down"
+        self.at_minimum = replay["write_target_at_minimum"]
+        self.small_caps = [tuple(cap) for cap in replay["write_small_class_pages"]]
+        self.sleep_after_moves = replay["write_sleep_after_moves"]
+        self.reset_on_sleep = replay["backoff_reset_on_sleep"]
+        self.compact_on_writes = replay["compact_wake"] == "written"
+        self.maint_evicts = replay["flash_evict"] == "maintenance_thread"
+        self.keeps_fetched = replay["header_keeps_fetched"]
+        self.check_compact = e.settings.slab_page_size       # storage.c (1.6.25+) check_compact
+        self.slept = True
         self.pool_min = replay["pool_min_start"]          # settings.ext_global_pool_min
         self.hdr_value = ext.header - 2                    # sizeof(item_hdr) less the ntotal's "\r\n"
         self.refs: dict = {}                               # key -> FlashRef, while its header is linked
@@ -166,7 +183,9 @@ class Storage:
             if count % self.recache_rate == 0:           # storage.c 418-431: the buffer is the item again
                 self.recache_from_extstore += 1
                 e.unlink(item, lost=False)
-                e.link(Item(item.key, ref.cls, e.link_seg, item.exptime, e.now, ref.ntotal, addr, None))
+                back = Item(item.key, ref.cls, e.link_seg, item.exptime, e.now, ref.ntotal, addr, None)
+                back.fetched = self.keeps_fetched            # 1.6.40+ storage.c 453: the header's FETCHED
+                e.link(back)
                 self.hdr_size[item.key] = item.ntotal     # it may be written again, as the same header
                 return True
         self._hold(ref.cls, addr)                       # freed once the response is sent
@@ -183,6 +202,9 @@ class Storage:
 
     def step(self) -> None:
         """One pass of ``storage_write_thread``, then its sleep."""
+        if self.later:
+            step_later(self)                    # 1.6.20+ (engines/extstore_write.py)
+            return
         e = self.e
         self.flash.io_done()
         if self.next_wake >= self.next_maint:
@@ -203,7 +225,7 @@ class Storage:
         for x in self._walk():
             b = backoff[x]
             if b and counter % b:
-                if self.to_sleep > self.halve_over:
+                if self.halve_over is not None and self.to_sleep > self.halve_over:
                     backoff[x] = b // 2
                 continue
             if not cold[x].n:                   # storage_write finds no tail: nothing written
@@ -301,6 +323,8 @@ class Storage:
             self.hdr_size[key] = hdr_ntotal
             return False
         header = Item(key, hcls, e.link_seg, exptime, e.now, hdr_ntotal, addr, None)
+        if self.keeps_fetched:                             # 1.6.40+ storage.c 574: ITEM_PRESERVE_FLAGS
+            header.fetched = item.fetched
         e.unlink(item, lost=False)                         # item_replace
         e.link(header)
         self.refs[key] = FlashRef(header, where[0], where[1], item.ntotal, item.cls)
@@ -377,3 +401,6 @@ def attach(engine, boot: float) -> None:
     maintainer = getattr(engine, "maintainer", None)
     if maintainer is not None and maintainer.automover is not None:
         maintainer.automover = ExtstoreAutomover(engine)
+    for actor in engine.actors:             # 1.6.34+: the mover thread runs it (slabs_mover.c 776-781)
+        if getattr(actor, "automover", None) is not None and actor is not maintainer:
+            actor.automover = ExtstoreAutomover(engine)

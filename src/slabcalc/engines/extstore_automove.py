@@ -43,6 +43,7 @@ class ExtstoreAutomover:
         self.cur = 0
         self.watermark = 0
         self.before = self._counters()          # the init's dry run
+        self.version = replay["automove"]       # "1.6.18", "1.6.34" or "1.6.38" (run_later)
 
     def _counters(self):
         e = self.e
@@ -50,6 +51,8 @@ class ExtstoreAutomover:
 
     def run(self) -> tuple[int, int]:
         """``slab_automove_extstore_run``: ``(source, 0)`` or ``(-1, -1)``."""
+        if self.version != "1.6.18":
+            return self.run_later()
         e = self.e
         slabs, storage = e.slabs, e.storage
         held = storage.held
@@ -88,6 +91,63 @@ class ExtstoreAutomover:
         self.before = after
         if self.cur < size:
             return src, dst
+        if not too_free and global_low and oldest != -1:
+            src, dst = oldest, 0
+        return src, dst
+
+    def run_later(self) -> tuple[int, int]:
+        """1.6.34's and 1.6.38's ``slab_automove_extstore_run`` (1.6.45 slab_automove_extstore.c
+        133-250), on the mover thread: only a class of chunks under ``ext_item_size`` can be
+        dirty (an eviction, an allocation failure or a page gained in a run of its window), and
+        while the pool holds a page a dirty class is passed over; any class with over 2 pages of
+        free chunks in every run of its window gives a page to the pool (the last such wins);
+        else, with the window filled, ``-m`` reached and the pool under its watermark, the class
+        of chunks ``ext_item_size`` or more with over 2 pages whose COLD tail is oldest gives
+        one -- 1.6.34: oldest on the window's average; 1.6.38: now, or the first such class.
+        1.6.34 sets the write thread's pool minimum at every run, 1.6.38 once the window filled."""
+        e = self.e
+        slabs, storage = e.slabs, e.storage
+        held = storage.held
+        pool = len(slabs.pool)
+        global_low = slabs.full and pool < self.watermark
+        evicted, oom, pages = after = self._counters()
+        b_evicted, b_oom, b_pages = self.before
+        self.cur += 1
+        total = sum(pages[1:]) + pool                                   # memcheck
+        self.watermark = max(self.floor, int(total * self.free_ratio))
+        now_age = self.version == "1.6.38"
+        if not now_age:
+            storage.pool_min = self.watermark
+        src = dst = -1
+        too_free = False
+        oldest, oldest_age = -1, 0
+        size = self.window_size
+        at = self.cur % size
+        cold = e.lrus.q[COLD]
+        now = e.now
+        for c in range(1, len(pages)):
+            small = e.size[c] < self.item_size
+            slot = self.window[c][at]
+            perslab = e.perslab[c]
+            dirty = int(small and (evicted[c] > b_evicted[c] or oom[c] > b_oom[c] or pages[c] > b_pages[c]))
+            free_chunks = len(slabs.free[c]) + (c in held)        # as in run()
+            lru = cold[c]
+            age_now = now - lru.next.time if lru.n else 0
+            slot[:] = [age_now, dirty, int(free_chunks > perslab * self.source_pages)]
+            window = self.window[c]
+            if pool and any(s[1] for s in window):
+                continue
+            if sum(s[2] for s in window) >= size:
+                src, dst, too_free = c, 0, True
+            if small or pages[c] <= self.source_pages:
+                continue
+            age = age_now if now_age else sum(s[0] for s in window) // size
+            if age > oldest_age or (now_age and oldest == -1):
+                oldest, oldest_age = c, age
+        self.before = after
+        if self.cur < size:
+            return src, dst
+        storage.pool_min = self.watermark
         if not too_free and global_low and oldest != -1:
             src, dst = oldest, 0
         return src, dst

@@ -16,6 +16,11 @@ What simulate needs of it, on the workload's clock:
     Frees pages that hold no object; with no free page left it *evicts* the
     page of lowest version (the oldest written) that is not being written:
     ``page_evictions``, and the headers pointing into it miss when read.
+    From 1.6.25 there is no maintenance thread: the write request that finds
+    no free page evicts the oldest itself (``_evict_page``, 1.6.45 extstore.c
+    429-466, 605, 620) -- what :meth:`Flash._allocate_page` does for every
+    release; only before 1.6.25 does the storage thread's clock also evict
+    each second (profile ``extstore.replay.flash_evict``).
 ``extstore_get_stats`` (extstore.c 172-193)
     ``pages_used`` is ``page_count - page_free``; 1.6.18 never puts page 0 on
     the free list (343-355), so it counts as used from the start.

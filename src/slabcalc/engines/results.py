@@ -27,6 +27,7 @@ class Model:
     background: Background | None = None    # what ran beside the requests, and its constants
     sample: float | None = None             # the share of keys replayed (simulate's ``sample``)
     extstore: str | None = None  # -o ext_path: the storage threads ran, on these rules (engines/extstore.py)
+    extstore_write_target: str | None = None   # when the write thread flushes early (profile extstore.replay)
     build: str = ""             # "compiled (mypyc)" or "plain Python": the engine that ran (setup.py)
 
 

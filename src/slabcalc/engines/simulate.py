@@ -51,6 +51,8 @@ def describe_model(settings: Settings, background: Background) -> Model:
                   automove_ratio=bg.slab_automove_ratio if bg.moves_pages else None, options=tuple(options or ()),
                   memory_limit_mb=settings.maxbytes >> 20 if settings.maxbytes else 0, background=bg,
                   extstore=(settings.profile.extstore.replay['rules_from'] if settings.extstore is not None else None),
+                  extstore_write_target=(settings.profile.extstore.replay['write_target']
+                                         if settings.extstore is not None else None),
                   build=engine_build())
     exact = not bg.threads and bg.lru == "compat"     # the synchronous allocation path, replayed
     return Model(settings.profile.release, bg.lru, exact, **fields)

@@ -132,6 +132,14 @@ def threads_text(bg: Background) -> str:
     return ", ".join(parts)
 
 
+# when the storage write thread flushes a class early (profile extstore.replay.write_target)
+FLUSHES = {
+    "margin": "keeps 3 pages of free chunks in each class it flushes",
+    "pool_deficit": "flushes a class early only while the global pool is under that minimum, by the pages it lacks",
+    None: "flushes from the classes' COLD tails",
+}
+
+
 def why(model: Model, pages_moved: int) -> str:
     """Why pages did (not) follow the evictions, from what ran -- never a cause the setup rules out."""
     if model.automove == 1 and model.extstore:
@@ -139,8 +147,7 @@ def why(model: Model, pages_moved: int) -> str:
                 f"pages only to the global pool, never to a class that evicts -- from a class with spare free "
                 f"chunks over its {model.automove_window}-run window, or from the class of large items with the "
                 f"oldest COLD tail when the pool is below slab_automove_freeratio of all pages; the write thread "
-                f"keeps 3 pages of free chunks in each class it flushes, and header items get pages only from "
-                f"that pool")
+                f"{FLUSHES[model.extstore_write_target]}, and header items get pages only from that pool")
     elif model.automove == 1:
         text = (f"slab automover 1 moved {pages_moved} page{'s' if pages_moved != 1 else ''}: it moves at most "
                 f"one a second, from the class with the oldest items (more than 2 pages) to one that evicts "
