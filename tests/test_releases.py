@@ -47,6 +47,15 @@ def test_each_rule_change_starts_a_listed_run(boundary):
     assert boundary in [s.first for s in bundled_segments()]
 
 
+def test_runs_are_nonempty_and_start_once():
+    """Two changes entries of one release (kept apart by topic in the YAML) make one run, not a
+    run that ends before it starts (1.6.25-1.6.24 once did)."""
+    segments = bundled_segments()
+    assert all(release_key(s.first) <= release_key(s.last) for s in segments)
+    firsts = [(s.profile, s.first) for s in segments]
+    assert len(firsts) == len(set(firsts))
+
+
 def test_profiles_command_lists_the_runs():
     result = run("profiles", "--format", "json")
     assert result.exit_code == 0, result.output

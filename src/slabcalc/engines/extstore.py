@@ -1,5 +1,9 @@
 """Extstore on the workload's clock: the storage write thread, header items, reads from flash.
 
+This module is long because its rules are one thread's: the write thread's pass, the header items
+it leaves and the reads that meet them share the class state it walks (the later releases' thread,
+compaction and automover are modules of their own).
+
 Rules read from 1.6.18's source (the release's constants are profile data,
 ``extstore.replay``; the option values are :class:`slabcalc.model.extstore.Extstore`'s), as
 below; what later releases changed (1.6.45's source, each change placed at its tag:

@@ -172,8 +172,12 @@ def bundled_segments() -> list[Segment]:
         starts = [(str(data["releases"]["first"]), ())]
         for change in _changes(data):
             rest = {k: v for k, v in change.items() if k != "from"}
-            fields = [".".join(path.split(".")[:3]) for path in leaf_paths(rest)]
-            starts.append((str(change["from"]), tuple(dict.fromkeys(fields))))
+            fields = tuple(".".join(path.split(".")[:3]) for path in leaf_paths(rest))
+            if starts[-1][0] == str(change["from"]):    # entries of one release (kept apart by topic)
+                starts[-1] = (starts[-1][0], starts[-1][1] + fields)
+            else:
+                starts.append((str(change["from"]), fields))
+        starts = [(first, tuple(dict.fromkeys(changed))) for first, changed in starts]
         ends = [_previous(first) for first, _ in starts[1:]] + [str(data["releases"]["last"])]
         for (first, changed), last in zip(starts, ends):
             segments.append(Segment(name.removesuffix(".yaml"), first, last, changed))
