@@ -30,7 +30,7 @@ import math
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from slabcalc.engines.background import Background
-from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Item, Lrus
+from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Chunked, Item, Lrus
 from slabcalc.engines.results import ClassResult, Model, Simulation, TimelineRow, Totals
 from slabcalc.engines.slabs import Slabs
 from slabcalc.model.classes import class_for, slab_classes
@@ -263,7 +263,8 @@ class Engine:
         seg = self.link_seg
         if self.temp is not None and self.temp.holds(exptime, now):
             seg = TEMP                  # do_item_alloc: id |= TEMP_LRU (items.c 325-327)
-        self.link(Item(key, cls, seg, exptime, now, ntotal, addr, chunks))
+        self.link(Item(key, cls, seg, exptime, now, ntotal, addr) if chunks is None
+                  else Chunked(key, cls, seg, exptime, now, ntotal, chunks))
         if self.storage is not None:
             self.storage.stored(key)
         if self.gone:

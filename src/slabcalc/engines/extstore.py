@@ -166,7 +166,7 @@ class Storage:
             if count % self.recache_rate == 0:           # storage.c 418-431: the buffer is the item again
                 self.recache_from_extstore += 1
                 e.unlink(item, lost=False)
-                e.link(Item(item.key, ref.cls, e.link_seg, item.exptime, e.now, ref.ntotal, addr, None))
+                e.link(Item(item.key, ref.cls, e.link_seg, item.exptime, e.now, ref.ntotal, addr))
                 self.hdr_size[item.key] = item.ntotal     # it may be written again, as the same header
                 return True
         self._hold(ref.cls, addr)                       # freed once the response is sent
@@ -292,7 +292,7 @@ class Storage:
             e.slabs.free[hcls].append(addr)                # slabs_free(hdr_it)
             self.hdr_size[key] = hdr_ntotal
             return False
-        header = Item(key, hcls, e.link_seg, exptime, e.now, hdr_ntotal, addr, None)
+        header = Item(key, hcls, e.link_seg, exptime, e.now, hdr_ntotal, addr)
         e.unlink(item, lost=False)                         # item_replace
         e.link(header)
         self.refs[key] = FlashRef(header, where[0], where[1], item.ntotal, item.cls)
