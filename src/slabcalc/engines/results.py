@@ -28,6 +28,8 @@ class Model:
     sample: float | None = None             # the share of keys replayed (simulate's ``sample``)
     extstore: str | None = None  # -o ext_path: the storage threads ran, on these rules (engines/extstore.py)
     build: str = ""             # "compiled (mypyc)" or "plain Python": the engine that ran (setup.py)
+    key_hash_bits: int = 0      # string keys kept as hashes of this many bits (engines/keys.py; 0: as text)
+    key_collision_bound: float | None = None    # then: at most this probability that two keys shared one
 
 
 @dataclass(frozen=True)
