@@ -54,7 +54,6 @@ class Item:
         self.key, self.cls, self.seg, self.exptime, self.time = key, cls, seg, exptime, time
         self.fetched = self.active = False
         self.ntotal, self.addr = ntotal, addr
-        self.prev = self.next = self
 
     @property
     def chunks(self) -> list[tuple[int, int]] | None:
@@ -89,6 +88,7 @@ class Lru(Item):
 
     def __init__(self) -> None:
         super().__init__(0, 0, 0, 0, 0, 0, -1)
+        self.prev = self.next = self
         self.n = 0
 
     def append(self, item: Item) -> None:
