@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 CLOCK_START = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
 US = 1_000_000
 IDLE_AHEAD = 2 * US     # look for an idle stretch to jump over only with this much time before the next request
+EXPTIME_MAX = 1 << 62   # a compiled Item holds exptime in 64 bits: a TTL past it never expires either way
 
 
 Shape = tuple[int, "tuple[tuple[int, int], ...] | None"]     # a set's chunk plan: header class, body chunks
@@ -167,7 +168,7 @@ class Engine:
             self._exp_second, self._exp = self.now, {}
         exp = self._exp.get(ttl)
         if exp is None:
-            exp = self._exp[ttl] = self.now + ttl
+            exp = self._exp[ttl] = min(self.now + ttl, EXPTIME_MAX)
         return exp
 
     def unlink(self, item: Item, lost: bool = True) -> None:
