@@ -108,3 +108,14 @@ def test_the_cli_hashes_one_replay_and_refuses_a_curve(tmp_path):
     assert json.loads(done.stdout)["model"]["key_hash_bits"] == 60
     refused = runner.invoke(cli, ["simulate", str(path), "-m", "2,4", "--hash-keys"])
     assert refused.exit_code == 2 and "--hash-keys" in refused.output
+
+
+def test_extstore_replays_hashed_keys_as_their_text():
+    """extstore keeps its own tables by key (headers, flash references): they take the hashes too."""
+    settings = configure(PROFILE, ["-m", "16", "-o", "ext_path=/tmp/ext.data:1g"])
+    rng = random.Random(6)
+    ops = [(i / 1000, SET, f"key:{i}", 8, rng.randrange(2_000, 20_000), 0, 0) for i in range(3000)]
+    ops += [(3 + i / 1000, GET, f"key:{rng.randrange(3000)}", 8, 0, 0, 0) for i in range(3000)]
+    text, hashed_ = simulate(settings, ops), simulate(settings, ops, hash_keys=True)
+    assert text.extstore["extstore_objects_written"] and text.totals.hits
+    assert dict(hashed_.extstore) == dict(text.extstore) and asdict(hashed_.totals) == asdict(text.totals)
