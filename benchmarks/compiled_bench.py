@@ -6,7 +6,9 @@ Prints, for the build this process loads and for the plain source (a child with 
   log-normal around 500 bytes) from a CSV: the reader alone, and read + simulate (1.6.18 defaults);
   and the same operations into a real memcached over loopback, pipelined: the ratio to it;
 * RSS per resident item: a child replays 1 000 000 distinct keys (streamed, -m 1024) and reports its
-  peak RSS growth divided by the items resident at the end;
+  peak RSS growth divided by the items resident at the end, beside where an item's bytes go (its
+  record, its key, its chunk address when boxed, its share of the hash table; pymalloc rounds each
+  object up to 16 bytes);
 * one oracleGeneral trace of 500 000 requests (100 000 objects, Zipf 0.8, 100..5000 bytes) replayed by
   libCacheSim's LRU (C, object sizes only, no slab classes) and by ``simulate`` under -m 64: the
   ratio of their times.
@@ -14,7 +16,7 @@ Prints, for the build this process loads and for the plain source (a child with 
 CPU seconds (``time.process_time``) are printed beside wall seconds: the machines this runs on are
 shared and their wall clock says more about the neighbours than about the code.
 
-Run: python benchmarks/compiled_bench.py [--ops 500000] [--items 1000000] [--requests 500000]
+Run: python benchmarks/compiled_bench.py [--ops 500000] [--items 1000000] [--requests 500000] [--only rss]
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 from simulate_bench import replay, workload, write_csv  # noqa: E402
 
 from slabcalc import configure, load_profile  # noqa: E402
+from slabcalc.engines.background import background_for  # noqa: E402
+from slabcalc.engines.engine import Engine  # noqa: E402
+from slabcalc.engines.keys import key_digest  # noqa: E402
 from slabcalc.engines.simulate import SET, engine_build, simulate  # noqa: E402
 from slabcalc.inputs.traces import RECORD, read_oracle_general  # noqa: E402
 from slabcalc.inputs.workload import read_workload  # noqa: E402
@@ -64,15 +69,42 @@ def csv_figures(path: str) -> dict:
     return {"build": engine_build(), "read": [read_wall, read_cpu], "whole": [wall, cpu], "evicted": evicted}
 
 
-def rss_figures(items: int) -> dict:
-    """Peak RSS growth of a replay of ``items`` distinct keys, per item resident at the end."""
+def rss_figures(items: int, hash_keys: bool = False) -> dict:
+    """Peak RSS growth of a replay of ``items`` distinct keys, per item resident at the end (``hash_keys``:
+    simulate's, string keys kept as 60-bit hashes)."""
     settings = configure(load_profile("1.6.18"), ["-m", "1024"])
     rng = random.Random(7)
     before = _status("VmRSS")
     ops = ((0.0, SET, f"key:{i:09d}", 13, rng.randrange(50, 300), 0, 0) for i in range(items))
-    sim = simulate(settings, ops)
+    sim = simulate(settings, ops, hash_keys=hash_keys)
     return {"build": engine_build(), "per_item": (_status("VmHWM") - before) / max(sim.totals.curr_items, 1),
-            "items": sim.totals.curr_items}
+            "items": sim.totals.curr_items, "parts": item_parts(settings, sim.totals.curr_items, hash_keys)}
+
+
+def item_parts(settings, items: int, hash_keys: bool = False) -> dict:
+    """Bytes one resident item costs, by part: its record (``engines.lru.Item``, with the collector's
+    header), its key string, its chunk address as an int object (the plain build boxes every field,
+    the compiled one holds ints in the record), and its share of the hash table at ``items`` keys."""
+    engine = Engine(settings, background_for(settings))
+    key = key_digest("key:000000001") if hash_keys else "key:000000001"
+    engine.run([(0.0, SET, key, 13, 100, 0, 0)])
+    item = engine.index[key]
+    boxed = engine_build() == "plain Python"
+    return {"record": _alloc(sys.getsizeof(item)), "key": _alloc(sys.getsizeof(item.key)),
+            "addr": _alloc(sys.getsizeof(item.addr)) if boxed else 0,
+            "index": _table(items, key), "hashed": hash_keys}
+
+
+def _table(items: int, key) -> float:
+    """A hash table's bytes per key at ``items`` keys of ``key``'s type: CPython keeps a table of string
+    keys without their hashes (16-byte entries), one of int keys with them (24)."""
+    keys = [f"{i:013d}" for i in range(items)] if isinstance(key, str) else range(items)
+    return sys.getsizeof(dict.fromkeys(keys)) / items
+
+
+def _alloc(size: int) -> int:
+    """pymalloc's block for an object of ``size`` bytes (16-byte steps on 64-bit)."""
+    return -(-size // 16) * 16
 
 
 def _status(field: str) -> int:
@@ -119,13 +151,29 @@ def libcachesim_figures(path: str) -> dict | None:
     return {"time": [wall, cpu], "hit_ratio": ratio}
 
 
-def both(task: str, *args) -> list[dict]:
-    """``task`` here, then in a child running the plain source."""
-    mine = json.loads(json.dumps(globals()[task](*args)))
-    env = dict(os.environ, SLABCALC_PURE="1")
-    child = subprocess.run([sys.executable, __file__, "--child", json.dumps([task, *args])], env=env,
-                           capture_output=True, text=True, check=True)
-    return [mine, json.loads(child.stdout)] if mine["build"] != "plain Python" else [mine]
+def both(task: str, *args, fresh: bool = False) -> list[dict]:
+    """``task`` here (``fresh``: in a child of the same build, whose peak RSS is its own), then in a child
+    running the plain source."""
+    mine = _child(task, args, {}) if fresh else json.loads(json.dumps(globals()[task](*args)))
+    if mine["build"] == "plain Python":
+        return [mine]
+    return [mine, _child(task, args, {"SLABCALC_PURE": "1"})]
+
+
+def _child(task: str, args: tuple, env: dict) -> dict:
+    child = subprocess.run([sys.executable, __file__, "--child", json.dumps([task, *args])],
+                           env=dict(os.environ, **env), capture_output=True, text=True, check=True)
+    return json.loads(child.stdout)
+
+
+def print_rss(items: int) -> None:
+    print(f"RSS per resident item, {items:,} distinct keys of 13 characters, -m 1024 (target: at most 100 B):")
+    for r in both("rss_figures", items, fresh=True) + both("rss_figures", items, True, fresh=True):
+        p = r["parts"]
+        keys = "keys hashed" if p["hashed"] else "keys as text"
+        print(f"  {r['build']:17} {keys:12} {r['per_item']:.0f} B per item ({r['items']:,} resident); record "
+              f"{p['record']} + key {p['key']} + address {p['addr']} + hash table {p['index']:.0f} = "
+              f"{p['record'] + p['key'] + p['addr'] + p['index']:.0f} B")
 
 
 def main() -> None:
@@ -133,11 +181,15 @@ def main() -> None:
     parser.add_argument("--ops", type=int, default=500_000)
     parser.add_argument("--items", type=int, default=1_000_000)
     parser.add_argument("--requests", type=int, default=500_000)
+    parser.add_argument("--only", choices=["rss"], help="only the RSS per resident item")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         task, *rest = json.loads(args.child)
         print(json.dumps(globals()[task](*rest)))
+        return
+    if args.only == "rss":
+        print_rss(args.items)
         return
     from memcached_server import MemcachedServer, find_memcached
 
@@ -157,9 +209,7 @@ def main() -> None:
             print(f"  {r['build']:17} read {r['read'][0]:5.2f} / {r['read'][1]:5.2f}   read + simulate "
                   f"{r['whole'][0]:5.2f} / {r['whole'][1]:5.2f}{ratio}  (evicted {r['evicted']:,})")
 
-        print(f"RSS per resident item, {args.items:,} distinct keys, -m 1024:")
-        for r in both("rss_figures", args.items):
-            print(f"  {r['build']:17} {r['per_item']:.0f} B per item ({r['items']:,} resident)")
+        print_rss(args.items)
 
         trace = os.path.join(tmp, "trace.oracleGeneral")
         oracle_trace(trace, args.requests)

@@ -81,3 +81,12 @@ def test_compiled_and_plain_engines_replay_alike(plain, case):
     theirs = plain(argv, ops)
     assert (mine[0], theirs[0]) == ("compiled (mypyc)", "plain Python")
     assert mine[1:] == theirs[1:]
+
+
+def test_a_ttl_past_64_bits_is_held_and_never_expires():
+    """A compiled item holds exptime in 64 bits (engines/lru.py): a TTL beyond them is capped, not
+    refused with a traceback, and the item is found as the plain build finds it."""
+    ops = [(0.0, SET, "a", 1, 10, 10**20, 0), (5.0, GET, "a", 1, 0, 0, 0), (6.0, TOUCH, "a", 1, 0, 10**20, 0),
+           (9.0, GET, "a", 1, 0, 0, 0)]
+    sim = simulate(configure(PROFILE, ["-m", "4"]), ops)
+    assert (sim.totals.hits, sim.totals.misses, sim.totals.touch_hits) == (2, 0, 1)

@@ -178,7 +178,7 @@ def test_an_lru_keeps_the_order_an_ordered_dict_keeps():
     @given(_lru_steps())
     def check(steps):
         lru, model = Lru(), OrderedDict()
-        items = {k: Item(f"k{k}", 1, 2, 0, 0, 100, k, None) for k in range(10)}
+        items = {k: Item(f"k{k}", 1, 2, 0, 0, 100, k) for k in range(10)}
         for step, k in steps:
             item = items[k]
             if step == "link" and k not in model:

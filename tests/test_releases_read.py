@@ -37,7 +37,7 @@ def held_pages(engine, cls: int, pages: int, tail_time: int) -> None:
     for _ in range(pages):
         assert engine.slabs.newslab(cls)
     del engine.slabs.free[cls][:]
-    engine.lrus.q[COLD][cls].append(Item(f"tail{cls}", cls, COLD, 0, tail_time, 100, 0, None))
+    engine.lrus.q[COLD][cls].append(Item(f"tail{cls}", cls, COLD, 0, tail_time, 100, 0))
 
 
 def runs(engine, mover, first: int, count: int, each=None):

@@ -30,7 +30,7 @@ import math
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from slabcalc.engines.background import Background
-from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Item, Lrus
+from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Chunked, Item, Lrus
 from slabcalc.engines.results import ClassResult, Model, Simulation, TimelineRow, Totals
 from slabcalc.engines.slabs import Slabs
 from slabcalc.model.classes import class_for, slab_classes
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 CLOCK_START = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
 US = 1_000_000
 IDLE_AHEAD = 2 * US     # look for an idle stretch to jump over only with this much time before the next request
+EXPTIME_MAX = 1 << 62   # a compiled Item holds exptime in 64 bits: a TTL past it never expires either way
 
 
 Shape = tuple[int, "tuple[tuple[int, int], ...] | None"]     # a set's chunk plan: header class, body chunks
@@ -167,7 +168,7 @@ class Engine:
             self._exp_second, self._exp = self.now, {}
         exp = self._exp.get(ttl)
         if exp is None:
-            exp = self._exp[ttl] = self.now + ttl
+            exp = self._exp[ttl] = min(self.now + ttl, EXPTIME_MAX)
         return exp
 
     def unlink(self, item: Item, lost: bool = True) -> None:
@@ -263,7 +264,8 @@ class Engine:
         seg = self.link_seg
         if self.temp is not None and self.temp.holds(exptime, now):
             seg = TEMP                  # do_item_alloc: id |= TEMP_LRU (items.c 325-327)
-        self.link(Item(key, cls, seg, exptime, now, ntotal, addr, chunks))
+        self.link(Item(key, cls, seg, exptime, now, ntotal, addr) if chunks is None
+                  else Chunked(key, cls, seg, exptime, now, ntotal, chunks))
         if self.storage is not None:
             self.storage.stored(key)
         if self.gone:

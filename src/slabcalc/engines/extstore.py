@@ -187,7 +187,7 @@ class Storage:
             if count % self.recache_rate == 0:           # storage.c 418-431: the buffer is the item again
                 self.recache_from_extstore += 1
                 e.unlink(item, lost=False)
-                back = Item(item.key, ref.cls, e.link_seg, item.exptime, e.now, ref.ntotal, addr, None)
+                back = Item(item.key, ref.cls, e.link_seg, item.exptime, e.now, ref.ntotal, addr)
                 back.fetched = self.keeps_fetched            # 1.6.40+ storage.c 453: the header's FETCHED
                 e.link(back)
                 self.hdr_size[item.key] = item.ntotal     # it may be written again, as the same header
@@ -326,7 +326,7 @@ class Storage:
             e.slabs.free[hcls].append(addr)                # slabs_free(hdr_it)
             self.hdr_size[key] = hdr_ntotal
             return False
-        header = Item(key, hcls, e.link_seg, exptime, e.now, hdr_ntotal, addr, None)
+        header = Item(key, hcls, e.link_seg, exptime, e.now, hdr_ntotal, addr)
         if self.keeps_fetched:                             # 1.6.40+ storage.c 574: ITEM_PRESERVE_FLAGS
             header.fetched = item.fetched
         e.unlink(item, lost=False)                         # item_replace

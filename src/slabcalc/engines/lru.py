@@ -16,39 +16,66 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+try:
+    from mypy_extensions import i32, i64, u8
+except ImportError:         # plain Python: the native int types only speak to mypyc (setup.py)
+    i32 = i64 = u8 = int    # type: ignore[misc]
+
 HOT, WARM, COLD, TEMP = 0, 1, 2, 3      # items.c lru_type_map: HOT_LRU, WARM_LRU, COLD_LRU, TEMP_LRU
 SEGMENTS = ("hot", "warm", "cold", "temp")      # TEMP holds items only with -o temporary_ttl (temp_lru.py)
 
 
 class Item:
-    """A linked item: its LRU class and segment, times, hit markers, size and chunks.
+    """A linked item: its LRU class and segment, times, hit markers, size and chunk.
 
-    ``addr`` is its chunk (``page << 32 | slot``) in class ``cls``; a chunked
-    item has ``addr`` -1 and ``chunks`` ``[(class, chunk), ...]``, header first
-    (its header lives in a small class, its LRU is the largest class's).
+    ``addr`` is its chunk (``page << 32 | slot``) in class ``cls``.  An item
+    whose chunks span classes is a :class:`Chunked`; every other item's
+    ``chunks`` is None, and costs no field.
     """
 
-    __slots__ = ("key", "cls", "seg", "exptime", "time", "fetched", "active", "ntotal", "addr", "chunks",
-                 "prev", "next")
-    # declared for mypyc (setup.py): a compiled Item holds the ints unboxed and the flags as bytes
-    key: str | int
-    cls: int
-    seg: int
-    exptime: int
-    time: int
+    __slots__ = ("cls", "seg", "fetched", "active", "ntotal", "key", "exptime", "time", "addr", "prev", "next")
+    # declared for mypyc (setup.py): a compiled Item holds its ints unboxed, the class, segment, flags
+    # and size packed in one word (declared first, so laid out first): 96 bytes an item, was 128
+    # (every field set in __init__, Lru's too, so that mypyc needs no bitmap of the unset ones)
+    cls: u8
+    seg: u8
     fetched: bool
     active: bool
-    ntotal: int
-    addr: int
-    chunks: list[tuple[int, int]] | None
+    ntotal: i32         # at most -I (1 GiB): read it into an int before adding it up
+    key: str | int
+    exptime: i64
+    time: i64
+    addr: i64
     prev: Item
     next: Item
 
-    def __init__(self, key: str | int, cls: int, seg: int, exptime: int, time: int, ntotal: int, addr: int,
-                 chunks: list[tuple[int, int]] | None) -> None:
+    def __init__(self, key: str | int, cls: int, seg: int, exptime: int, time: int, ntotal: int,
+                 addr: int) -> None:
         self.key, self.cls, self.seg, self.exptime, self.time = key, cls, seg, exptime, time
         self.fetched = self.active = False
-        self.ntotal, self.addr, self.chunks = ntotal, addr, chunks
+        self.ntotal, self.addr = ntotal, addr
+
+    @property
+    def chunks(self) -> list[tuple[int, int]] | None:
+        """A chunked item's ``[(class, chunk), ...]``; None here."""
+        return None
+
+
+class Chunked(Item):
+    """An item whose chunks span classes: ``addr`` -1 and ``chunks`` ``[(class, chunk), ...]``,
+    header first (its header lives in a small class, its LRU is the largest class's)."""
+
+    __slots__ = ("_chunks",)
+    _chunks: list[tuple[int, int]]
+
+    def __init__(self, key: str | int, cls: int, seg: int, exptime: int, time: int, ntotal: int,
+                 chunks: list[tuple[int, int]]) -> None:
+        super().__init__(key, cls, seg, exptime, time, ntotal, -1)
+        self._chunks = chunks
+
+    @property
+    def chunks(self) -> list[tuple[int, int]] | None:
+        return self._chunks
 
 
 class Lru(Item):
@@ -60,6 +87,7 @@ class Lru(Item):
     n: int
 
     def __init__(self) -> None:
+        super().__init__(0, 0, 0, 0, 0, 0, -1)
         self.prev = self.next = self
         self.n = 0
 
@@ -123,24 +151,27 @@ class Lrus:
 
     def link(self, item: Item) -> None:
         cls = item.cls
+        ntotal: int = item.ntotal
         self.q[item.seg][cls].append(item)
-        self.bytes[item.seg][cls] += item.ntotal
+        self.bytes[item.seg][cls] += ntotal
         self.version[cls] += 1
 
     def unlink(self, item: Item) -> None:
         cls = item.cls
+        ntotal: int = item.ntotal
         self.q[item.seg][cls].remove(item)
-        self.bytes[item.seg][cls] -= item.ntotal
+        self.bytes[item.seg][cls] -= ntotal
         self.version[cls] += 1
 
     def relink(self, item: Item, seg: int) -> None:
         """``item_unlink_q`` + ``item_link_q``: to the head of ``seg`` (its own, or another)."""
         cls = item.cls
+        ntotal: int = item.ntotal
         self.q[item.seg][cls].remove(item)
-        self.bytes[item.seg][cls] -= item.ntotal
+        self.bytes[item.seg][cls] -= ntotal
         item.seg = seg
         self.q[seg][cls].append(item)
-        self.bytes[seg][cls] += item.ntotal
+        self.bytes[seg][cls] += ntotal
         self.version[cls] += 1
 
     def evict(self, item: Item, cls: int) -> None:

@@ -29,6 +29,8 @@ class Model:
     extstore: str | None = None  # -o ext_path: the storage threads ran, on these rules (engines/extstore.py)
     extstore_write_target: str | None = None   # when the write thread flushes early (profile extstore.replay)
     build: str = ""             # "compiled (mypyc)" or "plain Python": the engine that ran (setup.py)
+    key_hash_bits: int = 0      # string keys kept as hashes of this many bits (engines/keys.py; 0: as text)
+    key_collision_bound: float | None = None    # then: at most this probability that two keys shared one
 
 
 @dataclass(frozen=True)

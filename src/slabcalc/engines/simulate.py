@@ -61,7 +61,7 @@ def describe_model(settings: Settings, background: Background) -> Model:
 def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[str] | None = None,
              lru: str | None = None,
              every: float | None = None, boot: float = 0.0, at: Iterable[float] = (),
-             sample: float | None = None) -> Simulation:
+             sample: float | None = None, hash_keys: bool = False) -> Simulation:
     """Replay ``ops`` (``(time, op, key, key_size, value_size, ttl, flags)``) under ``settings``.
 
     ``suboptions`` are the server's ``-o`` words in order (by default those
@@ -75,6 +75,8 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     holding that share of its chunks, and scales the counts back (:mod:`.sample`; the result's
     ``sample`` says how, and with what error); a rate at which ``-m`` cannot hold enough sampled
     chunks of each class the workload uses raises :class:`~.sample.TooCoarse`.
+    ``hash_keys`` keeps string keys as 60-bit hashes, 32 bytes less a resident item (:mod:`.keys`;
+    the model states the bound on a collision).
     """
     background = background_for(settings, suboptions)
     if lru is not None and lru != background.lru:
@@ -87,12 +89,30 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
         engine = Engine(settings, background, boot=boot, share=sample)
         sampled.count_reads(engine)
         room = Room(settings, sample) if sample < 1 else None
-        timeline = engine.run(sampled.filter(ops, room), every=every, at=())
-        model = replace(model, sample=sample)
+        timeline = engine.run(_keys(sampled.filter(ops, room), hash_keys), every=every, at=())
+        model = _hashed(replace(model, sample=sample), engine, hash_keys)
         return scale_back(engine.results(model, timeline), sampled)
     engine = Engine(settings, background, boot=boot)
-    timeline = engine.run(ops, every=every, at=at)
-    return replace(engine.results(model, timeline), snapshots=tuple(engine.snapshots))
+    timeline = engine.run(_keys(ops, hash_keys), every=every, at=at)
+    return replace(engine.results(_hashed(model, engine, hash_keys), timeline), snapshots=tuple(engine.snapshots))
+
+
+def _keys(ops: Iterable[tuple], hash_keys: bool) -> Iterable[tuple]:
+    if not hash_keys:
+        return ops
+    from slabcalc.engines.keys import hashed
+
+    return hashed(ops)
+
+
+def _hashed(model: Model, engine: Engine, hash_keys: bool) -> Model:
+    """The model of a replay whose keys were hashed: their bits, and the bound on a collision among
+    as many keys as operations replayed."""
+    if not hash_keys:
+        return model
+    from slabcalc.engines.keys import KEY_HASH_BITS, collision_bound
+
+    return replace(model, key_hash_bits=KEY_HASH_BITS, key_collision_bound=collision_bound(engine.counts["ops"]))
 
 
 # -- records (the stable JSON contract) --------------------------------------------

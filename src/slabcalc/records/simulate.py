@@ -108,6 +108,10 @@ def model_text(model: Model) -> str:
         rate = model.sample
         text += (f"; replayed on a {rate:.4g} sample of the keys (their hash under the rate), each page holding "
                  f"{rate:.4g} of its chunks, counts scaled back by {1 / rate:.4g}")
+    if model.key_hash_bits:
+        text += (f"; string keys kept as {model.key_hash_bits}-bit hashes (BLAKE2b): two keys shared one with "
+                 f"probability at most {model.key_collision_bound:.2g} (n(n-1)/2^{model.key_hash_bits + 1}, "
+                 f"n the operations replayed)")
     return text
 
 
@@ -172,7 +176,9 @@ def model_record(model: Model) -> dict:
     return {"release": model.release, "lru": model.lru, "exact": model.exact, "text": model_text(model),
             "slab_automove": model.automove, "lru_maintainer": model.maintainer, "lru_crawler": model.crawler,
             "slab_automove_window": model.automove_window, "slab_automove_ratio": model.automove_ratio,
-            "options": option_records(model.options), "build": model.build}
+            "options": option_records(model.options), "build": model.build,
+            **({"key_hash_bits": model.key_hash_bits, "key_collision_bound": model.key_collision_bound}
+               if model.key_hash_bits else {})}
 
 
 def simulation_record(sim: Simulation, accounting=None) -> dict:

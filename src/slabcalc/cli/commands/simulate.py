@@ -33,10 +33,15 @@ from slabcalc.cli.simulate_output import print_simulation
                    "error: for nodes too large to replay whole.  A RATE at which -m cannot hold 20 sampled chunks "
                    "of each class the workload uses is refused, naming the smallest that can.  Not given: every "
                    "key.")
+@click.option("--hash-keys", "hash_keys", is_flag=True,
+              help="Keep string keys as 60-bit hashes, not their text: 32 bytes less memory a resident item "
+                   "for replays too large for the machine.  The model line states the bound on two keys "
+                   "sharing a hash.  One -m only.")
 @plot_option
 @model_options
 @format_option(command="simulate")
-def simulate_command(file, key_length, strict, every, uptime, input_format, sample, plot, fmt, **model):
+def simulate_command(file, key_length, strict, every, uptime, input_format, sample, hash_keys, plot, fmt,
+                     **model):
     """Replay a workload under -m: pages, LRUs, expiry, evictions, page moves, calcification.
 
     FILE (or standard input) is a CSV with a header -- time, op (set, get,
@@ -70,7 +75,7 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
     See docs/curves.md.
 
     \b
-    Python: with open_workload(FILE) as (ops, _): simulate(settings, ops, boot=uptime, sample=rate)
+    Python: with open_workload(FILE) as (ops, _): simulate(settings, ops, boot=uptime, sample=rate, hash_keys=h)
     Python: hit_ratio_curve([settings, ...], ops, boot=uptime, sample=rate)
     """
     from slabcalc.cli.common import memory_limits
@@ -91,11 +96,14 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
     if len(limits) > 1:
         if every is not None:
             raise Refusal("--every draws the timeline of one replay: give one -m with it, not a list")
+        if hash_keys:
+            raise Refusal("--hash-keys saves the memory of one replay: a curve holds the whole workload anyway")
         return _curve(every_settings, file, input_format, key_length, strict, uptime, sample, plot, fmt)
     settings = every_settings[0]
     with input_workload(file, "simulate", input_format=input_format, key_length=key_length, strict=strict,
                         key_max=settings.profile.key_max) as (ops, accounting):
-        result = refusing_coarse(lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample))(ops)
+        result = refusing_coarse(lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample,
+                                                         hash_keys=hash_keys))(ops)
     say_rejected(accounting)
     record = simulation_record(result, accounting)
     print_simulation(result, record, fmt)
