@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import gc
 import math
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
 
 from slabcalc.engines.background import Background
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Item, Lrus
@@ -49,9 +49,9 @@ if TYPE_CHECKING:
     from slabcalc.engines.extstore import Storage
     from slabcalc.engines.temp_lru import TempLru
 
-CLOCK_START = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
-US = 1_000_000
-IDLE_AHEAD = 2 * US     # look for an idle stretch to jump over only with this much time before the next request
+CLOCK_START: Final = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
+US: Final = 1_000_000
+IDLE_AHEAD: Final = 2 * US     # look for an idle stretch to jump over only with this much time before the next request
 
 
 Shape = tuple[int, "tuple[tuple[int, int], ...] | None"]     # a set's chunk plan: header class, body chunks
@@ -449,7 +449,7 @@ class Engine:
         actors, epoch, idle = self.actors, self.epoch, self.idle
         while True:
             actor = min(actors, key=_next_wake) if len(actors) > 1 else actors[0]
-            wake = actor.next_wake
+            wake: int = actor.next_wake         # typed: compiled, the clock's arithmetic is native
             if wake > t_us:
                 break
             if idle is not None and wake + IDLE_AHEAD <= t_us and idle.skip(wake, t_us):

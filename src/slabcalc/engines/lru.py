@@ -14,9 +14,16 @@ through an iterator).
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Final, Iterator
 
-HOT, WARM, COLD, TEMP = 0, 1, 2, 3      # items.c lru_type_map: HOT_LRU, WARM_LRU, COLD_LRU, TEMP_LRU
+if TYPE_CHECKING:
+    from slabcalc.engines.engine import Engine
+
+# items.c lru_type_map: HOT_LRU, WARM_LRU, COLD_LRU, TEMP_LRU (Final: constants when compiled, not lookups)
+HOT: Final = 0
+WARM: Final = 1
+COLD: Final = 2
+TEMP: Final = 3
 SEGMENTS = ("hot", "warm", "cold", "temp")      # TEMP holds items only with -o temporary_ttl (temp_lru.py)
 
 
@@ -100,8 +107,10 @@ class Lru(Item):
 class Lrus:
     """Every class's HOT/WARM/COLD LRUs, their item bytes, and the counters ``stats items`` shows."""
 
-    def __init__(self, engine: Any, n: int) -> None:     # the Engine (engine.py imports this module)
-        self.e = engine
+    def __init__(self, engine: Engine, n: int) -> None:
+        self.e = engine     # typed: compiled, the engine's fields are read without a lookup
+        self.hot_lru_pct: int = engine.bg.hot_lru_pct
+        self.warm_lru_pct: int = engine.bg.warm_lru_pct
         self.q = [[Lru() for _ in range(n)] for _ in SEGMENTS]
         self.bytes = [[0] * n for _ in SEGMENTS]
         self.evicted = [0] * n
@@ -194,11 +203,11 @@ class Lrus:
                     removed += 1
                 break
             if seg == HOT:
-                limit = total_bytes * e.bg.hot_lru_pct // 100
+                limit = total_bytes * self.hot_lru_pct // 100
             else:
                 limit = 0
             if limit == 0:          # a HOT limit of 0 falls through to WARM's (items.c 1199)
-                limit = total_bytes * e.bg.warm_lru_pct // 100
+                limit = total_bytes * self.warm_lru_pct // 100
             if item.active:
                 item.active = False
                 removed += 1
