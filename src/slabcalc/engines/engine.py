@@ -266,8 +266,8 @@ class Engine:
         self.link(Item(key, cls, seg, exptime, now, ntotal, addr, chunks))
         if self.storage is not None:
             self.storage.stored(key)
-        if self.gone:
-            self.gone.pop(key, None)
+        if key in self.gone:        # not gone.pop(key, None): compiled, that is a Python method call
+            del self.gone[key]
 
     def set(self, key, key_size: int, value_size: int, ttl: int, flags: int) -> None:
         self.counts["sets"] += 1
@@ -458,7 +458,7 @@ class Engine:
             actor.step()
             if self.pending_move is not None:
                 self.move_pending()
-        self.next_wake = min(map(_next_wake, actors))
+        self.next_wake = actors[0].next_wake if len(actors) == 1 else min(map(_next_wake, actors))
 
     def move_pending(self) -> None:
         if self.pending_move is not None:

@@ -239,17 +239,17 @@ class Lrus:
         HOT tail down (the compat one gives up).
         """
         e = self.e
-        alloc = e.slabs.alloc
+        slabs = e.slabs
         segmented = e.segmented
-        pull_tail = self.pull_tail
+        # self.pull_tail(), slabs.alloc(): direct calls when compiled (a bound method is a Python call)
         for _ in range(e.alloc_rounds if rounds is None else rounds):
             if not segmented:
-                pull_tail(cls, COLD)
-            addr = alloc(cls)
+                self.pull_tail(cls, COLD)
+            addr = slabs.alloc(cls)
             if addr >= 0:
                 return addr
-            if pull_tail(cls, COLD, evict=True) <= 0:
+            if self.pull_tail(cls, COLD, 0, True) <= 0:
                 if not segmented:
                     break
-                pull_tail(cls, HOT)
+                self.pull_tail(cls, HOT)
         return -1

@@ -142,8 +142,15 @@ class Maintainer:
     def _juggle_due(self, clock: int) -> None:
         """Every class due at ``clock``, in the order of (due, class), juggled; each one's wait after
         it (items.c 1627-1651), and the earliest due of all classes."""
-        due_at, slots = self.due_at, self.slots
-        juggled = [due_at[cls] << CLS_BITS | cls for cls in slots if due_at[cls] <= clock]
+        due_at = self.due_at
+        juggled: list[int] = []
+        earliest = -1                   # of the classes not due
+        for cls in self.slots:
+            due = due_at[cls]
+            if due <= clock:
+                juggled.append(due << CLS_BITS | cls)
+            elif earliest < 0 or due < earliest:
+                earliest = due
         juggled.sort()
         min_sleep, max_sleep, backoff = self.min_sleep, self.max_sleep, self.backoff
         e = self.e
@@ -167,10 +174,8 @@ class Maintainer:
                     b = 0
             backoff[cls] = b
             due_at[cls] = clock + b
-        earliest = due_at[slots[0]]
-        for cls in slots:
-            if due_at[cls] < earliest:
-                earliest = due_at[cls]
+            if earliest < 0 or clock + b < earliest:
+                earliest = clock + b
         self.earliest = earliest
 
     def juggle(self, cls: int) -> int:
