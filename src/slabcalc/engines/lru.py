@@ -14,10 +14,9 @@ through an iterator).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Iterator
+from typing import Any, Final, Iterator
 
-if TYPE_CHECKING:
-    from slabcalc.engines.engine import Engine
+from slabcalc.engines.slabs import Slabs
 
 # items.c lru_type_map: HOT_LRU, WARM_LRU, COLD_LRU, TEMP_LRU (Final: constants when compiled, not lookups)
 HOT: Final = 0
@@ -107,8 +106,16 @@ class Lru(Item):
 class Lrus:
     """Every class's HOT/WARM/COLD LRUs, their item bytes, and the counters ``stats items`` shows."""
 
-    def __init__(self, engine: Engine, n: int) -> None:
-        self.e = engine     # typed: compiled, the engine's fields are read without a lookup
+    def __init__(self, engine: Any, n: int) -> None:     # the Engine (engine.py imports this module)
+        self.e = engine
+        # the engine's parts and constants the tail pulls read, as typed fields: compiled, read
+        # without a lookup (the engine has set them before it makes its LRUs)
+        self.slabs: Slabs = engine.slabs
+        self.tail_tries: int = engine.tail_tries
+        self.alloc_rounds: int = engine.alloc_rounds
+        self.update_interval: int = engine.update_interval
+        self.segmented: bool = engine.segmented
+        self.every_hit: bool = engine.every_hit
         self.hot_lru_pct: int = engine.bg.hot_lru_pct
         self.warm_lru_pct: int = engine.bg.warm_lru_pct
         self.q = [[Lru() for _ in range(n)] for _ in SEGMENTS]
@@ -181,9 +188,9 @@ class Lrus:
         """
         e = self.e
         lru = self.q[seg][cls]
-        now = e.now
+        now: int = e.now
         removed = 0
-        for _ in range(e.tail_tries):
+        for _ in range(self.tail_tries):
             if not lru.n:
                 break
             item = lru.next
@@ -196,7 +203,7 @@ class Lrus:
                 if evict:
                     self.evict(item, cls)
                     removed += 1
-                elif item.active and e.segmented:
+                elif item.active and self.segmented:
                     item.active = False
                     self.relink(item, WARM)
                     self.moves_to_warm[cls] += 1
@@ -214,9 +221,9 @@ class Lrus:
                 if seg == WARM:
                     # 1.5.19+ relinks it; before, do_item_update_nolock: only when its time is a
                     # minute old, with the time bumped (1.5.18 items.c 1178-1179, 550-562)
-                    if e.every_hit:
+                    if self.every_hit:
                         lru.to_head(item)
-                    elif item.time < now - e.update_interval:
+                    elif item.time < now - self.update_interval:
                         item.time = now
                         lru.to_head(item)
                     self.version[cls] += 1
@@ -238,11 +245,10 @@ class Lrus:
         COLD tail, and when that removed nothing, the segmented LRU pushes its
         HOT tail down (the compat one gives up).
         """
-        e = self.e
-        slabs = e.slabs
-        segmented = e.segmented
+        slabs = self.slabs
+        segmented = self.segmented
         # self.pull_tail(), slabs.alloc(): direct calls when compiled (a bound method is a Python call)
-        for _ in range(e.alloc_rounds if rounds is None else rounds):
+        for _ in range(self.alloc_rounds if rounds is None else rounds):
             if not segmented:
                 self.pull_tail(cls, COLD)
             addr = slabs.alloc(cls)

@@ -27,22 +27,27 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Final
 
-from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Lru
+from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Lru, Lrus
 
 if TYPE_CHECKING:
-    from slabcalc.engines.engine import Engine
+    from slabcalc.engines.temp_lru import TempLru
 
 US: Final = 1_000_000
 PHANTOM: Final = 64        # the classes past the largest (MAX_NUMBER_OF_SLAB_CLASSES is 64)
-CLS_BITS: Final = 7         # a heap entry is due << 7 | class (classes 1..64)
+CLS_BITS: Final = 7         # classes due are juggled in the order of due << 7 | class: of (due, class)
 CLS_MASK: Final = 127
 
 
 class Maintainer:
-    """Compiled with the engine (setup.py): its fields are declared so that mypyc holds them unboxed
-    and reads the engine's without a lookup (a wake-up runs about once per replayed operation)."""
+    """Compiled with the engine (setup.py): its fields are declared so that mypyc holds them unboxed,
+    and the engine's parts it reads at each wake-up are its own typed fields (a wake-up runs about
+    once per replayed operation); the engine itself stays untyped here (engine.py imports this
+    module: a type import back would make a cycle)."""
 
-    e: Engine
+    e: Any
+    lrus: Lrus
+    temp: TempLru | None
+    segmented: bool
     min_sleep: int
     max_sleep: int
     juggles: int
@@ -65,8 +70,9 @@ class Maintainer:
     hot_max_factor: float
     warm_max_factor: float
 
-    def __init__(self, engine: Engine, start: float) -> None:
+    def __init__(self, engine: Any, start: float) -> None:
         self.e = engine
+        self.lrus, self.temp, self.segmented = engine.lrus, engine.temp, engine.segmented
         bg = engine.bg
         const = bg.constant
         self.min_sleep, self.max_sleep = const["maintainer_sleep_min_us"], const["maintainer_sleep_max_us"]
@@ -154,7 +160,7 @@ class Maintainer:
         juggled.sort()
         min_sleep, max_sleep, backoff = self.min_sleep, self.max_sleep, self.backoff
         e = self.e
-        now, version = e.now, e.lrus.version
+        now, version = e.now, self.lrus.version
         idle_second, idle_version = self.idle_second, self.idle_version
         juggling = self.juggling
         for entry in juggled:
@@ -181,15 +187,15 @@ class Maintainer:
     def juggle(self, cls: int) -> int:
         """``lru_maintainer_juggle``: passes over the class's LRU tails that moved something."""
         e = self.e
-        lrus = e.lrus
-        now = e.now
+        lrus = self.lrus
+        now: int = e.now
         q = lrus.q
         hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
         cold_age = now - cold.next.time if cold.n else 0
         hot_age, warm_age = int(cold_age * self.hot_max_factor), int(cold_age * self.warm_max_factor)
         nbytes = lrus.bytes
         total = nbytes[COLD][cls] + nbytes[HOT][cls] + nbytes[WARM][cls]
-        temp = e.temp
+        temp = self.temp
         reclaimed = temp.juggle(cls) if temp is not None else 0     # items.c 1406-1415 (TEMP moves no age or byte count)
         if self._idle(hot, warm, cold, nbytes, cls, now, total, hot_age, warm_age):
             if not reclaimed:
@@ -197,7 +203,7 @@ class Maintainer:
                 self.idle_second[cls], self.idle_version[cls] = now, lrus.version[cls]
             return reclaimed
         did = reclaimed
-        segmented = e.segmented
+        segmented = self.segmented
         for _ in range(self.juggles):
             more = 1 if (lrus.pull_tail(cls, HOT, total, False, hot_age)
                          or lrus.pull_tail(cls, WARM, total, False, warm_age)) else 0
@@ -225,7 +231,7 @@ class Maintainer:
             if ((item.exptime and item.exptime < now) or item.active
                     or nbytes[WARM][cls] > total * self.warm_lru_pct // 100 or now - item.time > warm_age):
                 return False
-        if cold.n and self.e.segmented:
+        if cold.n and self.segmented:
             item = cold.next
             if (item.exptime and item.exptime < now) or item.active:
                 return False
