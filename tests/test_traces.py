@@ -16,6 +16,7 @@ from test_simulate_fidelity import COMPAT, by_the_servers_second, replayed_count
 from slabcalc import configure
 from slabcalc.engines.simulate import simulate
 from slabcalc.inputs.traces import read_oracle_general
+from slabcalc.model.ops import FILL
 
 RECORD = struct.Struct("<IQIq")    # libCacheSim oracleGeneral: clock_time, obj_id, obj_size, next_access_vtime
 
@@ -146,3 +147,35 @@ def test_no_calcification_when_no_other_class_holds_memory(tmp_path):
     assert {c["class"] for c in evicting} == {c["class"] for c in doc["classes"] if c["items"]}   # every class
     assert all(c["free_chunks"] == 0 for c in doc["classes"] if not c["evicted"])
     assert doc["calcification"] is None
+
+
+def test_records_read_in_batches_are_the_records_read_one_by_one(tmp_path, monkeypatch):
+    # a batch of good records is read by numpy at once (traces._clean_batch), any other record by
+    # record: with batches of 7 records, bad ones among them, the requests and the rejections are
+    # the ones written down here, wherever the batches fall
+    import slabcalc.inputs.traces as traces
+
+    monkeypatch.setattr(traces, "BATCH", 7)
+    rng = random.Random(5)
+    records, want, bad = [], [], []
+    clock = 1
+    for n in range(1, 301):
+        kind = rng.random() if n > 1 else 1.0
+        if kind < 0.05:
+            records.append((clock - 1, 9, 500))           # time goes backwards
+            bad.append((n, "time goes backwards"))
+        elif kind < 0.1:
+            records.append((clock, 9, 15))                # below the 16-byte key
+            bad.append((n, "obj_size 15 is below"))
+        else:
+            clock += rng.randrange(2)
+            obj, size = rng.randrange(1, 2**40), rng.randrange(16, 3000)
+            records.append((clock, obj, size))
+            want.append((float(clock), FILL, obj, 16, size - 16, 0, 0))
+    path = tmp_path / "mixed.oracleGeneral"
+    oracle_general(path, records)
+    with open(path, "rb") as stream:
+        ops, acct = read_oracle_general(stream, str(path))
+        assert list(ops) == want
+    assert (acct.rows, acct.items, acct.rejected) == (300, len(want), len(bad)) and len(bad) > 5
+    assert all(r.line == n and r.reason.startswith(why) for r, (n, why) in zip(acct.first_rejections, bad))

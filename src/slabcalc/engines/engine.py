@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import gc
 import math
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
 
 from slabcalc.engines.background import Background
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Chunked, Item, Lrus
@@ -49,10 +49,10 @@ if TYPE_CHECKING:
     from slabcalc.engines.extstore import Storage
     from slabcalc.engines.temp_lru import TempLru
 
-CLOCK_START = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
-US = 1_000_000
-IDLE_AHEAD = 2 * US     # look for an idle stretch to jump over only with this much time before the next request
-EXPTIME_MAX = 1 << 62   # a compiled Item holds exptime in 64 bits: a TTL past it never expires either way
+CLOCK_START: Final = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
+US: Final = 1_000_000
+IDLE_AHEAD: Final = 2 * US     # look for an idle stretch to jump over only with this much time before the next request
+EXPTIME_MAX: Final = 1 << 62   # a compiled Item holds exptime in 64 bits: a TTL past it never expires either way
 
 
 Shape = tuple[int, "tuple[tuple[int, int], ...] | None"]     # a set's chunk plan: header class, body chunks
@@ -268,8 +268,8 @@ class Engine:
                   else Chunked(key, cls, seg, exptime, now, ntotal, chunks))
         if self.storage is not None:
             self.storage.stored(key)
-        if self.gone:
-            self.gone.pop(key, None)
+        if key in self.gone:        # not gone.pop(key, None): compiled, that is a Python method call
+            del self.gone[key]
 
     def set(self, key, key_size: int, value_size: int, ttl: int, flags: int) -> None:
         self.counts["sets"] += 1
@@ -451,7 +451,7 @@ class Engine:
         actors, epoch, idle = self.actors, self.epoch, self.idle
         while True:
             actor = min(actors, key=_next_wake) if len(actors) > 1 else actors[0]
-            wake = actor.next_wake
+            wake: int = actor.next_wake         # typed: compiled, the clock's arithmetic is native
             if wake > t_us:
                 break
             if idle is not None and wake + IDLE_AHEAD <= t_us and idle.skip(wake, t_us):
@@ -460,7 +460,7 @@ class Engine:
             actor.step()
             if self.pending_move is not None:
                 self.move_pending()
-        self.next_wake = min(map(_next_wake, actors))
+        self.next_wake = actors[0].next_wake if len(actors) == 1 else min(map(_next_wake, actors))
 
     def move_pending(self) -> None:
         if self.pending_move is not None:

@@ -14,14 +14,20 @@ through an iterator).
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Final, Iterator
 
 try:
     from mypy_extensions import i32, i64, u8
 except ImportError:         # plain Python: the native int types only speak to mypyc (setup.py)
     i32 = i64 = u8 = int    # type: ignore[misc]
 
-HOT, WARM, COLD, TEMP = 0, 1, 2, 3      # items.c lru_type_map: HOT_LRU, WARM_LRU, COLD_LRU, TEMP_LRU
+from slabcalc.engines.slabs import Slabs
+
+# items.c lru_type_map: HOT_LRU, WARM_LRU, COLD_LRU, TEMP_LRU (Final: constants when compiled, not lookups)
+HOT: Final = 0
+WARM: Final = 1
+COLD: Final = 2
+TEMP: Final = 3
 SEGMENTS = ("hot", "warm", "cold", "temp")      # TEMP holds items only with -o temporary_ttl (temp_lru.py)
 
 
@@ -130,6 +136,16 @@ class Lrus:
 
     def __init__(self, engine: Any, n: int) -> None:     # the Engine (engine.py imports this module)
         self.e = engine
+        # the engine's parts and constants the tail pulls read, as typed fields: compiled, read
+        # without a lookup (the engine has set them before it makes its LRUs)
+        self.slabs: Slabs = engine.slabs
+        self.tail_tries: int = engine.tail_tries
+        self.alloc_rounds: int = engine.alloc_rounds
+        self.update_interval: int = engine.update_interval
+        self.segmented: bool = engine.segmented
+        self.every_hit: bool = engine.every_hit
+        self.hot_lru_pct: int = engine.bg.hot_lru_pct
+        self.warm_lru_pct: int = engine.bg.warm_lru_pct
         self.q = [[Lru() for _ in range(n)] for _ in SEGMENTS]
         self.bytes = [[0] * n for _ in SEGMENTS]
         self.evicted = [0] * n
@@ -203,9 +219,9 @@ class Lrus:
         """
         e = self.e
         lru = self.q[seg][cls]
-        now = e.now
+        now: int = e.now
         removed = 0
-        for _ in range(e.tail_tries):
+        for _ in range(self.tail_tries):
             if not lru.n:
                 break
             item = lru.next
@@ -218,27 +234,27 @@ class Lrus:
                 if evict:
                     self.evict(item, cls)
                     removed += 1
-                elif item.active and e.segmented:
+                elif item.active and self.segmented:
                     item.active = False
                     self.relink(item, WARM)
                     self.moves_to_warm[cls] += 1
                     removed += 1
                 break
             if seg == HOT:
-                limit = total_bytes * e.bg.hot_lru_pct // 100
+                limit = total_bytes * self.hot_lru_pct // 100
             else:
                 limit = 0
             if limit == 0:          # a HOT limit of 0 falls through to WARM's (items.c 1199)
-                limit = total_bytes * e.bg.warm_lru_pct // 100
+                limit = total_bytes * self.warm_lru_pct // 100
             if item.active:
                 item.active = False
                 removed += 1
                 if seg == WARM:
                     # 1.5.19+ relinks it; before, do_item_update_nolock: only when its time is a
                     # minute old, with the time bumped (1.5.18 items.c 1178-1179, 550-562)
-                    if e.every_hit:
+                    if self.every_hit:
                         lru.to_head(item)
-                    elif item.time < now - e.update_interval:
+                    elif item.time < now - self.update_interval:
                         item.time = now
                         lru.to_head(item)
                     self.version[cls] += 1
@@ -260,18 +276,17 @@ class Lrus:
         COLD tail, and when that removed nothing, the segmented LRU pushes its
         HOT tail down (the compat one gives up).
         """
-        e = self.e
-        alloc = e.slabs.alloc
-        segmented = e.segmented
-        pull_tail = self.pull_tail
-        for _ in range(e.alloc_rounds if rounds is None else rounds):
+        slabs = self.slabs
+        segmented = self.segmented
+        # self.pull_tail(), slabs.alloc(): direct calls when compiled (a bound method is a Python call)
+        for _ in range(self.alloc_rounds if rounds is None else rounds):
             if not segmented:
-                pull_tail(cls, COLD)
-            addr = alloc(cls)
+                self.pull_tail(cls, COLD)
+            addr = slabs.alloc(cls)
             if addr >= 0:
                 return addr
-            if pull_tail(cls, COLD, evict=True) <= 0:
+            if self.pull_tail(cls, COLD, 0, True) <= 0:
                 if not segmented:
                     break
-                pull_tail(cls, HOT)
+                self.pull_tail(cls, HOT)
         return -1

@@ -25,42 +25,80 @@ nothing, the WARM tail) and then the COLD tail, until a pass does nothing.
 from __future__ import annotations
 
 import math
-from heapq import heappop, heappush
+from typing import TYPE_CHECKING, Any, Final
 
-from slabcalc.engines.lru import COLD, HOT, TEMP, WARM
+from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Lru, Lrus
 
-US = 1_000_000
-PHANTOM = 64        # the classes past the largest (MAX_NUMBER_OF_SLAB_CLASSES is 64)
-CLS_BITS, CLS_MASK = 7, 127    # a heap entry is due << 7 | class (classes 1..64)
+if TYPE_CHECKING:
+    from slabcalc.engines.temp_lru import TempLru
+
+US: Final = 1_000_000
+PHANTOM: Final = 64        # the classes past the largest (MAX_NUMBER_OF_SLAB_CLASSES is 64)
+CLS_BITS: Final = 7         # classes due are juggled in the order of due << 7 | class: of (due, class)
+CLS_MASK: Final = 127
 
 
 class Maintainer:
-    def __init__(self, engine, start: float):
+    """Compiled with the engine (setup.py): its fields are declared so that mypyc holds them unboxed,
+    and the engine's parts it reads at each wake-up are its own typed fields (a wake-up runs about
+    once per replayed operation); the engine itself stays untyped here (engine.py imports this
+    module: a type import back would make a cycle)."""
+
+    e: Any
+    lrus: Lrus
+    temp: TempLru | None
+    segmented: bool
+    min_sleep: int
+    max_sleep: int
+    juggles: int
+    next_wake: int
+    to_sleep: int
+    clock: int
+    backoff: list[int]
+    idle_second: list[int | None]
+    idle_version: list[int | None]
+    slots: list[int]
+    due_at: list[int]
+    earliest: int
+    last_crawler_check: int | None
+    last_automove_check: int | None
+    crawler: Any
+    automover: Any
+    juggling: bool
+    hot_lru_pct: int
+    warm_lru_pct: int
+    hot_max_factor: float
+    warm_max_factor: float
+
+    def __init__(self, engine: Any, start: float) -> None:
         self.e = engine
-        const = engine.bg.constant
+        self.lrus, self.temp, self.segmented = engine.lrus, engine.temp, engine.segmented
+        bg = engine.bg
+        const = bg.constant
         self.min_sleep, self.max_sleep = const["maintainer_sleep_min_us"], const["maintainer_sleep_max_us"]
         self.juggles = const["juggles"]
+        self.hot_lru_pct, self.warm_lru_pct = bg.hot_lru_pct, bg.warm_lru_pct
+        self.hot_max_factor, self.warm_max_factor = float(bg.hot_max_factor), float(bg.warm_max_factor)
         self.next_wake = round(start * US)     # the thread starts with the server (whole microseconds)
         self.to_sleep = self.min_sleep
         # Every class memcached has (1..63), used or not, keeps its own wait, counted down by the
         # thread's last sleep at each wake-up (a zero sleep counts as 1 ms).  Held as the point of
-        # that countdown clock (``self.clock``) at which each class is due, in a heap, so a wake-up
-        # touches only the classes due; the classes past this table's largest never hold items and
-        # share one entry (PHANTOM), whose wait is backoff[PHANTOM].
+        # that countdown clock (``self.clock``) at which each class is due (``due_at``), and the
+        # earliest of them, so a wake-up with no class due looks at none; the classes past this
+        # table's largest never hold items and share one entry (PHANTOM), whose wait is
+        # backoff[PHANTOM].
         self.clock = 0
         self.backoff = [0] * (PHANTOM + 1)
         # the (second, version) a class was last seen idle at: nothing changed since, so a juggle
         # would find nothing to do again (one list each, not a tuple a class)
-        self.idle_second = [None] * (PHANTOM + 1)
-        self.idle_version = [None] * (PHANTOM + 1)
-        # the heap holds ``due << 7 | class`` (one int an entry, ordered as (due, class) tuples are)
-        self.due = [cls for cls in range(1, len(engine.size))]
-        if len(engine.size) <= 63:
-            self.due.append(PHANTOM)
+        self.idle_second = [None for _ in range(PHANTOM + 1)]
+        self.idle_version = [None for _ in range(PHANTOM + 1)]
+        self.slots = list(range(1, len(engine.size))) + ([PHANTOM] if len(engine.size) <= 63 else [])
+        self.due_at = [0] * (PHANTOM + 1)
+        self.earliest = 0
         self.last_crawler_check = None
         self.last_automove_check = None
         self.crawler = self.automover = None
-        bg = engine.bg
         if bg.crawls:
             from slabcalc.engines.crawler import Crawler
 
@@ -80,38 +118,12 @@ class Maintainer:
         e = self.e
         to_sleep = self.to_sleep
         self.clock = clock = self.clock + (to_sleep if to_sleep > 1000 else 1000)
-        due = self.due
-        last = clock << CLS_BITS | CLS_MASK          # the largest entry due now
         max_sleep = self.max_sleep
-        juggled = []
-        while due and due[0] <= last:
-            juggled.append(heappop(due) & CLS_MASK)
-        to_sleep = (due[0] >> CLS_BITS) - clock if due else max_sleep
+        if self.earliest <= clock:
+            self._juggle_due(clock)
+        to_sleep = self.earliest - clock
         if to_sleep > max_sleep:
             to_sleep = max_sleep
-        if juggled:
-            min_sleep, backoff = self.min_sleep, self.backoff
-            now, version = e.now, e.lrus.version
-            idle_second, idle_version = self.idle_second, self.idle_version
-            juggling = self.juggling
-            for cls in juggled:
-                b = backoff[cls]
-                if (not juggling or cls == PHANTOM or (idle_second[cls] == now and idle_version[cls] == version[cls])
-                        or not self.juggle(cls)):
-                    if b:
-                        b += b >> 3
-                        if b > max_sleep:
-                            b = max_sleep
-                    else:
-                        b = min_sleep
-                elif b > 0:
-                    b >>= 1
-                    if b < min_sleep:
-                        b = 0
-                backoff[cls] = b
-                heappush(due, (clock + b) << CLS_BITS | cls)
-                if b < to_sleep:
-                    to_sleep = b
         if e.bumps:                             # lru_maintainer_bumps(): queued COLD hits to WARM
             bumps, e.bumps = e.bumps, []
             for item in bumps:
@@ -133,52 +145,93 @@ class Maintainer:
         self.to_sleep = to_sleep
         return to_sleep
 
+    def _juggle_due(self, clock: int) -> None:
+        """Every class due at ``clock``, in the order of (due, class), juggled; each one's wait after
+        it (items.c 1627-1651), and the earliest due of all classes."""
+        due_at = self.due_at
+        juggled: list[int] = []
+        earliest = -1                   # of the classes not due
+        for cls in self.slots:
+            due = due_at[cls]
+            if due <= clock:
+                juggled.append(due << CLS_BITS | cls)
+            elif earliest < 0 or due < earliest:
+                earliest = due
+        juggled.sort()
+        min_sleep, max_sleep, backoff = self.min_sleep, self.max_sleep, self.backoff
+        e = self.e
+        now, version = e.now, self.lrus.version
+        idle_second, idle_version = self.idle_second, self.idle_version
+        juggling = self.juggling
+        for entry in juggled:
+            cls = entry & CLS_MASK
+            b = backoff[cls]
+            if (not juggling or cls == PHANTOM or (idle_second[cls] == now and idle_version[cls] == version[cls])
+                    or not self.juggle(cls)):
+                if b:
+                    b += b >> 3
+                    if b > max_sleep:
+                        b = max_sleep
+                else:
+                    b = min_sleep
+            elif b > 0:
+                b >>= 1
+                if b < min_sleep:
+                    b = 0
+            backoff[cls] = b
+            due_at[cls] = clock + b
+            if earliest < 0 or clock + b < earliest:
+                earliest = clock + b
+        self.earliest = earliest
+
     def juggle(self, cls: int) -> int:
         """``lru_maintainer_juggle``: passes over the class's LRU tails that moved something."""
         e = self.e
-        lrus = e.lrus
-        now = e.now
+        lrus = self.lrus
+        now: int = e.now
         q = lrus.q
         hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
         cold_age = now - cold.next.time if cold.n else 0
-        bg = e.bg
-        hot_age, warm_age = int(cold_age * bg.hot_max_factor), int(cold_age * bg.warm_max_factor)
+        hot_age, warm_age = int(cold_age * self.hot_max_factor), int(cold_age * self.warm_max_factor)
         nbytes = lrus.bytes
         total = nbytes[COLD][cls] + nbytes[HOT][cls] + nbytes[WARM][cls]
-        temp = e.temp
+        temp = self.temp
         reclaimed = temp.juggle(cls) if temp is not None else 0     # items.c 1406-1415 (TEMP moves no age or byte count)
         if self._idle(hot, warm, cold, nbytes, cls, now, total, hot_age, warm_age):
             if not reclaimed:
                 # nothing changes the answer until the class's LRUs or the second do (wake() checks)
                 self.idle_second[cls], self.idle_version[cls] = now, lrus.version[cls]
             return reclaimed
-        pull_tail = lrus.pull_tail
         did = reclaimed
+        segmented = self.segmented
         for _ in range(self.juggles):
-            more = 1 if (pull_tail(cls, HOT, total, max_age=hot_age)
-                         or pull_tail(cls, WARM, total, max_age=warm_age)) else 0
-            if e.segmented:
-                more += pull_tail(cls, COLD, total)
+            more = 1 if (lrus.pull_tail(cls, HOT, total, False, hot_age)
+                         or lrus.pull_tail(cls, WARM, total, False, warm_age)) else 0
+            if segmented:
+                more += lrus.pull_tail(cls, COLD, total)
             if not more:
                 break
             did += 1
         return did
 
-    def _idle(self, hot, warm, cold, nbytes, cls, now, total, hot_age, warm_age) -> bool:
+    def _idle(self, hot: Lru, warm: Lru, cold: Lru, nbytes: list[list[int]], cls: int, now: int, total: int,
+              hot_age: int, warm_age: int) -> bool:
         """Whether a juggle's first pass would find nothing to do (its tails as ``lru_pull_tail``
         sees them): then the juggle is 0 moves, and the pulls need not run."""
-        bg = self.e.bg
-        for lru, seg, limit, age in ((hot, HOT, total * bg.hot_lru_pct // 100, hot_age),
-                                     (warm, WARM, 0, warm_age)):
-            if not lru.n:
-                continue
-            if limit == 0:
-                limit = total * bg.warm_lru_pct // 100
-            item = lru.next
-            if ((item.exptime and item.exptime < now) or item.active or nbytes[seg][cls] > limit
-                    or now - item.time > age):
+        if hot.n:
+            limit = total * self.hot_lru_pct // 100
+            if limit == 0:          # a HOT limit of 0 falls through to WARM's (items.c 1199)
+                limit = total * self.warm_lru_pct // 100
+            item = hot.next
+            if ((item.exptime and item.exptime < now) or item.active or nbytes[HOT][cls] > limit
+                    or now - item.time > hot_age):
                 return False
-        if cold.n and self.e.segmented:
+        if warm.n:
+            item = warm.next
+            if ((item.exptime and item.exptime < now) or item.active
+                    or nbytes[WARM][cls] > total * self.warm_lru_pct // 100 or now - item.time > warm_age):
+                return False
+        if cold.n and self.segmented:
             item = cold.next
             if (item.exptime and item.exptime < now) or item.active:
                 return False
@@ -197,7 +250,7 @@ class Maintainer:
             return None
         second = ref // US
         return (self.next_wake - ref, self.clock - self.next_wake, self.to_sleep, tuple(self.backoff),
-                tuple(sorted(((entry >> CLS_BITS) - self.clock, entry & CLS_MASK) for entry in self.due)),
+                tuple(sorted((self.due_at[cls] - self.clock, cls) for cls in self.slots)),
                 None if self.last_crawler_check is None else self.last_crawler_check - second,
                 None if self.last_automove_check is None else self.last_automove_check - second)
 
@@ -225,8 +278,9 @@ class Maintainer:
             self.automover.skip((self.e.epoch + self.next_wake // US) if last is None else last + 1, seconds)
         self.next_wake += d
         self.clock += d
-        shift = d << CLS_BITS
-        self.due = [entry + shift for entry in self.due]       # a heap still: every entry moved alike
+        for cls in self.slots:
+            self.due_at[cls] += d
+        self.earliest += d
         if self.last_crawler_check is not None:
             self.last_crawler_check += seconds
         if self.last_automove_check is not None:
@@ -240,8 +294,7 @@ class Maintainer:
         hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
         bound = math.inf
         cold_time = cold.next.time if cold.n else None
-        bg = self.e.bg
-        for lru, factor in ((hot, bg.hot_max_factor), (warm, bg.warm_max_factor)):
+        for lru, factor in ((hot, self.hot_max_factor), (warm, self.warm_max_factor)):
             if lru.n:
                 item = lru.next
                 if item.exptime:
@@ -275,3 +328,4 @@ def _young_through(time: int, cold_time: int | None, factor: float, now: int) ->
         return math.inf
     # the rule can hold only while x < -slack / (factor - 1): after that, never again
     return math.inf if now - cold_time > -slack / (factor - 1) + 1 else -math.inf
+

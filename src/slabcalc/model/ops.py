@@ -4,5 +4,12 @@
 the object (how traces of cache requests without commands -- libCacheSim's oracleGeneral -- replay).
 """
 
-SET, GET, DELETE, TOUCH, FILL = range(5)
+from typing import Final
+
+# Final: the compiled engine (setup.py) takes them as constants, not a lookup per operation
+SET: Final = 0
+GET: Final = 1
+DELETE: Final = 2
+TOUCH: Final = 3
+FILL: Final = 4
 OP_NAMES = ("set", "get", "delete", "touch", "get, set on a miss")
