@@ -191,7 +191,7 @@ class Maintainer:
         now: int = e.now
         q = lrus.q
         hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
-        cold_age = now - cold.next.time if cold.n else 0
+        cold_age: int = now - cold.next.time if cold.n else 0      # an int: i64 * float is not typed
         hot_age, warm_age = int(cold_age * self.hot_max_factor), int(cold_age * self.warm_max_factor)
         nbytes = lrus.bytes
         total = nbytes[COLD][cls] + nbytes[HOT][cls] + nbytes[WARM][cls]
