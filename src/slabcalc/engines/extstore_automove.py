@@ -49,6 +49,19 @@ class ExtstoreAutomover:
         e = self.e
         return (list(e.lrus.evicted), list(e.lrus.outofmemory), [len(p) for p in e.slabs.pages])
 
+    def _open_run(self):
+        """What every run reads first: the pool's pages, whether the pool is under the last run's
+        watermark once -m is reached, this run's window slot and the counters; then the watermark
+        anew from memcheck's total (1.6.18 slab_automove_extstore.c 143-149, 110-125)."""
+        slabs = self.e.slabs
+        pool = len(slabs.pool)
+        global_low = slabs.full and pool < self.watermark
+        after = self._counters()
+        self.cur += 1
+        total = sum(after[2][1:]) + pool                                 # memcheck
+        self.watermark = max(self.floor, int(total * self.free_ratio))
+        return pool, global_low, self.cur % self.window_size, after
+
     def run(self) -> tuple[int, int]:
         """``slab_automove_extstore_run``: ``(source, 0)`` or ``(-1, -1)``."""
         if self.version != "1.6.18":
@@ -56,20 +69,13 @@ class ExtstoreAutomover:
         e = self.e
         slabs, storage = e.slabs, e.storage
         held = storage.held
-        global_low = slabs.full and len(slabs.pool) < self.watermark
-        evicted, oom, pages = after = self._counters()
-        b_evicted, b_oom, b_pages = self.before
-        self.cur += 1
-        total = sum(pages[1:]) + len(slabs.pool)                         # memcheck
-        self.watermark = max(self.floor, int(total * self.free_ratio))
+        _, global_low, at, after = self._open_run()
+        (evicted, oom, pages), (b_evicted, b_oom, b_pages) = after, self.before
         storage.pool_min = self.watermark
-        src = dst = -1
-        too_free = False
-        oldest, oldest_age = -1, 0
+        src = dst = oldest = -1
+        too_free, oldest_age = False, 0
         size = self.window_size
-        at = self.cur % size
-        cold = e.lrus.q[COLD]
-        now = e.now
+        cold, now = e.lrus.q[COLD], e.now
         for c in range(1, len(pages)):
             small = e.size[c] < self.item_size
             slot = self.window[c][at]
@@ -108,23 +114,15 @@ class ExtstoreAutomover:
         e = self.e
         slabs, storage = e.slabs, e.storage
         held = storage.held
-        pool = len(slabs.pool)
-        global_low = slabs.full and pool < self.watermark
-        evicted, oom, pages = after = self._counters()
-        b_evicted, b_oom, b_pages = self.before
-        self.cur += 1
-        total = sum(pages[1:]) + pool                                   # memcheck
-        self.watermark = max(self.floor, int(total * self.free_ratio))
+        pool, global_low, at, after = self._open_run()
+        (evicted, oom, pages), (b_evicted, b_oom, b_pages) = after, self.before
         now_age = self.version == "1.6.38"
         if not now_age:
             storage.pool_min = self.watermark
-        src = dst = -1
-        too_free = False
-        oldest, oldest_age = -1, 0
+        src = dst = oldest = -1
+        too_free, oldest_age = False, 0
         size = self.window_size
-        at = self.cur % size
-        cold = e.lrus.q[COLD]
-        now = e.now
+        cold, now = e.lrus.q[COLD], e.now
         for c in range(1, len(pages)):
             small = e.size[c] < self.item_size
             slot = self.window[c][at]
