@@ -12,12 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import ahead
 import paced
 import pytest
 from helpers import run
-from memcached_server import missing
-from test_paced import check, check_live, differences, replay
+from test_paced import check, check_live, differences, live_result, replay
 
 
 def _misses(capture, monkeypatch, target, name, value, until: int) -> list[str]:
@@ -137,12 +135,7 @@ def live_ext_capture() -> dict:
 @pytest.mark.ahead("test_paced_extstore:live_ext_capture")
 def test_live_extstore_paced_run():
     """A 6 s extstore paced run of the installed memcached, compared at each 3 s snapshot."""
-    found = ahead.result("test_paced_extstore:live_ext_capture")
-    if "missing" in found:
-        missing(found["missing"])
-    if "other" in found:
-        pytest.skip(f"the scenario is sized for 1.6.18, not {found['other']}")
-    capture = paced.Capture(**found)
+    capture = live_result("test_paced_extstore:live_ext_capture")
     last = capture.snapshots[-1]["stats"]
     assert int(last["extstore_objects_written"]) > 1000 and int(last["get_extstore"]) > 1000
     check_live(capture)
