@@ -14,7 +14,7 @@ through an iterator).
 
 from __future__ import annotations
 
-from typing import Any, Final, Iterator
+from typing import TYPE_CHECKING, Final, Iterator
 
 try:
     from mypy_extensions import i32, i64, u8
@@ -22,6 +22,9 @@ except ImportError:         # plain Python: the native int types only speak to m
     i32 = i64 = u8 = int    # type: ignore[misc]
 
 from slabcalc.engines.slabs import Slabs
+
+if TYPE_CHECKING:        # engine.py imports this module: the type only, for mypyc's direct calls
+    from slabcalc.engines.engine import Engine
 
 # items.c lru_type_map: HOT_LRU, WARM_LRU, COLD_LRU, TEMP_LRU (Final: constants when compiled, not lookups)
 HOT: Final = 0
@@ -134,8 +137,8 @@ class Lru(Item):
 class Lrus:
     """Every class's HOT/WARM/COLD LRUs, their item bytes, and the counters ``stats items`` shows."""
 
-    def __init__(self, engine: Any, n: int) -> None:     # the Engine (engine.py imports this module)
-        self.e = engine
+    def __init__(self, engine: Engine, n: int) -> None:
+        self.e: Engine = engine
         # the engine's parts and constants the tail pulls read, as typed fields: compiled, read
         # without a lookup (the engine has set them before it makes its LRUs)
         self.slabs: Slabs = engine.slabs
