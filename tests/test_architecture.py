@@ -47,8 +47,14 @@ def imports(name: str, path: Path, top_level_only: bool = False) -> set[str]:
     tree = parsed(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     nodes = tree.body if top_level_only else list(ast.walk(tree))
+    # an import under ``if TYPE_CHECKING:`` is a type for the checker and mypyc (engines/lru.py's Engine,
+    # for direct calls), never run: it makes no import-time dependency, so no cycle
+    typing_only = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and getattr(node.test, "id", "") == "TYPE_CHECKING" for inner in ast.walk(node)}
     found = set()
     for node in nodes:
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[:len(package.split(".")) - node.level + 1]

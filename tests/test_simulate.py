@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from helpers import PER_PAGE_4, o_words, op, s, settings
 
+from slabcalc.engines.engine import Engine
 from slabcalc.engines.simulate import (
     DELETE,
     GET,
@@ -168,6 +169,26 @@ def test_misses_count_in_the_class_that_evicted_the_key():
     ops = fill_class_4() + [s(0, "x00000"), op(0, GET, "f00000"), op(0, GET, "nokey0")]
     sim = run(ops, "-m", "2", *COMPAT)
     assert by_class(sim)[4].misses == 1 and sim.totals.misses == 2
+
+
+def test_a_key_stored_again_then_deleted_misses_in_no_class():
+    # f00000 is evicted from class 4, stored again in class 15, deleted: its miss is nobody's eviction
+    ops = fill_class_4() + [s(0, "x00000"), s(0, "f00000", 2000), op(0, DELETE, "f00000"), op(0, GET, "f00000")]
+    sim = run(ops, "-m", "2", *COMPAT)
+    assert (by_class(sim)[4].misses, by_class(sim)[15].misses, sim.totals.misses) == (0, 0, 1)
+    assert sim.totals.curr_items == 2 * PER_PAGE_4
+
+
+def test_misses_by_class_remember_the_newest_keys_lost_and_no_more():
+    """The keys lost are remembered up to a bound (LOST_MAX, here 10): the hash table never holds
+    more than the items plus that many, the newest losses still count in their class."""
+    e = Engine(settings("-m", "2", *COMPAT), background_for(settings("-m", "2", *COMPAT), ["no_modern"]))
+    e.lost_max = 10
+    lost = [f"f{i:05d}" for i in range(40)]                 # the first 40 keys, evicted in order
+    e.run(fill_class_4() + [s(0, f"x{i:05d}") for i in range(40)])
+    assert len(e.table) <= e.curr_items() + 10 and e.curr_items() == 2 * PER_PAGE_4
+    e.run([op(0, GET, key) for key in lost[-5:] + lost[:5]])
+    assert (e.misses[4], e.counts["misses"]) == (5, 10)     # the newest five in class 4, the oldest in none
 
 
 # -- chunked items (-I 2m: 512 KiB chunks; with -o no_modern pages are still 1 MiB) ------

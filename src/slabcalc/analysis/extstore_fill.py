@@ -150,13 +150,13 @@ def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, 
                     state["floor"] = True
                     if stall:
                         storage.stall(op[0] + 1 / rate)    # asleep through the next set too
-            state["items"] = len(engine.index)
+            state["items"] = engine.curr_items()
             state["loaded"] += 1
             yield op
 
     engine.run(until_evicted())
     gone = "flash" if flash is not None and flash.page_evictions else "RAM" if any(evicted) else None
-    items = state["items"] if gone else len(engine.index)      # held when the first one went
+    items = state["items"] if gone else engine.curr_items()      # held when the first one went
     result = engine.results(None)
     pages = tuple((c.slab_class.id, c.pages) for c in result.classes if c.pages)
     page_bytes = result.totals.total_malloced      # all of -m: prefilled into the pool at start

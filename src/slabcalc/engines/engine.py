@@ -30,8 +30,8 @@ import math
 from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
 
 from slabcalc.engines.background import Background
-from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Chunked, Item, Lrus
-from slabcalc.engines.results import ClassResult, Model, Simulation, TimelineRow, Totals
+from slabcalc.engines.lru import COLD, GONE, HOT, TEMP, WARM, Chunked, Item, Lrus
+from slabcalc.engines.results import Model, Simulation, TimelineRow
 from slabcalc.engines.slabs import Slabs
 from slabcalc.model.classes import class_for, slab_classes
 from slabcalc.model.item import ntotal_function
@@ -53,6 +53,7 @@ CLOCK_START: Final = 62        # memcached.c: process_started = time(0) - ITEM_U
 US: Final = 1_000_000
 IDLE_AHEAD: Final = 2 * US     # look for an idle stretch to jump over only with this much time before the next request
 EXPTIME_MAX: Final = 1 << 62   # a compiled Item holds exptime in 64 bits: a TTL past it never expires either way
+LOST_MAX: Final = 1 << 20      # keys lost (evicted, expired) remembered for misses by class: the newest ~1 M
 
 
 Shape = tuple[int, "tuple[tuple[int, int], ...] | None"]     # a set's chunk plan: header class, body chunks
@@ -106,9 +107,12 @@ class Engine:
         self.slabs = Slabs(self.size, self.perslab, page_len, settings.maxbytes, share)
         self.lrus = Lrus(self, n)
         self.largest = classes[-1].id
-        self.index: dict[str | int, Item] = {}
+        # memcached's hash table, key -> item; a key lost (evicted, expired) keeps its entry, set to its
+        # class's GONE marker (misses by class: one lookup serves both), up to lost_max (_drop_lost)
+        self.table: dict[str | int, Item] = {}
+        self.lost = [Item(0, cls, GONE, 0, 0, 0, -1) for cls in range(n)]     # the markers, one a class
+        self.n_lost, self.lost_max = 0, LOST_MAX     # markers in the table, and their bound
         self.chunked: dict[str | int, Item] = {}    # key -> item, for the items whose chunks span classes
-        self.gone: dict[str | int, int] = {}        # key -> class that evicted or expired it (misses by class)
         self.hits = [0] * n
         self.misses = [0] * n
         # told each get's key and whether it hit (a sampled replay counts reads: engines.sample)
@@ -160,6 +164,26 @@ class Engine:
 
     # -- items -------------------------------------------------------------------------
 
+    @property
+    def index(self) -> dict[str | int, Item]:
+        """The items held, by key (built at each call: for inspection; the request path reads ``table``)."""
+        return {key: item for key, item in self.table.items() if item.seg != GONE}
+
+    def curr_items(self) -> int:
+        return len(self.table) - self.n_lost
+
+    def _drop_lost(self) -> None:
+        """Forget the older half of the keys lost: their later misses are counted, in no class."""
+        table, drop = self.table, []
+        for key, item in table.items():
+            if item.seg == GONE:
+                drop.append(key)
+                if len(drop) * 2 >= self.n_lost:
+                    break
+        for key in drop:
+            del table[key]
+        self.n_lost -= len(drop)
+
     def exptime(self, ttl: int) -> int:
         """``current_time + ttl`` (0: never), one int object per second and TTL for all items."""
         if not ttl:
@@ -178,11 +202,15 @@ class Engine:
         """
         self.lrus.unlink(item)
         key = item.key
-        del self.index[key]
+        if lost:
+            self.table[key] = self.lost[item.cls]
+            self.n_lost += 1
+            if self.n_lost > self.lost_max:
+                self._drop_lost()
+        else:
+            del self.table[key]
         if self.storage is not None:
             self.storage.unlinked(item, lost)
-        if lost:
-            self.gone[key] = item.cls
         free = self.slabs.free
         if item.chunks is None:
             free[item.cls].append(item.addr)
@@ -195,7 +223,7 @@ class Engine:
         """``do_item_link``: into the hash table and the head of its LRU, its time now."""
         item.time = self.now
         self.lrus.link(item)
-        self.index[item.key] = item
+        self.table[item.key] = item             # over a lost key's marker only from store()
         if item.chunks is not None:
             self.chunked[item.key] = item
         self.counts["total_items"] += 1
@@ -246,20 +274,23 @@ class Engine:
 
     def forget(self, key) -> None:
         """A set memcached could not store deletes the key's old item (``do_item_get`` first)."""
-        item = self.index.get(key)
-        if item is not None:
+        item = self.table.get(key)
+        if item is not None and item.seg != GONE:
             expired = bool(item.exptime and item.exptime <= self.now)
             self.counts["get_expired"] += expired
             self.unlink(item, lost=expired)
 
     def store(self, key, cls: int, ttl: int, ntotal: int, addr: int, chunks) -> None:
         """``do_store_item`` for a set: the old item (if any) goes, the new one is linked."""
-        old = self.index.get(key)
+        old = self.table.get(key)
         now = self.now
         if old is not None:
-            if old.exptime and old.exptime <= now:
-                self.counts["get_expired"] += 1
-            self.unlink(old, lost=False)
+            if old.seg == GONE:
+                self.n_lost -= 1
+            else:
+                if old.exptime and old.exptime <= now:
+                    self.counts["get_expired"] += 1
+                self.unlink(old, lost=False)
         exptime = self.exptime(ttl)
         seg = self.link_seg
         if self.temp is not None and self.temp.holds(exptime, now):
@@ -268,8 +299,6 @@ class Engine:
                   else Chunked(key, cls, seg, exptime, now, ntotal, chunks))
         if self.storage is not None:
             self.storage.stored(key)
-        if key in self.gone:        # not gone.pop(key, None): compiled, that is a Python method call
-            del self.gone[key]
 
     def set(self, key, key_size: int, value_size: int, ttl: int, flags: int) -> None:
         self.counts["sets"] += 1
@@ -364,9 +393,13 @@ class Engine:
         """get, touch or delete: ``do_item_get`` (expired items freed), then the op's own rule;
         whether the key was found."""
         counts = self.counts
-        item = self.index.get(key)
-        if item is not None and item.exptime and item.exptime <= self.now:
+        item = self.table.get(key)
+        lost = 0
+        if item is not None and item.seg == GONE:
+            lost, item = item.cls, None
+        elif item is not None and item.exptime and item.exptime <= self.now:
             counts["get_expired"] += 1
+            lost = item.cls
             self.unlink(item)
             item = None
         if op == DELETE:
@@ -381,9 +414,8 @@ class Engine:
                 self.on_get(key, item is not None)
             if item is None:
                 counts["misses"] += 1
-                cls = self.gone.get(key)
-                if cls:
-                    self.misses[cls] += 1
+                if lost:
+                    self.misses[lost] += 1
                 return False
             counts["hits"] += 1
             self.hits[item.cls] += 1
@@ -428,7 +460,7 @@ class Engine:
 
     def update(self, item: Item) -> None:
         """``do_item_update`` of a queued bump (segmented): an ACTIVE COLD item to WARM."""
-        if self.index.get(item.key) is not item:        # unlinked since
+        if self.table.get(item.key) is not item:        # unlinked since
             return
         item.time = self.now
         self.lrus.version[item.cls] += 1
@@ -544,57 +576,8 @@ class Engine:
 
     # -- results ------------------------------------------------------------------------------
 
-    def expired_now(self) -> tuple[list[int], list[int]]:
-        """Per class: linked items past their exptime at the current time, and their chunk bytes."""
-        n = len(self.size)
-        items, chunk_bytes = [0] * n, [0] * n
-        now, size = self.now, self.size
-        for seg in self.lrus.q:
-            for cls, lru in enumerate(seg):
-                for item in lru.values():
-                    exptime = item.exptime
-                    if exptime and exptime <= now:
-                        items[cls] += 1
-                        if item.chunks is None:
-                            chunk_bytes[cls] += size[cls]
-                        else:
-                            for c, _ in item.chunks:
-                                chunk_bytes[c] += size[c]
-        return items, chunk_bytes
-
     def results(self, model: Model | None, timeline=()) -> Simulation:
-        from slabcalc.engines.findings import finding
+        """The state now, as memcached's counters (:func:`.readout.simulation`)."""
+        from slabcalc.engines.readout import simulation
 
-        expired_items, expired_bytes = self.expired_now()
-        rows = []
-        lrus, slabs = self.lrus, self.slabs
-        for c in self.classes:
-            cls = c.id
-            pages = len(slabs.pages[cls])
-            if not pages:
-                continue
-            free = len(slabs.free[cls])
-            rows.append(ClassResult(
-                c, slabs.page_len[cls], pages, lrus.count(cls), slabs.chunks(cls) - free, free,
-                lrus.evicted[cls], lrus.evicted_nonzero[cls], lrus.evicted_unfetched[cls], lrus.reclaimed[cls],
-                lrus.expired_unfetched[cls], lrus.outofmemory[cls], self.hits[cls], self.misses[cls],
-                expired_items[cls], expired_bytes[cls], self.moved_in[cls], self.moved_out[cls],
-                lrus.crawler_reclaimed[cls], len(lrus.q[HOT][cls]), len(lrus.q[WARM][cls]),
-                len(lrus.q[COLD][cls])))
-        k = self.counts
-        outofmemory = sum(lrus.outofmemory)
-        totals = Totals(
-            ops=k["ops"], sets=k["sets"], gets=k["gets"], hits=k["hits"], misses=k["misses"],
-            deletes=k["deletes"], delete_hits=k["delete_hits"], touches=k["touches"], touch_hits=k["touch_hits"],
-            stored=k["sets"] - k["too_large"] - outofmemory - k["chunk_failures"],
-            too_large=k["too_large"], chunk_failures=k["chunk_failures"],
-            outofmemory=outofmemory, evicted=sum(lrus.evicted), reclaimed=sum(lrus.reclaimed),
-            get_expired=k["get_expired"], curr_items=len(self.index),
-            total_malloced=slabs.malloced, pages=sum(map(len, slabs.pages)), pages_moved=k["slabs_moved"],
-            global_page_pool=len(slabs.pool), crawler_reclaimed=sum(lrus.crawler_reclaimed),
-            slab_reassign_rescues=k["rescues"], slab_reassign_evictions_nomem=k["evictions_nomem"],
-            slab_reassign_inline_reclaim=k["inline_reclaim"], slab_reassign_chunk_rescues=k["chunk_rescues"],
-            total_items=k["total_items"])
-        return Simulation(self.settings, model, tuple(rows), totals, finding(rows, self.peak, totals),
-                          tuple(timeline), self.time,
-                          extstore=self.storage.counters() if self.storage is not None else None)
+        return simulation(self, model, timeline)

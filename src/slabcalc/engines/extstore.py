@@ -314,7 +314,7 @@ class Storage:
             e.lrus.outofmemory[hcls] += 1
             self.hdr_size[key] = hdr_ntotal
             return False
-        if e.index.get(key) is not item:                   # the header's allocation evicted the item
+        if e.table.get(key) is not item:                   # the header's allocation evicted the item
             e.slabs.free[hcls].append(addr)
             return False
         bucket = CHUNKED if item.chunks is not None else DEFAULT

@@ -31,6 +31,7 @@ HOT: Final = 0
 WARM: Final = 1
 COLD: Final = 2
 TEMP: Final = 3
+GONE: Final = 4     # no LRU: the marker the hash table keeps for a key memcached lost (engine.py)
 SEGMENTS = ("hot", "warm", "cold", "temp")      # TEMP holds items only with -o temporary_ttl (temp_lru.py)
 
 

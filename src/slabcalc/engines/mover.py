@@ -87,7 +87,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
                 done.add(addr)
                 continue
             item, index = owner
-            if e.index.get(item.key) is not item:        # dropped or evicted earlier in this walk
+            if e.table.get(item.key) is not item:        # dropped or evicted earlier in this walk
                 done.add(addr)
                 continue
             if item.exptime and item.exptime < now:
@@ -111,7 +111,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
         if busy and before == (len(done), sum(e.lrus.evicted)):
             for addr in busy:               # nothing moves any more: what is left is lost
                 item, _ = owners[addr]
-                if e.index.get(item.key) is item:
+                if e.table.get(item.key) is item:
                     counts["evictions_nomem"] += 1
                     _drop(e, item, free)
             break

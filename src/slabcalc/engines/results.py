@@ -134,3 +134,4 @@ class Simulation:
     snapshots: tuple = ()       # (workload time, Simulation) kept on request (simulate's ``at``)
     sample: object = None       # engines.sample.Sample of a sampled replay (its counts are scaled back)
     extstore: dict | None = None    # -o ext_path: stats' extstore counters, memcached's names (.extstore)
+

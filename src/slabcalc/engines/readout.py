@@ -1,0 +1,67 @@
+"""The engine's state read out at an instant: memcached's counters per class and in total, and the finding.
+
+Read once per replay (and per snapshot), never on the request path: plain Python beside the compiled
+engine (setup.py), which calls :func:`simulation` from ``Engine.results``.
+"""
+
+from __future__ import annotations
+
+from slabcalc.engines.findings import finding
+from slabcalc.engines.lru import COLD, HOT, WARM
+from slabcalc.engines.results import ClassResult, Model, Simulation, Totals
+
+
+def expired_now(engine) -> tuple[list[int], list[int]]:
+    """Per class: linked items past their exptime at the current time, and their chunk bytes."""
+    n = len(engine.size)
+    items, chunk_bytes = [0] * n, [0] * n
+    now, size = engine.now, engine.size
+    for seg in engine.lrus.q:
+        for cls, lru in enumerate(seg):
+            for item in lru.values():
+                exptime = item.exptime
+                if exptime and exptime <= now:
+                    items[cls] += 1
+                    if item.chunks is None:
+                        chunk_bytes[cls] += size[cls]
+                    else:
+                        for c, _ in item.chunks:
+                            chunk_bytes[c] += size[c]
+    return items, chunk_bytes
+
+
+def simulation(engine, model: Model | None, timeline=()) -> Simulation:
+    """The engine's state now: per class and in total, with memcached's names, and the finding."""
+    expired_items, expired_bytes = expired_now(engine)
+    rows = []
+    lrus, slabs = engine.lrus, engine.slabs
+    for c in engine.classes:
+        cls = c.id
+        pages = len(slabs.pages[cls])
+        if not pages:
+            continue
+        free = len(slabs.free[cls])
+        rows.append(ClassResult(
+            c, slabs.page_len[cls], pages, lrus.count(cls), slabs.chunks(cls) - free, free,
+            lrus.evicted[cls], lrus.evicted_nonzero[cls], lrus.evicted_unfetched[cls], lrus.reclaimed[cls],
+            lrus.expired_unfetched[cls], lrus.outofmemory[cls], engine.hits[cls], engine.misses[cls],
+            expired_items[cls], expired_bytes[cls], engine.moved_in[cls], engine.moved_out[cls],
+            lrus.crawler_reclaimed[cls], len(lrus.q[HOT][cls]), len(lrus.q[WARM][cls]),
+            len(lrus.q[COLD][cls])))
+    k = engine.counts
+    outofmemory = sum(lrus.outofmemory)
+    totals = Totals(
+        ops=k["ops"], sets=k["sets"], gets=k["gets"], hits=k["hits"], misses=k["misses"],
+        deletes=k["deletes"], delete_hits=k["delete_hits"], touches=k["touches"], touch_hits=k["touch_hits"],
+        stored=k["sets"] - k["too_large"] - outofmemory - k["chunk_failures"],
+        too_large=k["too_large"], chunk_failures=k["chunk_failures"],
+        outofmemory=outofmemory, evicted=sum(lrus.evicted), reclaimed=sum(lrus.reclaimed),
+        get_expired=k["get_expired"], curr_items=engine.curr_items(),
+        total_malloced=slabs.malloced, pages=sum(map(len, slabs.pages)), pages_moved=k["slabs_moved"],
+        global_page_pool=len(slabs.pool), crawler_reclaimed=sum(lrus.crawler_reclaimed),
+        slab_reassign_rescues=k["rescues"], slab_reassign_evictions_nomem=k["evictions_nomem"],
+        slab_reassign_inline_reclaim=k["inline_reclaim"], slab_reassign_chunk_rescues=k["chunk_rescues"],
+        total_items=k["total_items"])
+    return Simulation(engine.settings, model, tuple(rows), totals, finding(rows, engine.peak, totals),
+                      tuple(timeline), engine.time,
+                      extstore=engine.storage.counters() if engine.storage is not None else None)
