@@ -64,6 +64,16 @@ COUNTERS = ("sets", "gets", "hits", "misses", "deletes", "touches", "delete_hits
             "inline_reclaim", "chunk_rescues")      # the engine's own counters (Engine.counts)
 
 
+class Tally:
+    """The engine's own counters (``COUNTERS``), each a native int when compiled: bumped on every request."""
+
+    def __init__(self) -> None:
+        self.sets = self.gets = self.hits = self.misses = self.deletes = self.touches = 0
+        self.delete_hits = self.touch_hits = self.too_large = self.chunk_failures = self.get_expired = 0
+        self.ops = self.total_items = self.slabs_moved = self.rescues = self.evictions_nomem = 0
+        self.inline_reclaim = self.chunk_rescues = 0
+
+
 def server_start(boot: float) -> int:
     """Whole seconds from the server's start to the workload's time 0.
 
@@ -118,7 +128,7 @@ class Engine:
         # told each get's key and whether it hit (a sampled replay counts reads: engines.sample)
         self.on_get: Callable[[str | int, bool], None] | None = None
         self.moved_in, self.moved_out = [0] * n, [0] * n
-        self.counts = dict.fromkeys(COUNTERS, 0)
+        self.tally = Tally()
         self.chunk_fallback = settings.profile.chunk_tail_fallback
         self.ntotal = ntotal_function(settings)
         self.max_single = min(classes[-1].chunk_size, settings.item_size_max)
@@ -163,6 +173,11 @@ class Engine:
             self.pick_any = PickAny(self)
 
     # -- items -------------------------------------------------------------------------
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """The engine's counters by name, as they stand (a copy: they are bumped in ``tally``)."""
+        return {name: getattr(self.tally, name) for name in COUNTERS}
 
     @property
     def index(self) -> dict[str | int, Item]:
@@ -226,7 +241,7 @@ class Engine:
         self.table[item.key] = item             # over a lost key's marker only from store()
         if item.chunks is not None:
             self.chunked[item.key] = item
-        self.counts["total_items"] += 1
+        self.tally.total_items += 1
 
     def evicted_in(self, cls: int) -> None:
         """After an eviction: the calcification peak, and ``slab_automove=2``'s page request."""
@@ -277,7 +292,7 @@ class Engine:
         item = self.table.get(key)
         if item is not None and item.seg != GONE:
             expired = bool(item.exptime and item.exptime <= self.now)
-            self.counts["get_expired"] += expired
+            self.tally.get_expired += expired
             self.unlink(item, lost=expired)
 
     def store(self, key, cls: int, ttl: int, ntotal: int, addr: int, chunks) -> None:
@@ -289,7 +304,7 @@ class Engine:
                 self.n_lost -= 1
             else:
                 if old.exptime and old.exptime <= now:
-                    self.counts["get_expired"] += 1
+                    self.tally.get_expired += 1
                 self.unlink(old, lost=False)
         exptime = self.exptime(ttl)
         seg = self.link_seg
@@ -301,7 +316,7 @@ class Engine:
             self.storage.stored(key)
 
     def set(self, key, key_size: int, value_size: int, ttl: int, flags: int) -> None:
-        self.counts["sets"] += 1
+        self.tally.sets += 1
         size = self.ntotal(key_size, value_size, flags)
         if self.storage is not None:
             self.storage.noted(key, key_size, flags)
@@ -353,7 +368,7 @@ class Engine:
         """A set of an item above the largest chunk: chunked (``do_item_alloc_chunk``), or too large."""
         shape = self.shape(key_size, value_size, flags)
         if shape is None:
-            self.counts["too_large"] += 1
+            self.tally.too_large += 1
             self.forget(key)
             return
         head, body = shape
@@ -385,52 +400,52 @@ class Engine:
             free = self.slabs.free
             for c, a in chunks:
                 free[c].append(a)
-            self.counts["chunk_failures"] += 1
+            self.tally.chunk_failures += 1
             return
         self.store(key, largest, ttl, size, -1, chunks)
 
     def fetch(self, key, op: int, ttl: int) -> bool:
         """get, touch or delete: ``do_item_get`` (expired items freed), then the op's own rule;
         whether the key was found."""
-        counts = self.counts
+        counts = self.tally
         item = self.table.get(key)
         lost = 0
         if item is not None and item.seg == GONE:
             lost, item = item.cls, None
         elif item is not None and item.exptime and item.exptime <= self.now:
-            counts["get_expired"] += 1
+            counts.get_expired += 1
             lost = item.cls
             self.unlink(item)
             item = None
         if op == DELETE:
-            counts["deletes"] += 1
+            counts.deletes += 1
             if item is not None:
-                counts["delete_hits"] += 1
+                counts.delete_hits += 1
                 self.unlink(item, lost=False)
             return item is not None
         if op == GET:
-            counts["gets"] += 1
+            counts.gets += 1
             if self.on_get is not None:
                 self.on_get(key, item is not None)
             if item is None:
-                counts["misses"] += 1
+                counts.misses += 1
                 if lost:
                     self.misses[lost] += 1
                 return False
-            counts["hits"] += 1
+            counts.hits += 1
             self.hits[item.cls] += 1
         else:
-            counts["touches"] += 1
+            counts.touches += 1
             if item is None:
                 return False
-            counts["touch_hits"] += 1
+            counts.touch_hits += 1
         self.bump(item)
         if op == TOUCH:
             item.exptime = self.exptime(ttl)
             self.lrus.version[item.cls] += 1
         elif self.storage is not None and not self.storage.read(item):     # a header: read from flash
-            counts["hits"] -= 1
-            counts["misses"] += 1
+            counts.hits -= 1
+            counts.misses += 1
             self.hits[item.cls] -= 1
             return False
         return True
@@ -517,12 +532,12 @@ class Engine:
         self.snapshots: list = []
         next_row = -1.0 if every else math.inf
         last_evicted = [0] * len(self.size)
-        counts = self.counts
+        counts = self.tally
         collecting = gc.isenabled()
         gc.disable()            # item records are many and hold no garbage: the collector would only rescan them
         try:
             for t, op, key, key_size, value_size, ttl, flags in ops:
-                counts["ops"] += 1
+                counts.ops += 1
                 while marks and t >= marks[0]:
                     self.snapshot_at(marks.pop(0))
                 if t >= next_row:

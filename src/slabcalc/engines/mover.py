@@ -66,7 +66,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
     owners = _owners(e, source, base, end)
     free = slabs.free[source]
     done = set()
-    counts = e.counts
+    counts = e.tally
     now = e.now
     evicting = e.bg.rules.rules["mover_without_free_chunk"] == "evict"
     # 1.6.45 slabs_mover.c 100-110: evictions are allowed when the move starts with -m reached and
@@ -102,7 +102,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
             else:
                 new = _rescue_chunk(free, base, end, done, counts)
                 if new < 0:
-                    counts["evictions_nomem"] += 1
+                    counts.evictions_nomem += 1
                     _drop(e, item, free)
                     done.add(addr)
                     continue
@@ -112,7 +112,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
             for addr in busy:               # nothing moves any more: what is left is lost
                 item, _ = owners[addr]
                 if e.table.get(item.key) is item:
-                    counts["evictions_nomem"] += 1
+                    counts.evictions_nomem += 1
                     _drop(e, item, free)
             break
         pending = busy
@@ -130,7 +130,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
         slabs.split(page, dest)
         e.moved_in[dest] += 1
     e.moved_out[source] += 1
-    counts["slabs_moved"] += 1
+    counts.slabs_moved += 1
 
 
 def _rescue(e, item, index: int, new: int, counts) -> None:
@@ -139,16 +139,16 @@ def _rescue(e, item, index: int, new: int, counts) -> None:
         item.addr = new
         e.lrus.unlink(item)
         e.link(item)                     # do_item_replace: relinked at its LRU's head, time now
-        counts["rescues"] += 1
+        counts.rescues += 1
         return
     cls, _ = item.chunks[index]
     item.chunks[index] = (cls, new)
     if index == 0:                       # the header: the item itself is replaced and relinked
         e.lrus.unlink(item)
         e.link(item)
-        counts["rescues"] += 1
+        counts.rescues += 1
     else:
-        counts["chunk_rescues"] += 1
+        counts.chunk_rescues += 1
 
 
 def _prep(e, cls: int, free, base: int, end: int, done: set, counts, allow: bool) -> tuple[int, bool]:
@@ -202,7 +202,7 @@ def _rescue_chunk(free, base: int, end: int, done: set, counts) -> int:
         addr = free.pop()
         if base <= addr < end:
             done.add(addr)
-            counts["inline_reclaim"] += 1
+            counts.inline_reclaim += 1
             continue
         return addr
     return -1
