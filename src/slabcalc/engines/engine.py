@@ -53,10 +53,12 @@ CLOCK_START: Final = 62        # memcached.c: process_started = time(0) - ITEM_U
 US: Final = 1_000_000
 IDLE_AHEAD: Final = 2 * US     # look for an idle stretch to jump over only with this much time before the next request
 EXPTIME_MAX: Final = 1 << 62   # a compiled Item holds exptime in 64 bits: a TTL past it never expires either way
+COMPILED: Final = not __file__.endswith(".py")     # built by mypyc (setup.py): Item holds its ints unboxed
 LOST_MAX: Final = 1 << 20      # keys lost (evicted, expired) remembered for misses by class: the newest ~1 M
 
 
 Shape = tuple[int, "tuple[tuple[int, int], ...] | None"]     # a set's chunk plan: header class, body chunks
+Op = tuple[float, int, Any, int, int, int, int]     # time, op, key, key_size, value_size, ttl, flags
 
 
 COUNTERS = ("sets", "gets", "hits", "misses", "deletes", "touches", "delete_hits", "touch_hits", "too_large",
@@ -133,7 +135,7 @@ class Engine:
         self.ntotal = ntotal_function(settings)
         self.max_single = min(classes[-1].chunk_size, settings.item_size_max)
         self._class_of: dict[int, int] = {}
-        self._sizes: dict[int, int] = {}
+        self._sizes: dict[int, int] | None = None if COMPILED else {}
         self._exp_second: int | None = None
         self._exp: dict[int, int] = {}
         self._shapes: dict[tuple[int, int, int], Shape | None] = {}
@@ -323,7 +325,7 @@ class Engine:
         if size > self.max_single:
             self.set_large(key, key_size, value_size, flags, ttl, size)
             return
-        size = self._sizes.setdefault(size, size)     # one int object per item size, not per item
+        size = self._sizes.setdefault(size, size) if self._sizes is not None else size     # plain: one int a size
         cls = self._class_of.get(size) or self.class_of(size)
         slabs = self.slabs
         free = slabs.free[cls]
@@ -519,7 +521,7 @@ class Engine:
 
     # -- the workload ------------------------------------------------------------------------
 
-    def run(self, ops: Iterable[tuple], every: float | None = None, at: Iterable[float] = ()) -> list:
+    def run(self, ops: Iterable[Op], every: float | None = None, at: Iterable[float] = ()) -> list:
         """Apply ``(time, op, key, key_size, value_size, ttl, flags)`` operations in order.
 
         ``every`` adds a timeline row per class at every multiple of that many
@@ -530,7 +532,7 @@ class Engine:
         timeline: list[TimelineRow] = []
         marks = sorted(at)
         self.snapshots: list = []
-        next_row = -1.0 if every else math.inf
+        next_row, step = (-1.0, every) if every else (math.inf, 1.0)
         last_evicted = [0] * len(self.size)
         counts = self.tally
         collecting = gc.isenabled()
@@ -542,9 +544,9 @@ class Engine:
                     self.snapshot_at(marks.pop(0))
                 if t >= next_row:
                     if next_row < 0:
-                        next_row = (t // every + 1) * every
+                        next_row = (t // step + 1) * step
                     else:
-                        next_row = self._timeline_rows(timeline, next_row, every, t, last_evicted)
+                        next_row = self._timeline_rows(timeline, next_row, step, t, last_evicted)
                 self.clock(t)       # self.x(): a direct call when compiled (a bound method is a Python call)
                 if op == FILL:      # a look-aside read: get, and set on a miss
                     if self.fetch(key, GET, ttl):
