@@ -59,7 +59,8 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
     and the replay is exact.  The model line lists every -o word given as
     modelled or of no effect (and why); a word simulate does not model is
     refused (exit 2, docs/options.md).  Per class: pages, items, evicted, reclaimed (at an LRU tail),
-    crawler_reclaimed, outofmemory, hits, misses, pages moved in and out;
+    crawler_reclaimed, outofmemory, hits, misses (gets of keys the class
+    evicted or expired; the newest 1,048,576 keys lost are remembered), pages moved in and out;
     totals, the global page pool, and a calcification finding (a class
     evicting while others hold idle memory) that says what the automover
     did.  --plot draws the timeline (with --every), else the memory per
