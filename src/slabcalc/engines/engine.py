@@ -60,7 +60,6 @@ LOST_MAX: Final = 1 << 20      # keys lost (evicted, expired) remembered for mis
 Shape = tuple[int, "tuple[tuple[int, int], ...] | None"]     # a set's chunk plan: header class, body chunks
 Op = tuple[float, int, Any, int, int, int, int]     # time, op, key, key_size, value_size, ttl, flags
 
-
 COUNTERS = ("sets", "gets", "hits", "misses", "deletes", "touches", "delete_hits", "touch_hits", "too_large",
             "chunk_failures", "get_expired", "ops", "total_items", "slabs_moved", "rescues", "evictions_nomem",
             "inline_reclaim", "chunk_rescues")      # the engine's own counters (Engine.counts)
@@ -70,10 +69,9 @@ class Tally:
     """The engine's own counters (``COUNTERS``), each a native int when compiled: bumped on every request."""
 
     def __init__(self) -> None:
-        self.sets = self.gets = self.hits = self.misses = self.deletes = self.touches = 0
-        self.delete_hits = self.touch_hits = self.too_large = self.chunk_failures = self.get_expired = 0
-        self.ops = self.total_items = self.slabs_moved = self.rescues = self.evictions_nomem = 0
-        self.inline_reclaim = self.chunk_rescues = 0
+        self.sets = self.gets = self.hits = self.misses = self.deletes = self.touches = self.delete_hits = 0
+        self.touch_hits = self.too_large = self.chunk_failures = self.get_expired = self.ops = self.total_items = 0
+        self.slabs_moved = self.rescues = self.evictions_nomem = self.inline_reclaim = self.chunk_rescues = 0
 
 
 def server_start(boot: float) -> int:
@@ -212,11 +210,9 @@ class Engine:
             exp = self._exp[ttl] = min(self.now + ttl, EXPTIME_MAX)
         return exp
 
-    def unlink(self, item: Item, lost: bool = True) -> None:
-        """``do_item_unlink`` + free: out of its LRU and the hash table, its chunks freed.
-
-        ``lost``: memcached removed it (evicted, expired): a later miss is this class's.
-        """
+    def unlink(self, item: Item, lost: bool = True, keep_chunk: bool = False) -> None:
+        """``do_item_unlink`` + free: out of its LRU and the hash table, its chunks freed (``keep_chunk``:
+        handed on by the caller instead).  ``lost``: evicted or expired: a later miss is this class's."""
         self.lrus.unlink(item)
         key = item.key
         if lost:
@@ -230,7 +226,8 @@ class Engine:
             self.storage.unlinked(item, lost)
         free = self.slabs.free
         if item.chunks is None:
-            free[item.cls].append(item.addr)
+            if not keep_chunk:
+                free[item.cls].append(item.addr)
         else:
             del self.chunked[key]
             for cls, addr in item.chunks:
@@ -353,6 +350,9 @@ class Engine:
         exptime = victim.exptime
         if (exptime and exptime < self.now) or victim.chunks is not None:
             return lrus.alloc_pull(cls)
+        if self.segmented and self.storage is None:     # the victim's chunk, not pushed and popped
+            lrus.evict(victim, cls, True)
+            return victim.addr
         lrus.evict(victim, cls)
         if not self.segmented and not self._tail_live(cls):
             return lrus.alloc_pull(cls, self.alloc_rounds - 1)     # round two reclaims first

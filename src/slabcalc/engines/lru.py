@@ -194,14 +194,15 @@ class Lrus:
         self.bytes[seg][cls] += ntotal
         self.version[cls] += 1
 
-    def evict(self, item: Item, cls: int) -> None:
-        """Evict a live COLD tail item (items.c 1224-1240): its counters, then the unlink."""
+    def evict(self, item: Item, cls: int, keep_chunk: bool = False) -> None:
+        """Evict a live COLD tail item (items.c 1224-1240): its counters, then the unlink (``keep_chunk``:
+        its chunk goes straight to the caller's new item, not through the free list)."""
         self.evicted[cls] += 1
         if item.exptime:
             self.evicted_nonzero[cls] += 1
         if not item.fetched:
             self.evicted_unfetched[cls] += 1
-        self.e.unlink(item)
+        self.e.unlink(item, True, keep_chunk)
         self.e.evicted_in(cls)
 
     def reclaim(self, item: Item, cls: int) -> None:
