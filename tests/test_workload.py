@@ -70,6 +70,42 @@ def test_bad_rows_are_counted_and_named(row, reason):
         read(f"time,op,key,value_size,ttl\n1,set,a,10,0\n{row}\n", strict=True)
 
 
+@pytest.mark.parametrize("row,reason", [
+    ("nan,set,a,10,0,0,1", "time must be a number of seconds, 0 to 1e+15"),    # NaN fails every comparison
+    ("0,set,a,10,0,0,1", "time goes backwards (after 1)"),
+    (",set,a,10,0,0,1", "missing column time"),
+    ("1,set,a,10,0,4294967296,1", "flags must be 0..4294967295"),
+    ("1,set,a,2147483646,0,0,1", "value_size must be 0..2147483645"),
+    ("1,set,a,10,0,0,0", "op_count must be 1 or more"),
+    ("1,append,a,10,0,0,1", "unsupported op"),
+])
+def test_rows_the_quick_reading_must_not_take(row, reason):
+    # the reader's quick path takes the rows it can read at once: these parse (float('nan') is a
+    # float) or name an op, yet each is one rejected row, and the repeated time text "1" too
+    text = f"time,op,key,value_size,ttl,flags,op_count\n1,set,a,10,0,0,1\n{row}\n1,get,a,,,,2\n"
+    ops, acct = read(text)
+    assert ops == [(1.0, SET, "a", 1, 10, 0, 0)] + [(1.0, GET, "a", 1, 0, 0, 0)] * 2
+    assert (acct.rows, acct.items, acct.rejected, acct.first_rejections[0].reason) == (3, 3, 1, reason)
+
+
+def test_a_first_row_without_its_time_is_rejected():
+    # (the quick path keeps the last time cell it read: none is read before the first row)
+    _, acct = read("time,key,value_size\n,a,10\n")
+    assert (acct.rejected, acct.first_rejections[0].reason) == (1, "missing column time")
+
+
+def test_cells_the_quick_reading_refuses_are_read_the_careful_way():
+    # int(" ") refuses a blank ttl and flags, " Get " and "SET" are not the plain names: read all the same
+    ops, acct = read("time,op,key,value_size,ttl,flags\n1, Get ,é,,  ,\n1,SET,é,5, , \n2,,k\t,+7,1_0,3\n")
+    assert ops == [(1.0, GET, "é", 2, 0, 0, 0), (1.0, SET, "é", 2, 5, 0, 0), (2.0, SET, "k\t", 2, 7, 10, 3)]
+    assert (acct.rows, acct.rejected) == (3, 0)
+
+
+def test_without_key_column_a_rejected_set_still_takes_its_key_number():
+    ops, acct = read("time,value_size\n0,10\n0,-1\n0,10\n", key_length=10)
+    assert [o[2] for o in ops] == [1, 3] and acct.rejected == 1
+
+
 def test_a_key_longer_than_memcached_takes_is_rejected():
     _, acct = read("key,value_size\n" + "k" * 251 + ",10\n")
     assert acct.first_rejections[0].reason == "key length must be 1..250"

@@ -27,7 +27,8 @@ are rejected rows, never guessed at.
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator, TextIO
+from itertools import chain
+from typing import Callable, Final, Iterable, Iterator, TextIO
 
 from slabcalc.inputs.aliases import WORKLOAD_COLUMNS, by_alias
 from slabcalc.errors import InputError
@@ -51,7 +52,7 @@ OPS = {"set": SET, "get": GET, "gets": GET, "delete": DELETE, "touch": TOUCH}
 _ALIASES = WORKLOAD_COLUMNS
 _COLUMN = by_alias(WORKLOAD_COLUMNS)
 _TWITTER = ("time", "key", "key_size", "value_size", None, "op", "ttl")
-TIME_MAX = 1e15     # seconds: beyond any trace, and keeps int(time) exact
+TIME_MAX: Final = 1e15     # seconds: beyond any trace, and keeps int(time) exact
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
 
 
@@ -79,6 +80,13 @@ def read_workload(stream: TextIO, source: str, *, key_length: int | None = None,
 
 
 class _WorkloadReader:
+    at: dict[str, int]          # column -> its position in a row
+    delimiter: str
+    key_length: int             # the key size of sets without a key or key_size column (0: not needed)
+    key_max: int
+    line: int                   # the number of the first non-blank line
+    first: str | None           # that line when it is a row (twitter), None when it is the header
+
     def __init__(self, stream, source, key_length, strict, progress, form=None, key_max=None):
         self.key_max = key_max_of(key_max)
         self.stream, self.source, self.strict, self.progress = stream, source, strict, progress
@@ -96,7 +104,7 @@ class _WorkloadReader:
             fmt, columns = "csv", self._read_header(text)
             self.first = None
         self.at = columns
-        self.key_length = key_length
+        self.key_length = key_length or 0
         if "key" not in columns and "key_size" not in columns:
             if key_length is None:
                 raise InputError(f"{source}: no key or key_size column; give --key N")
@@ -119,81 +127,132 @@ class _WorkloadReader:
         return columns
 
     def ops(self) -> Iterator[tuple]:
-        acct, at, delimiter = self.acct, self.at, self.delimiter
-        i_time, i_op, i_key = at.get("time"), at.get("op"), at.get("key")
-        i_ksize, i_vsize, i_ttl, i_flags = at.get("key_size"), at["value_size"], at.get("ttl"), at.get("flags")
-        i_count = at.get("count")
-        width = max(at.values()) + 1
-        ops, key_length, key_max, progress = OPS, self.key_length, self.key_max, self.progress
-        last = 0.0
-        serial = 0
+        i_time, i_op, i_key, i_ksize, i_vsize, i_ttl, i_flags, i_count = self._indexes()
+        delimiter, ops, key_max, key_length = self.delimiter, OPS, self.key_max, self.key_length
+        progress = self.progress
+        set_op, get_op, value_max, flags_max = SET, GET, VALUE_MAX, FLAGS_MAX   # locals, not lookups per row
+        width = max(self.at.values()) + 1
+        last, serial, rows, accepted = 0.0, 0, 0, 0
         line = self.line - (1 if self.first is not None else 0)
-        rows = accepted = 0
-        lines = self._lines()
+        lines: Iterable[str] = self.stream if self.first is None else chain((self.first,), self.stream)
+        t_text, t_read = "0", 0.0       # the last time cell read and its value: rows at one instant share it
+        key: str | int
         try:
             for raw in lines:
                 line += 1
-                if '"' in raw:
-                    cells = _split(raw.rstrip("\r\n"), delimiter)
-                else:
-                    cells = raw.rstrip("\r\n").split(delimiter)
+                cells = _split(raw.rstrip("\r\n"), delimiter) if '"' in raw else raw.rstrip("\r\n").split(delimiter)
                 if len(cells) < width:
-                    if not raw.strip():
-                        continue
-                    rows += 1
-                    self._reject(line, raw, "missing columns", raw.strip())
+                    if raw.strip():
+                        rows += 1
+                        self._reject(line, raw, "missing columns", raw.strip())
                     continue
                 rows += 1
-                op = SET
+                # The fast path: a well-formed row read once.  At any doubt (a cell int() or float() refuses,
+                # an op not known at once, a value out of range) _row reads it again and names its fault.
+                careful = False
                 try:
-                    t = last if i_time is None else float(cells[i_time])
-                    named = SET if i_op is None else ops.get(cells[i_op].strip().lower() or "set")
-                    if named is None:
-                        raise _Bad("unsupported op", cells[i_op].strip())
-                    op = named
-                    if i_key is not None:
-                        key = cells[i_key]
-                        size = int(cells[i_ksize]) if i_ksize is not None else len(key.encode())
-                        if not key:
-                            raise _Bad("missing column key", "")
-                    elif op == SET:
-                        serial += 1
-                        key = serial
-                        size = key_length if i_ksize is None else int(cells[i_ksize])
+                    if i_time < 0:
+                        t = last
+                    elif cells[i_time] == t_text:
+                        t = t_read
                     else:
-                        raise _Bad("a get, delete or touch needs a key column", cells[i_op].strip())
-                    value = int(cells[i_vsize]) if op == SET else 0
-                    ttl = int(cells[i_ttl]) if i_ttl is not None and cells[i_ttl].strip() else 0
-                    flags = int(cells[i_flags]) if i_flags is not None and cells[i_flags].strip() else 0
-                    if not (last <= t < TIME_MAX and 0 < size <= key_max and 0 <= value <= VALUE_MAX and ttl >= 0
-                            and 0 <= flags <= FLAGS_MAX):
-                        raise _Bad(*self._why(t, last, size, value, ttl, flags))
-                    repeat = int(cells[i_count]) if i_count is not None else 1
-                    if repeat < 1:
-                        raise _Bad("op_count must be 1 or more", cells[i_count].strip())
-                except _Bad as bad:
-                    self._reject(line, raw, bad.reason, bad.value)
-                    continue
+                        t = t_read = float(cells[i_time])
+                        t_text = cells[i_time]
+                    if i_op < 0:
+                        op = set_op
+                    else:
+                        name = cells[i_op]         # set and get as they are, the rest as _row reads them
+                        op = (set_op if name == "set" else get_op if name == "get"
+                              else ops.get(name.strip().lower() or "set", -1))
+                    if i_key >= 0:
+                        text = cells[i_key]
+                        if i_ksize >= 0:
+                            size = int(cells[i_ksize])
+                        else:                      # its length in bytes; isascii() skips encoding it
+                            size = len(text) if text.isascii() else len(text.encode())
+                        key, careful = text, not text
+                    elif op == set_op:
+                        key, size = serial + 1, key_length if i_ksize < 0 else int(cells[i_ksize])
+                    else:
+                        key, size, careful = 0, 0, True
+                    value = int(cells[i_vsize]) if op == set_op else 0
+                    ttl = int(cells[i_ttl]) if i_ttl >= 0 and cells[i_ttl] else 0
+                    flags = int(cells[i_flags]) if i_flags >= 0 and cells[i_flags] else 0
+                    repeat = int(cells[i_count]) if i_count >= 0 else 1
+                    careful = careful or op < 0 or not (last <= t < TIME_MAX and 0 < size <= key_max and ttl >= 0
+                                                         and 0 <= value <= value_max and 0 <= flags <= flags_max
+                                                         and repeat >= 1)
                 except ValueError:
-                    self._reject(line, raw, *self._which(cells, op))
-                    continue
+                    careful = True
+                if careful:
+                    serial, row = self._row(line, raw, cells, last, serial)
+                    if row is None:
+                        continue
+                    t, op, key, size, value, ttl, flags, repeat = row
+                elif i_key < 0:
+                    serial += 1
                 last = t
                 accepted += repeat
                 if progress is not None and not accepted & 0xFFFF:
                     progress(rows)
                 yield t, op, key, size, value, ttl, flags
-                for _ in range(repeat - 1):      # MetaKV: a row of op_count operations
-                    yield t, op, key, size, value, ttl, flags
+                if repeat > 1:                   # MetaKV: a row of op_count operations
+                    for _ in range(repeat - 1):
+                        yield t, op, key, size, value, ttl, flags
         except UnicodeDecodeError as exc:
             raise InputError(f"{self.source}: not UTF-8 text (line {line + 1} or after: {exc.reason})") from None
         finally:
-            acct.rows += rows
-            acct.items += accepted
+            self.acct.rows += rows
+            self.acct.items += accepted
 
-    def _lines(self) -> Iterator[str]:
-        if self.first is not None:
-            yield self.first
-        yield from self.stream
+    def _indexes(self) -> tuple[int, int, int, int, int, int, int, int]:
+        """Where a row's time, op, key, key_size, value_size, ttl, flags and count are: -1 when absent."""
+        at = self.at
+        return (at.get("time", -1), at.get("op", -1), at.get("key", -1), at.get("key_size", -1), at["value_size"],
+                at.get("ttl", -1), at.get("flags", -1), at.get("count", -1))
+
+    def _row(self, line: int, raw: str, cells: list[str], last: float,
+             serial: int) -> tuple[int, tuple[float, int, str | int, int, int, int, int, int] | None]:
+        """A row the fast path in :meth:`ops` did not take, read the careful way: the keyless sets'
+        serial after it, and its ``(time, op, key, size, value, ttl, flags, repeat)``, or None
+        when it is rejected (counted; with ``strict`` an InputError naming file, line and value)."""
+        i_time, i_op, i_key, i_ksize, i_vsize, i_ttl, i_flags, i_count = self._indexes()
+        op = SET
+        key: str | int
+        try:
+            t = last if i_time < 0 else float(cells[i_time])
+            named = SET if i_op < 0 else OPS.get(cells[i_op].strip().lower() or "set")
+            if named is None:
+                raise _Bad("unsupported op", cells[i_op].strip())
+            op = named
+            if i_key >= 0:
+                key = text = cells[i_key]
+                size = int(cells[i_ksize]) if i_ksize >= 0 else len(text.encode())
+                if not key:
+                    raise _Bad("missing column key", "")
+            elif op == SET:
+                serial += 1
+                key = serial
+                size = self.key_length if i_ksize < 0 else int(cells[i_ksize])
+            else:
+                raise _Bad("a get, delete or touch needs a key column", cells[i_op].strip())
+            value = int(cells[i_vsize]) if op == SET else 0
+            ttl = int(cells[i_ttl]) if i_ttl >= 0 and cells[i_ttl].strip() else 0
+            flags = int(cells[i_flags]) if i_flags >= 0 and cells[i_flags].strip() else 0
+            if not (last <= t < TIME_MAX and 0 < size <= self.key_max and 0 <= value <= VALUE_MAX and ttl >= 0
+                    and 0 <= flags <= FLAGS_MAX):
+                raise _Bad(*self._why(t, last, size, value, ttl, flags))
+            repeat = int(cells[i_count]) if i_count >= 0 else 1
+            if repeat < 1:
+                raise _Bad("op_count must be 1 or more", cells[i_count].strip())
+        except _Bad as bad:
+            reason, text = bad.reason, bad.value
+        except ValueError:
+            reason, text = self._which(cells, op)
+        else:
+            return serial, (t, op, key, size, value, ttl, flags, repeat)
+        self._reject(line, raw, reason, text)
+        return serial, None
 
     def _why(self, t, last, size, value, ttl, flags) -> tuple[str, str]:
         if not 0 <= t < TIME_MAX:
