@@ -93,13 +93,14 @@ class Lru(Item):
     the anchor itself when it is empty; ``n`` counts its items.  The anchor is an :class:`Item` of
     no key (only its links are used), so that every link is an Item to the type checker and to mypyc."""
 
-    __slots__ = ("n",)
+    __slots__ = ("n", "bytes")
     n: int
+    bytes: int      # the ntotal of its items (compiled: a native int, bumped without boxing)
 
     def __init__(self) -> None:
         super().__init__(0, 0, 0, 0, 0, 0, -1)
         self.prev = self.next = self
-        self.n = 0
+        self.n = self.bytes = 0
 
     def append(self, item: Item) -> None:
         """Link ``item`` at the head."""
@@ -107,11 +108,13 @@ class Lru(Item):
         item.prev, item.next = head, self
         head.next = self.prev = item
         self.n += 1
+        self.bytes += item.ntotal
 
     def remove(self, item: Item) -> None:
         before, after = item.prev, item.next
         before.next, after.prev = after, before
         self.n -= 1
+        self.bytes -= item.ntotal
 
     def to_head(self, item: Item) -> None:
         """Move ``item`` (linked here) to the head: memcached's unlink and relink in the same LRU."""
@@ -151,7 +154,6 @@ class Lrus:
         self.hot_lru_pct: int = engine.bg.hot_lru_pct
         self.warm_lru_pct: int = engine.bg.warm_lru_pct
         self.q = [[Lru() for _ in range(n)] for _ in SEGMENTS]
-        self.bytes = [[0] * n for _ in SEGMENTS]
         self.evicted = [0] * n
         self.evicted_nonzero = [0] * n
         self.evicted_unfetched = [0] * n
@@ -171,27 +173,20 @@ class Lrus:
 
     def link(self, item: Item) -> None:
         cls = item.cls
-        ntotal: int = item.ntotal
         self.q[item.seg][cls].append(item)
-        self.bytes[item.seg][cls] += ntotal
         self.version[cls] += 1
 
     def unlink(self, item: Item) -> None:
         cls = item.cls
-        ntotal: int = item.ntotal
         self.q[item.seg][cls].remove(item)
-        self.bytes[item.seg][cls] -= ntotal
         self.version[cls] += 1
 
     def relink(self, item: Item, seg: int) -> None:
         """``item_unlink_q`` + ``item_link_q``: to the head of ``seg`` (its own, or another)."""
         cls = item.cls
-        ntotal: int = item.ntotal
         self.q[item.seg][cls].remove(item)
-        self.bytes[item.seg][cls] -= ntotal
         item.seg = seg
         self.q[seg][cls].append(item)
-        self.bytes[seg][cls] += ntotal
         self.version[cls] += 1
 
     def evict(self, item: Item, cls: int, keep_chunk: bool = False) -> None:
@@ -266,7 +261,7 @@ class Lrus:
                 else:
                     self.relink(item, WARM)
                     self.moves_to_warm[cls] += 1
-            elif self.bytes[seg][cls] > limit or now - item.time > max_age:
+            elif lru.bytes > limit or now - item.time > max_age:
                 self.relink(item, COLD)
                 self.moves_to_cold[cls] += 1
                 removed += 1

@@ -193,11 +193,10 @@ class Maintainer:
         hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
         cold_age: int = now - cold.next.time if cold.n else 0      # an int: i64 * float is not typed
         hot_age, warm_age = int(cold_age * self.hot_max_factor), int(cold_age * self.warm_max_factor)
-        nbytes = lrus.bytes
-        total = nbytes[COLD][cls] + nbytes[HOT][cls] + nbytes[WARM][cls]
+        total = cold.bytes + hot.bytes + warm.bytes
         temp = self.temp
         reclaimed = temp.juggle(cls) if temp is not None else 0     # items.c 1406-1415 (TEMP moves no age or byte count)
-        if self._idle(hot, warm, cold, nbytes, cls, now, total, hot_age, warm_age):
+        if self._idle(hot, warm, cold, now, total, hot_age, warm_age):
             if not reclaimed:
                 # nothing changes the answer until the class's LRUs or the second do (wake() checks)
                 self.idle_second[cls], self.idle_version[cls] = now, lrus.version[cls]
@@ -214,8 +213,7 @@ class Maintainer:
             did += 1
         return did
 
-    def _idle(self, hot: Lru, warm: Lru, cold: Lru, nbytes: list[list[int]], cls: int, now: int, total: int,
-              hot_age: int, warm_age: int) -> bool:
+    def _idle(self, hot: Lru, warm: Lru, cold: Lru, now: int, total: int, hot_age: int, warm_age: int) -> bool:
         """Whether a juggle's first pass would find nothing to do (its tails as ``lru_pull_tail``
         sees them): then the juggle is 0 moves, and the pulls need not run."""
         if hot.n:
@@ -223,13 +221,13 @@ class Maintainer:
             if limit == 0:          # a HOT limit of 0 falls through to WARM's (items.c 1199)
                 limit = total * self.warm_lru_pct // 100
             item = hot.next
-            if ((item.exptime and item.exptime < now) or item.active or nbytes[HOT][cls] > limit
+            if ((item.exptime and item.exptime < now) or item.active or hot.bytes > limit
                     or now - item.time > hot_age):
                 return False
         if warm.n:
             item = warm.next
             if ((item.exptime and item.exptime < now) or item.active
-                    or nbytes[WARM][cls] > total * self.warm_lru_pct // 100 or now - item.time > warm_age):
+                    or warm.bytes > total * self.warm_lru_pct // 100 or now - item.time > warm_age):
                 return False
         if cold.n and self.segmented:
             item = cold.next
