@@ -43,7 +43,7 @@ def test_without_header_items_the_header_class_would_be_missing(monkeypatch):
     from slabcalc.engines.extstore import Storage
 
     def no_header(self, key, key_size, flags):
-        self.pending = self.e.ntotal(key_size, 1 << 16, flags)     # a header as large as a value
+        self.pending = self.e.ntotal.of(key_size, 1 << 16, flags)     # a header as large as a value
 
     out = _misses(paced.load("ext-issue-1.6.18"), monkeypatch, Storage, "noted", no_header, 10)
     assert any("class 1 pages" in p for p in out) and any("curr_items" in p for p in out), out

@@ -34,7 +34,7 @@ from slabcalc.engines.lru import COLD, GONE, HOT, TEMP, WARM, Chunked, Item, Lru
 from slabcalc.engines.results import Model, Simulation, TimelineRow
 from slabcalc.engines.slabs import Slabs
 from slabcalc.model.classes import class_for, slab_classes
-from slabcalc.model.item import ntotal_function
+from slabcalc.model.ntotal import Ntotal
 from slabcalc.model.ops import DELETE, FILL, GET, OP_NAMES, SET, TOUCH  # noqa: F401 (re-exported)
 from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable, place
 from slabcalc.model.settings import Settings
@@ -130,7 +130,7 @@ class Engine:
         self.moved_in, self.moved_out = [0] * n, [0] * n
         self.tally = Tally()
         self.chunk_fallback = settings.profile.chunk_tail_fallback
-        self.ntotal = ntotal_function(settings)
+        self.ntotal = Ntotal(settings)      # compiled with the engine: a native call per set
         self.max_single = min(classes[-1].chunk_size, settings.item_size_max)
         self._class_of: dict[int, int] = {}
         self._sizes: dict[int, int] | None = None if COMPILED else {}
@@ -316,7 +316,7 @@ class Engine:
 
     def set(self, key, key_size: int, value_size: int, ttl: int, flags: int) -> None:
         self.tally.sets += 1
-        size = self.ntotal(key_size, value_size, flags)
+        size = self.ntotal.of(key_size, value_size, flags)
         if self.storage is not None:
             self.storage.noted(key, key_size, flags)
         if size > self.max_single:

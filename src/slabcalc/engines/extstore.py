@@ -142,7 +142,7 @@ class Storage:
     def noted(self, key, key_size: int, flags: int) -> None:
         """A set begins: the size its header item would have (``do_item_alloc(key, nkey, flags, ...,
         sizeof(item_hdr))``, storage.c 494), kept once the item is stored (:meth:`stored`)."""
-        self.pending = self.e.ntotal(key_size, self.hdr_value, flags)
+        self.pending = self.e.ntotal.of(key_size, self.hdr_value, flags)
 
     def stored(self, key) -> None:
         """The set's item is linked (after its allocation, which may have evicted the key's old one)."""

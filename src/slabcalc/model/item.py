@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from slabcalc.errors import ValueRefused
 from slabcalc.model.settings import Settings
-from slabcalc.model.units import wrap_int32
+from slabcalc.model.ntotal import Ntotal, suffix_length
 
 FLAGS_MAX = 0xFFFFFFFF
 VALUE_MAX = (1 << 31) - 3  # the ASCII protocol refuses vlen > INT_MAX - 2 (proto_parser.c)
@@ -37,16 +37,6 @@ class ItemSize:
     @property
     def total(self) -> int:
         return self.header + self.cas + self.key + self.suffix + self.value
-
-
-def suffix_length(rule: str, flags: int, value_length: int, flags_size: int) -> int:
-    """Bytes the flags take in the item (``nsuffix``) under a profile's suffix rule."""
-    if rule == "binary":
-        return 0 if flags == 0 else flags_size
-    if rule == "binary_always":
-        return flags_size
-    shown = wrap_int32(flags) if rule == "text_signed" else flags
-    return len(f" {shown} {value_length}\r\n")
 
 
 def check_item(settings: Settings, key_length: int, value_length: int, flags: int) -> None:
@@ -98,14 +88,7 @@ def ntotal_function(settings: Settings):
     The same sum as :func:`item_size`, without building the breakdown; for
     lengths already validated (``slabcalc report`` sizes millions of rows).
     """
-    p = settings.profile
-    fixed = p.header + settings.cas_bytes + 1 + 2
-    rule, flags_size = settings.suffix_rule, p.flags_size
-    if rule == "binary":
-        return lambda key, value, flags: fixed + key + value + (flags_size if flags else 0)
-    if rule == "binary_always":
-        return lambda key, value, flags: fixed + key + value + flags_size
-    return lambda key, value, flags: fixed + key + value + suffix_length(rule, flags, value, flags_size)
+    return Ntotal(settings).of
 
 
 def ntotal_array(settings: Settings, key, value, flags):
