@@ -33,7 +33,6 @@ milliseconds per page; the model moves it at once.
 
 from __future__ import annotations
 
-from array import array
 
 from slabcalc.engines.lru import COLD, HOT
 from slabcalc.engines.slabs import PAGE_SHIFT
@@ -119,7 +118,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
     if spare >= 0:
         free.append(spare)               # slab_rebalance_finish: the unused spare goes back
     # whatever is still on the free list from this page is cut from it
-    slabs.free[source] = array("q", (a for a in free if not base <= a < end))
+    slabs.free[source] = [a for a in free if not base <= a < end]
     del pages[0]
     slabs.left(page, source)
     if dest == 0:

@@ -22,7 +22,6 @@ find what lives in the page it clears.  Orders follow memcached:
 
 from __future__ import annotations
 
-from array import array
 
 PAGE_SHIFT = 32
 
@@ -46,7 +45,9 @@ class Slabs:
         self.limit = limit
         self.malloced = 0
         self.pages: list[list[int]] = [[] for _ in range(n)]     # slab_list per class
-        self.free = [array("q") for _ in range(n)]              # the free list, top at the end
+        # the free list, top at the end: a list (compiled, its push and pop are native; an array's
+        # parsed each chunk's int through the argument parser, 350 instructions a push or pop)
+        self.free: list[list[int]] = [[] for _ in range(n)]
         self.pool: list[int] = []                                # SLAB_GLOBAL_PAGE_POOL
         self._next_page = 0
 
