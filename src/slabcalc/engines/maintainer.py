@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Lru, Lrus
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:        # engine.py imports this module: the types only, for mypyc's direct calls
+    from slabcalc.engines.engine import Engine
     from slabcalc.engines.temp_lru import TempLru
 
 US: Final = 1_000_000
@@ -40,11 +41,10 @@ CLS_MASK: Final = 127
 
 class Maintainer:
     """Compiled with the engine (setup.py): its fields are declared so that mypyc holds them unboxed,
-    and the engine's parts it reads at each wake-up are its own typed fields (a wake-up runs about
-    once per replayed operation); the engine itself stays untyped here (engine.py imports this
-    module: a type import back would make a cycle)."""
+    and the engine is typed (a TYPE_CHECKING import, as in lru.py), so that what a wake-up reads of it
+    (about one wake-up per replayed operation) is a native field, not a Python attribute lookup."""
 
-    e: Any
+    e: Engine
     lrus: Lrus
     temp: TempLru | None
     segmented: bool
@@ -70,7 +70,7 @@ class Maintainer:
     hot_max_factor: float
     warm_max_factor: float
 
-    def __init__(self, engine: Any, start: float) -> None:
+    def __init__(self, engine: Engine, start: float) -> None:
         self.e = engine
         self.lrus, self.temp, self.segmented = engine.lrus, engine.temp, engine.segmented
         bg = engine.bg
@@ -290,22 +290,25 @@ class Maintainer:
         """The last second through which :meth:`_idle` of ``cls`` stays true, its LRUs left as they
         are: only ``current_time`` changes what it reads -- an expired tail (``exptime <
         current_time``) and a HOT or WARM tail older than its share of the COLD tail's age."""
-        q = self.e.lrus.q
+        q = self.lrus.q
         hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
-        bound = math.inf
+        bound: float = math.inf
         cold_time = cold.next.time if cold.n else None
         for lru, factor in ((hot, self.hot_max_factor), (warm, self.warm_max_factor)):
             if lru.n:
                 item = lru.next
-                if item.exptime:
-                    bound = min(bound, item.exptime)
+                exptime: int = item.exptime     # an int: compiled, i64 and float neither compare nor mix
+                if exptime and exptime < bound:
+                    bound = float(exptime)
                 bound = min(bound, _young_through(item.time, cold_time, factor, self.e.now))
-        if cold.n and self.e.segmented and cold.next.exptime:
-            bound = min(bound, cold.next.exptime)
-        if self.e.temp is not None:     # the TEMP pulls free an expired tail (engines/temp_lru.py)
+        exptime = cold.next.exptime if cold.n and self.segmented else 0
+        if exptime and exptime < bound:
+            bound = float(exptime)
+        if self.temp is not None:     # the TEMP pulls free an expired tail (engines/temp_lru.py)
             temp = q[TEMP][cls]
-            if temp.n and temp.next.exptime:
-                bound = min(bound, temp.next.exptime)
+            exptime = temp.next.exptime if temp.n else 0
+            if exptime and exptime < bound:
+                bound = float(exptime)
         return bound
 
 
