@@ -25,6 +25,7 @@ nothing, the WARM tail) and then the COLD tail, until a pass does nothing.
 from __future__ import annotations
 
 import math
+from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any, Final
 
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Lru, Lrus
@@ -55,10 +56,11 @@ class Maintainer:
     to_sleep: int
     clock: int
     backoff: list[int]
-    idle_second: list[int | None]
-    idle_version: list[int | None]
+    idle_second: list[int]
+    idle_version: list[int]
     slots: list[int]
     due_at: list[int]
+    queue: list[int]
     earliest: int
     last_crawler_check: int | None
     last_automove_check: int | None
@@ -86,15 +88,18 @@ class Maintainer:
         # that countdown clock (``self.clock``) at which each class is due (``due_at``), and the
         # earliest of them, so a wake-up with no class due looks at none; the classes past this
         # table's largest never hold items and share one entry (PHANTOM), whose wait is
-        # backoff[PHANTOM].
+        # backoff[PHANTOM].  ``queue`` is a heap of every class's ``due << CLS_BITS | class``: a
+        # wake-up pops the few classes due, in the order of (due, class), and looks at no other
+        # (a scan of all 63 and a sort at each wake-up cost more than the juggles).
         self.clock = 0
         self.backoff = [0] * (PHANTOM + 1)
-        # the (second, version) a class was last seen idle at: nothing changed since, so a juggle
-        # would find nothing to do again (one list each, not a tuple a class)
-        self.idle_second = [None for _ in range(PHANTOM + 1)]
-        self.idle_version = [None for _ in range(PHANTOM + 1)]
+        # the (second, version) a class was last seen idle at (-1: never): nothing changed since,
+        # so a juggle would find nothing to do again (one list each, not a tuple a class)
+        self.idle_second = [-1] * (PHANTOM + 1)
+        self.idle_version = [-1] * (PHANTOM + 1)
         self.slots = list(range(1, len(engine.size))) + ([PHANTOM] if len(engine.size) <= 63 else [])
         self.due_at = [0] * (PHANTOM + 1)
+        self.queue = list(self.slots)       # all due at 0: sorted, so a heap
         self.earliest = 0
         self.last_crawler_check = None
         self.last_automove_check = None
@@ -148,16 +153,11 @@ class Maintainer:
     def _juggle_due(self, clock: int) -> None:
         """Every class due at ``clock``, in the order of (due, class), juggled; each one's wait after
         it (items.c 1627-1651), and the earliest due of all classes."""
-        due_at = self.due_at
-        juggled: list[int] = []
-        earliest = -1                   # of the classes not due
-        for cls in self.slots:
-            due = due_at[cls]
-            if due <= clock:
-                juggled.append(due << CLS_BITS | cls)
-            elif earliest < 0 or due < earliest:
-                earliest = due
-        juggled.sort()
+        due_at, queue = self.due_at, self.queue
+        last = clock << CLS_BITS | CLS_MASK
+        juggled: list[int] = []         # all popped before any is pushed back (a wait of 0 is due now)
+        while queue and queue[0] <= last:
+            juggled.append(heappop(queue))
         min_sleep, max_sleep, backoff = self.min_sleep, self.max_sleep, self.backoff
         e = self.e
         now, version = e.now, self.lrus.version
@@ -180,9 +180,8 @@ class Maintainer:
                     b = 0
             backoff[cls] = b
             due_at[cls] = clock + b
-            if earliest < 0 or clock + b < earliest:
-                earliest = clock + b
-        self.earliest = earliest
+            heappush(queue, (clock + b) << CLS_BITS | cls)
+        self.earliest = queue[0] >> CLS_BITS
 
     def juggle(self, cls: int) -> int:
         """``lru_maintainer_juggle``: passes over the class's LRU tails that moved something."""
@@ -280,6 +279,7 @@ class Maintainer:
         self.clock += d
         for cls in self.slots:
             self.due_at[cls] += d
+        self.queue = [entry + (d << CLS_BITS) for entry in self.queue]     # the same order: still a heap
         self.earliest += d
         if self.last_crawler_check is not None:
             self.last_crawler_check += seconds
