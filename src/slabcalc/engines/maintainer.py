@@ -25,7 +25,6 @@ nothing, the WARM tail) and then the COLD tail, until a pass does nothing.
 from __future__ import annotations
 
 import math
-from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any, Final
 
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Lru, Lrus
@@ -36,8 +35,25 @@ if TYPE_CHECKING:        # engine.py imports this module: the types only, for my
 
 US: Final = 1_000_000
 PHANTOM: Final = 64        # the classes past the largest (MAX_NUMBER_OF_SLAB_CLASSES is 64)
-CLS_BITS: Final = 7         # classes due are juggled in the order of due << 7 | class: of (due, class)
-CLS_MASK: Final = 127
+
+
+class Wait:
+    """One class's place in the thread's schedule (items.c 1627-1651): its wait (``backoff``), the
+    point of the countdown clock at which it is next due, and the second and LRU version at which it
+    was last seen idle (-1: never).  An object a class, its ints native fields when compiled: a
+    wake-up reads and writes them without boxing (they outgrow the small ints Python caches)."""
+
+    __slots__ = ("cls", "backoff", "due", "idle_second", "idle_version")
+    cls: int
+    backoff: int
+    due: int
+    idle_second: int
+    idle_version: int
+
+    def __init__(self, cls: int) -> None:
+        self.cls = cls
+        self.backoff = self.due = 0
+        self.idle_second = self.idle_version = -1
 
 
 class Maintainer:
@@ -55,12 +71,9 @@ class Maintainer:
     next_wake: int
     to_sleep: int
     clock: int
-    backoff: list[int]
-    idle_second: list[int]
-    idle_version: list[int]
+    waits: list[Wait]
     slots: list[int]
-    due_at: list[int]
-    queue: list[int]
+    queue: list[Wait]
     earliest: int
     last_crawler_check: int | None
     last_automove_check: int | None
@@ -85,21 +98,16 @@ class Maintainer:
         self.to_sleep = self.min_sleep
         # Every class memcached has (1..63), used or not, keeps its own wait, counted down by the
         # thread's last sleep at each wake-up (a zero sleep counts as 1 ms).  Held as the point of
-        # that countdown clock (``self.clock``) at which each class is due (``due_at``), and the
+        # that countdown clock (``self.clock``) at which each class is due (``Wait.due``), and the
         # earliest of them, so a wake-up with no class due looks at none; the classes past this
-        # table's largest never hold items and share one entry (PHANTOM), whose wait is
-        # backoff[PHANTOM].  ``queue`` is a heap of every class's ``due << CLS_BITS | class``: a
-        # wake-up pops the few classes due, in the order of (due, class), and looks at no other
-        # (a scan of all 63 and a sort at each wake-up cost more than the juggles).
+        # table's largest never hold items and share one entry (PHANTOM).  ``queue`` holds the
+        # classes' waits sorted by (due, class): a wake-up takes the few classes due off its front,
+        # in that order, and looks at no other (a scan of all 63 and a sort at each wake-up cost
+        # more than the juggles).
         self.clock = 0
-        self.backoff = [0] * (PHANTOM + 1)
-        # the (second, version) a class was last seen idle at (-1: never): nothing changed since,
-        # so a juggle would find nothing to do again (one list each, not a tuple a class)
-        self.idle_second = [-1] * (PHANTOM + 1)
-        self.idle_version = [-1] * (PHANTOM + 1)
+        self.waits = [Wait(cls) for cls in range(PHANTOM + 1)]
         self.slots = list(range(1, len(engine.size))) + ([PHANTOM] if len(engine.size) <= 63 else [])
-        self.due_at = [0] * (PHANTOM + 1)
-        self.queue = list(self.slots)       # all due at 0: sorted, so a heap
+        self.queue = [self.waits[cls] for cls in self.slots]    # all due at 0: in class order
         self.earliest = 0
         self.last_crawler_check = None
         self.last_automove_check = None
@@ -150,23 +158,29 @@ class Maintainer:
         self.to_sleep = to_sleep
         return to_sleep
 
+    @property
+    def backoff(self) -> list[int]:
+        """Every class's wait, by class (0 for the classes past the largest, PHANTOM's theirs)."""
+        return [wait.backoff for wait in self.waits]
+
     def _juggle_due(self, clock: int) -> None:
         """Every class due at ``clock``, in the order of (due, class), juggled; each one's wait after
         it (items.c 1627-1651), and the earliest due of all classes."""
-        due_at, queue = self.due_at, self.queue
-        last = clock << CLS_BITS | CLS_MASK
-        juggled: list[int] = []         # all popped before any is pushed back (a wait of 0 is due now)
-        while queue and queue[0] <= last:
-            juggled.append(heappop(queue))
-        min_sleep, max_sleep, backoff = self.min_sleep, self.max_sleep, self.backoff
+        queue = self.queue
+        n = 0
+        size = len(queue)
+        while n < size and queue[n].due <= clock:
+            n += 1
+        juggled = queue[:n]             # all taken off before any is put back (a wait of 0 is due now)
+        del queue[:n]
+        min_sleep, max_sleep = self.min_sleep, self.max_sleep
         e = self.e
         now, version = e.now, self.lrus.version
-        idle_second, idle_version = self.idle_second, self.idle_version
         juggling = self.juggling
-        for entry in juggled:
-            cls = entry & CLS_MASK
-            b = backoff[cls]
-            if (not juggling or cls == PHANTOM or (idle_second[cls] == now and idle_version[cls] == version[cls])
+        for wait in juggled:
+            cls = wait.cls
+            b = wait.backoff
+            if (not juggling or cls == PHANTOM or (wait.idle_second == now and wait.idle_version == version[cls])
                     or not self.juggle(cls)):
                 if b:
                     b += b >> 3
@@ -178,10 +192,10 @@ class Maintainer:
                 b >>= 1
                 if b < min_sleep:
                     b = 0
-            backoff[cls] = b
-            due_at[cls] = clock + b
-            heappush(queue, (clock + b) << CLS_BITS | cls)
-        self.earliest = queue[0] >> CLS_BITS
+            wait.backoff = b
+            wait.due = clock + b
+            _insert(queue, wait)
+        self.earliest = queue[0].due
 
     def juggle(self, cls: int) -> int:
         """``lru_maintainer_juggle``: passes over the class's LRU tails that moved something."""
@@ -199,7 +213,8 @@ class Maintainer:
         if self._idle(hot, warm, cold, nbytes, cls, now, total, hot_age, warm_age):
             if not reclaimed:
                 # nothing changes the answer until the class's LRUs or the second do (wake() checks)
-                self.idle_second[cls], self.idle_version[cls] = now, lrus.version[cls]
+                wait = self.waits[cls]
+                wait.idle_second, wait.idle_version = now, lrus.version[cls]
             return reclaimed
         did = reclaimed
         segmented = self.segmented
@@ -249,7 +264,7 @@ class Maintainer:
             return None
         second = ref // US
         return (self.next_wake - ref, self.clock - self.next_wake, self.to_sleep, tuple(self.backoff),
-                tuple(sorted((self.due_at[cls] - self.clock, cls) for cls in self.slots)),
+                tuple(sorted((self.waits[cls].due - self.clock, cls) for cls in self.slots)),
                 None if self.last_crawler_check is None else self.last_crawler_check - second,
                 None if self.last_automove_check is None else self.last_automove_check - second)
 
@@ -277,9 +292,8 @@ class Maintainer:
             self.automover.skip((self.e.epoch + self.next_wake // US) if last is None else last + 1, seconds)
         self.next_wake += d
         self.clock += d
-        for cls in self.slots:
-            self.due_at[cls] += d
-        self.queue = [entry + (d << CLS_BITS) for entry in self.queue]     # the same order: still a heap
+        for wait in self.queue:         # every class's, all moved: the same order
+            wait.due += d
         self.earliest += d
         if self.last_crawler_check is not None:
             self.last_crawler_check += seconds
@@ -310,6 +324,20 @@ class Maintainer:
             if exptime and exptime < bound:
                 bound = float(exptime)
         return bound
+
+
+def _insert(queue: list[Wait], wait: Wait) -> None:
+    """``wait`` put in its place in ``queue``, sorted by (due, class) (no two alike: one a class)."""
+    due, cls = wait.due, wait.cls
+    lo, hi = 0, len(queue)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        other = queue[mid]
+        if other.due < due or (other.due == due and other.cls < cls):
+            lo = mid + 1
+        else:
+            hi = mid
+    queue.insert(lo, wait)
 
 
 def _young_through(time: int, cold_time: int | None, factor: float, now: int) -> float:
