@@ -101,13 +101,13 @@ class Maintainer:
         # that countdown clock (``self.clock``) at which each class is due (``Wait.due``), and the
         # earliest of them, so a wake-up with no class due looks at none; the classes past this
         # table's largest never hold items and share one entry (PHANTOM).  ``queue`` holds the
-        # classes' waits sorted by (due, class): a wake-up takes the few classes due off its front,
-        # in that order, and looks at no other (a scan of all 63 and a sort at each wake-up cost
-        # more than the juggles).
+        # classes' waits sorted by (due, class), the earliest last: a wake-up takes the few classes
+        # due off its end, in that order, and looks at no other (a scan of all 63 and a sort at
+        # each wake-up cost more than the juggles); a wait put back goes in by binary search.
         self.clock = 0
         self.waits = [Wait(cls) for cls in range(PHANTOM + 1)]
         self.slots = list(range(1, len(engine.size))) + ([PHANTOM] if len(engine.size) <= 63 else [])
-        self.queue = [self.waits[cls] for cls in self.slots]    # all due at 0: in class order
+        self.queue = [self.waits[cls] for cls in reversed(self.slots)]     # all due at 0: class 1 last
         self.earliest = 0
         self.last_crawler_check = None
         self.last_automove_check = None
@@ -167,17 +167,15 @@ class Maintainer:
         """Every class due at ``clock``, in the order of (due, class), juggled; each one's wait after
         it (items.c 1627-1651), and the earliest due of all classes."""
         queue = self.queue
-        n = 0
-        size = len(queue)
-        while n < size and queue[n].due <= clock:
-            n += 1
-        juggled = queue[:n]             # all taken off before any is put back (a wait of 0 is due now)
-        del queue[:n]
+        rest = len(queue)               # queue[:rest]: the classes not due, and those put back
+        while rest > 0 and queue[rest - 1].due <= clock:
+            rest -= 1
         min_sleep, max_sleep = self.min_sleep, self.max_sleep
         e = self.e
         now, version = e.now, self.lrus.version
         juggling = self.juggling
-        for wait in juggled:
+        for _ in range(len(queue) - rest):
+            wait = queue.pop()          # the earliest due left
             cls = wait.cls
             b = wait.backoff
             if (not juggling or cls == PHANTOM or (wait.idle_second == now and wait.idle_version == version[cls])
@@ -194,8 +192,9 @@ class Maintainer:
                     b = 0
             wait.backoff = b
             wait.due = clock + b
-            _insert(queue, wait)
-        self.earliest = queue[0].due
+            _insert(queue, rest, wait)  # among queue[:rest] only: a wait of 0 is due now, not again
+            rest += 1
+        self.earliest = queue[-1].due
 
     def juggle(self, cls: int) -> int:
         """``lru_maintainer_juggle``: passes over the class's LRU tails that moved something."""
@@ -326,14 +325,15 @@ class Maintainer:
         return bound
 
 
-def _insert(queue: list[Wait], wait: Wait) -> None:
-    """``wait`` put in its place in ``queue``, sorted by (due, class) (no two alike: one a class)."""
+def _insert(queue: list[Wait], end: int, wait: Wait) -> None:
+    """``wait`` put in its place in ``queue[:end]``, sorted by (due, class) from the latest to the
+    earliest (no two alike: one a class)."""
     due, cls = wait.due, wait.cls
-    lo, hi = 0, len(queue)
+    lo, hi = 0, end
     while lo < hi:
         mid = (lo + hi) >> 1
         other = queue[mid]
-        if other.due < due or (other.due == due and other.cls < cls):
+        if other.due > due or (other.due == due and other.cls > cls):
             lo = mid + 1
         else:
             hi = mid
