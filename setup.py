@@ -21,11 +21,11 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 # the op loop, the LRUs and the slab allocator: the request path of every replayed operation, the
-# LRU maintainer (about one wake-up per operation with the 1.6 defaults), the item-size sum of every
-# set (model/ntotal.py), and the CSV reader that feeds them; the other background threads and results
-# stay plain Python (they call in)
+# LRU maintainer (about one wake-up per operation with the 1.6 defaults), the crawler's walk over an
+# LRU's items, the item-size sum of every set (model/ntotal.py), and the CSV reader that feeds them;
+# the other background threads and results stay plain Python (they call in)
 COMPILED = ["src/slabcalc/engines/lru.py", "src/slabcalc/engines/slabs.py", "src/slabcalc/engines/engine.py",
-            "src/slabcalc/engines/maintainer.py", "src/slabcalc/model/ntotal.py",
+            "src/slabcalc/engines/maintainer.py", "src/slabcalc/engines/crawl_lru.py", "src/slabcalc/model/ntotal.py",
             "src/slabcalc/inputs/workload.py"]
 
 

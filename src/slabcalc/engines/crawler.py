@@ -34,10 +34,8 @@ from __future__ import annotations
 
 import math
 
+from slabcalc.engines.crawl_lru import BUCKETS, HOUR, crawl_lru
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM
-
-BUCKETS = 60
-HOUR = 3600         # crawler.c: items expiring within the hour are counted by minute
 
 
 class _Stats:
@@ -104,25 +102,10 @@ class Crawler:
         q = e.lrus.q
         for lru in self.lrus:
             self.stats[lru] = _Stats()
-        lrus = e.lrus
         for lru in todo:
             cls, seg = lru
             s = self.stats[lru]
-            for item in q[seg][cls].values()[:self.tocrawl]:    # a list: the crawl may unlink as it goes
-                exptime = item.exptime
-                if exptime and exptime < now:
-                    lrus.crawler_reclaimed[cls] += 1
-                    if not item.fetched:
-                        lrus.expired_unfetched[cls] += 1
-                    e.unlink(item)
-                    continue
-                s.seen += 1
-                if not exptime:
-                    s.noexp += 1
-                elif exptime - now < HOUR:
-                    bucket = (exptime - now) // 60
-                    if bucket <= BUCKETS:
-                        s.histo[bucket] += 1
+            s.seen, s.noexp = crawl_lru(e, q[seg][cls], cls, now, self.tocrawl, s.histo)   # compiled (setup.py)
             s.complete = True
             s.end_time = now
 

@@ -29,22 +29,39 @@ from typing import TYPE_CHECKING, Any, Final
 
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Lru, Lrus
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:        # engine.py imports this module: the types only, for mypyc's direct calls
+    from slabcalc.engines.engine import Engine
     from slabcalc.engines.temp_lru import TempLru
 
 US: Final = 1_000_000
 PHANTOM: Final = 64        # the classes past the largest (MAX_NUMBER_OF_SLAB_CLASSES is 64)
-CLS_BITS: Final = 7         # classes due are juggled in the order of due << 7 | class: of (due, class)
-CLS_MASK: Final = 127
+
+
+class Wait:
+    """One class's place in the thread's schedule (items.c 1627-1651): its wait (``backoff``), the
+    point of the countdown clock at which it is next due, and the second and LRU version at which it
+    was last seen idle (-1: never).  An object a class, its ints native fields when compiled: a
+    wake-up reads and writes them without boxing (they outgrow the small ints Python caches)."""
+
+    __slots__ = ("cls", "backoff", "due", "idle_second", "idle_version")
+    cls: int
+    backoff: int
+    due: int
+    idle_second: int
+    idle_version: int
+
+    def __init__(self, cls: int) -> None:
+        self.cls = cls
+        self.backoff = self.due = 0
+        self.idle_second = self.idle_version = -1
 
 
 class Maintainer:
     """Compiled with the engine (setup.py): its fields are declared so that mypyc holds them unboxed,
-    and the engine's parts it reads at each wake-up are its own typed fields (a wake-up runs about
-    once per replayed operation); the engine itself stays untyped here (engine.py imports this
-    module: a type import back would make a cycle)."""
+    and the engine is typed (a TYPE_CHECKING import, as in lru.py), so that what a wake-up reads of it
+    (about one wake-up per replayed operation) is a native field, not a Python attribute lookup."""
 
-    e: Any
+    e: Engine
     lrus: Lrus
     temp: TempLru | None
     segmented: bool
@@ -54,11 +71,9 @@ class Maintainer:
     next_wake: int
     to_sleep: int
     clock: int
-    backoff: list[int]
-    idle_second: list[int | None]
-    idle_version: list[int | None]
+    waits: list[Wait]
     slots: list[int]
-    due_at: list[int]
+    queue: list[Wait]
     earliest: int
     last_crawler_check: int | None
     last_automove_check: int | None
@@ -70,7 +85,7 @@ class Maintainer:
     hot_max_factor: float
     warm_max_factor: float
 
-    def __init__(self, engine: Any, start: float) -> None:
+    def __init__(self, engine: Engine, start: float) -> None:
         self.e = engine
         self.lrus, self.temp, self.segmented = engine.lrus, engine.temp, engine.segmented
         bg = engine.bg
@@ -83,18 +98,16 @@ class Maintainer:
         self.to_sleep = self.min_sleep
         # Every class memcached has (1..63), used or not, keeps its own wait, counted down by the
         # thread's last sleep at each wake-up (a zero sleep counts as 1 ms).  Held as the point of
-        # that countdown clock (``self.clock``) at which each class is due (``due_at``), and the
+        # that countdown clock (``self.clock``) at which each class is due (``Wait.due``), and the
         # earliest of them, so a wake-up with no class due looks at none; the classes past this
-        # table's largest never hold items and share one entry (PHANTOM), whose wait is
-        # backoff[PHANTOM].
+        # table's largest never hold items and share one entry (PHANTOM).  ``queue`` holds the
+        # classes' waits sorted by (due, class), the earliest last: a wake-up takes the few classes
+        # due off its end, in that order, and looks at no other (a scan of all 63 and a sort at
+        # each wake-up cost more than the juggles); a wait put back goes in by binary search.
         self.clock = 0
-        self.backoff = [0] * (PHANTOM + 1)
-        # the (second, version) a class was last seen idle at: nothing changed since, so a juggle
-        # would find nothing to do again (one list each, not a tuple a class)
-        self.idle_second = [None for _ in range(PHANTOM + 1)]
-        self.idle_version = [None for _ in range(PHANTOM + 1)]
+        self.waits = [Wait(cls) for cls in range(PHANTOM + 1)]
         self.slots = list(range(1, len(engine.size))) + ([PHANTOM] if len(engine.size) <= 63 else [])
-        self.due_at = [0] * (PHANTOM + 1)
+        self.queue = [self.waits[cls] for cls in reversed(self.slots)]     # all due at 0: class 1 last
         self.earliest = 0
         self.last_crawler_check = None
         self.last_automove_check = None
@@ -145,28 +158,27 @@ class Maintainer:
         self.to_sleep = to_sleep
         return to_sleep
 
+    @property
+    def backoff(self) -> list[int]:
+        """Every class's wait, by class (0 for the classes past the largest, PHANTOM's theirs)."""
+        return [wait.backoff for wait in self.waits]
+
     def _juggle_due(self, clock: int) -> None:
         """Every class due at ``clock``, in the order of (due, class), juggled; each one's wait after
         it (items.c 1627-1651), and the earliest due of all classes."""
-        due_at = self.due_at
-        juggled: list[int] = []
-        earliest = -1                   # of the classes not due
-        for cls in self.slots:
-            due = due_at[cls]
-            if due <= clock:
-                juggled.append(due << CLS_BITS | cls)
-            elif earliest < 0 or due < earliest:
-                earliest = due
-        juggled.sort()
-        min_sleep, max_sleep, backoff = self.min_sleep, self.max_sleep, self.backoff
+        queue = self.queue
+        rest = len(queue)               # queue[:rest]: the classes not due, and those put back
+        while rest > 0 and queue[rest - 1].due <= clock:
+            rest -= 1
+        min_sleep, max_sleep = self.min_sleep, self.max_sleep
         e = self.e
         now, version = e.now, self.lrus.version
-        idle_second, idle_version = self.idle_second, self.idle_version
         juggling = self.juggling
-        for entry in juggled:
-            cls = entry & CLS_MASK
-            b = backoff[cls]
-            if (not juggling or cls == PHANTOM or (idle_second[cls] == now and idle_version[cls] == version[cls])
+        for _ in range(len(queue) - rest):
+            wait = queue.pop()          # the earliest due left
+            cls = wait.cls
+            b = wait.backoff
+            if (not juggling or cls == PHANTOM or (wait.idle_second == now and wait.idle_version == version[cls])
                     or not self.juggle(cls)):
                 if b:
                     b += b >> 3
@@ -178,11 +190,11 @@ class Maintainer:
                 b >>= 1
                 if b < min_sleep:
                     b = 0
-            backoff[cls] = b
-            due_at[cls] = clock + b
-            if earliest < 0 or clock + b < earliest:
-                earliest = clock + b
-        self.earliest = earliest
+            wait.backoff = b
+            wait.due = clock + b
+            _insert(queue, rest, wait)  # among queue[:rest] only: a wait of 0 is due now, not again
+            rest += 1
+        self.earliest = queue[-1].due
 
     def juggle(self, cls: int) -> int:
         """``lru_maintainer_juggle``: passes over the class's LRU tails that moved something."""
@@ -199,7 +211,8 @@ class Maintainer:
         if self._idle(hot, warm, cold, now, total, hot_age, warm_age):
             if not reclaimed:
                 # nothing changes the answer until the class's LRUs or the second do (wake() checks)
-                self.idle_second[cls], self.idle_version[cls] = now, lrus.version[cls]
+                wait = self.waits[cls]
+                wait.idle_second, wait.idle_version = now, lrus.version[cls]
             return reclaimed
         did = reclaimed
         segmented = self.segmented
@@ -248,7 +261,7 @@ class Maintainer:
             return None
         second = ref // US
         return (self.next_wake - ref, self.clock - self.next_wake, self.to_sleep, tuple(self.backoff),
-                tuple(sorted((self.due_at[cls] - self.clock, cls) for cls in self.slots)),
+                tuple(sorted((self.waits[cls].due - self.clock, cls) for cls in self.slots)),
                 None if self.last_crawler_check is None else self.last_crawler_check - second,
                 None if self.last_automove_check is None else self.last_automove_check - second)
 
@@ -276,8 +289,8 @@ class Maintainer:
             self.automover.skip((self.e.epoch + self.next_wake // US) if last is None else last + 1, seconds)
         self.next_wake += d
         self.clock += d
-        for cls in self.slots:
-            self.due_at[cls] += d
+        for wait in self.queue:         # every class's, all moved: the same order
+            wait.due += d
         self.earliest += d
         if self.last_crawler_check is not None:
             self.last_crawler_check += seconds
@@ -288,23 +301,41 @@ class Maintainer:
         """The last second through which :meth:`_idle` of ``cls`` stays true, its LRUs left as they
         are: only ``current_time`` changes what it reads -- an expired tail (``exptime <
         current_time``) and a HOT or WARM tail older than its share of the COLD tail's age."""
-        q = self.e.lrus.q
+        q = self.lrus.q
         hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
-        bound = math.inf
+        bound: float = math.inf
         cold_time = cold.next.time if cold.n else None
         for lru, factor in ((hot, self.hot_max_factor), (warm, self.warm_max_factor)):
             if lru.n:
                 item = lru.next
-                if item.exptime:
-                    bound = min(bound, item.exptime)
+                exptime: int = item.exptime     # an int: compiled, i64 and float neither compare nor mix
+                if exptime and exptime < bound:
+                    bound = float(exptime)
                 bound = min(bound, _young_through(item.time, cold_time, factor, self.e.now))
-        if cold.n and self.e.segmented and cold.next.exptime:
-            bound = min(bound, cold.next.exptime)
-        if self.e.temp is not None:     # the TEMP pulls free an expired tail (engines/temp_lru.py)
+        exptime = cold.next.exptime if cold.n and self.segmented else 0
+        if exptime and exptime < bound:
+            bound = float(exptime)
+        if self.temp is not None:     # the TEMP pulls free an expired tail (engines/temp_lru.py)
             temp = q[TEMP][cls]
-            if temp.n and temp.next.exptime:
-                bound = min(bound, temp.next.exptime)
+            exptime = temp.next.exptime if temp.n else 0
+            if exptime and exptime < bound:
+                bound = float(exptime)
         return bound
+
+
+def _insert(queue: list[Wait], end: int, wait: Wait) -> None:
+    """``wait`` put in its place in ``queue[:end]``, sorted by (due, class) from the latest to the
+    earliest (no two alike: one a class)."""
+    due, cls = wait.due, wait.cls
+    lo, hi = 0, end
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        other = queue[mid]
+        if other.due > due or (other.due == due and other.cls > cls):
+            lo = mid + 1
+        else:
+            hi = mid
+    queue.insert(lo, wait)
 
 
 def _young_through(time: int, cold_time: int | None, factor: float, now: int) -> float:

@@ -1,0 +1,43 @@
+"""One LRU crawled (1.6.18 ``crawler.c`` 430-470, ``crawler_expired_eval``): the crawler's walk over
+the items, compiled by mypyc (setup.py) -- a crawl checks every item of every LRU due, while the rest
+of the crawler (:mod:`.crawler`: its schedule) runs once a second and stays plain Python."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from slabcalc.engines.lru import Lru
+
+if TYPE_CHECKING:        # engine.py imports the crawler: the type only, for mypyc's direct calls
+    from slabcalc.engines.engine import Engine
+
+BUCKETS: Final = 60
+HOUR: Final = 3600      # crawler.c: items expiring within the hour are counted by minute
+
+
+def crawl_lru(e: Engine, lru: Lru, cls: int, now: int, tocrawl: int | None, histo: list[int]) -> tuple[int, int]:
+    """Crawl ``lru`` (of class ``cls``) from its tail: every item with ``exptime < now`` freed
+    (``crawler_reclaimed``, ``expired_unfetched`` if never fetched), every other one counted, and
+    those expiring within the hour in ``histo`` by minute; at most ``tocrawl`` items (None: all).
+    ``(seen, noexp)``: the items left and those of them with no TTL."""
+    lrus = e.lrus
+    items = lru.values()            # a list: the crawl may unlink as it goes
+    if tocrawl is not None:
+        items = items[:tocrawl]
+    seen = noexp = 0
+    for item in items:
+        exptime: int = item.exptime
+        if exptime and exptime < now:
+            lrus.crawler_reclaimed[cls] += 1
+            if not item.fetched:
+                lrus.expired_unfetched[cls] += 1
+            e.unlink(item)
+            continue
+        seen += 1
+        if not exptime:
+            noexp += 1
+        elif exptime - now < HOUR:
+            bucket = (exptime - now) // 60
+            if bucket <= BUCKETS:
+                histo[bucket] += 1
+    return seen, noexp
