@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
 
 from slabcalc.engines.background import Background
 from slabcalc.engines.lru import COLD, GONE, HOT, TEMP, WARM, Chunked, Item, Lrus
+from slabcalc.engines.readout import simulation, timeline_row, timeline_rows
 from slabcalc.engines.results import Model, Simulation, TimelineRow
 from slabcalc.engines.slabs import Slabs
 from slabcalc.model.classes import class_for, slab_classes
@@ -546,7 +547,7 @@ class Engine:
                     if next_row < 0:
                         next_row = (t // step + 1) * step
                     else:
-                        next_row = self._timeline_rows(timeline, next_row, step, t, last_evicted)
+                        next_row = timeline_rows(self, timeline, next_row, step, t, last_evicted)
                 self.clock(t)       # self.x(): a direct call when compiled (a bound method is a Python call)
                 if op == FILL:      # a look-aside read: get, and set on a miss
                     if self.fetch(key, GET, ttl):
@@ -565,7 +566,7 @@ class Engine:
                 gc.enable()
         if every and self.time is not None:     # the state after the last operation
             end = next_row if next_row > 0 else (self.time // every + 1) * every
-            self._snapshot(timeline, end, last_evicted)
+            timeline_row(self, timeline, end, last_evicted)
         return timeline
 
     def snapshot_at(self, when: float) -> None:
@@ -573,28 +574,8 @@ class Engine:
         self.clock(when - 1e-6)
         self.snapshots.append((when, self.results(None)))
 
-    def _timeline_rows(self, timeline, due, every, t, last_evicted):
-        """Rows for the boundary ``due``; a gap of several intervals gets rows at its first and last."""
-        self._snapshot(timeline, due, last_evicted)
-        if due + every <= t:
-            due += ((t - due) // every) * every
-            self._snapshot(timeline, due, last_evicted)
-        return due + every
-
-    def _snapshot(self, timeline, when, last_evicted) -> None:
-        pages, evicted, lrus = self.slabs.pages, self.lrus.evicted, self.lrus
-        for c in self.classes:
-            cls = c.id
-            if pages[cls]:
-                total = evicted[cls]
-                timeline.append(TimelineRow(when, cls, len(pages[cls]), lrus.count(cls),
-                                            total - last_evicted[cls], total))
-                last_evicted[cls] = total
-
     # -- results ------------------------------------------------------------------------------
 
     def results(self, model: Model | None, timeline=()) -> Simulation:
         """The state now, as memcached's counters (:func:`.readout.simulation`)."""
-        from slabcalc.engines.readout import simulation
-
         return simulation(self, model, timeline)

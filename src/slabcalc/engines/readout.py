@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from slabcalc.engines.findings import finding
 from slabcalc.engines.lru import COLD, HOT, WARM
-from slabcalc.engines.results import ClassResult, Model, Simulation, Totals
+from slabcalc.engines.results import ClassResult, Model, Simulation, TimelineRow, Totals
 
 
 def expired_now(engine) -> tuple[list[int], list[int]]:
@@ -65,3 +65,24 @@ def simulation(engine, model: Model | None, timeline=()) -> Simulation:
     return Simulation(engine.settings, model, tuple(rows), totals, finding(rows, engine.peak, totals),
                       tuple(timeline), engine.time,
                       extstore=engine.storage.counters() if engine.storage is not None else None)
+
+
+def timeline_rows(engine, timeline: list, due: float, every: float, t: float, last_evicted: list[int]) -> float:
+    """Rows for the boundary ``due``; a gap of several intervals gets rows at its first and last.
+    The next boundary."""
+    timeline_row(engine, timeline, due, last_evicted)
+    if due + every <= t:
+        due += ((t - due) // every) * every
+        timeline_row(engine, timeline, due, last_evicted)
+    return due + every
+
+
+def timeline_row(engine, timeline: list, when: float, last_evicted: list[int]) -> None:
+    """A timeline row per class that holds a page, at ``when``: its pages, items and evictions."""
+    pages, evicted, lrus = engine.slabs.pages, engine.lrus.evicted, engine.lrus
+    for c in engine.classes:
+        cls = c.id
+        if pages[cls]:
+            total = evicted[cls]
+            timeline.append(TimelineRow(when, cls, len(pages[cls]), lrus.count(cls), total - last_evicted[cls], total))
+            last_evicted[cls] = total
