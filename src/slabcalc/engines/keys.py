@@ -1,7 +1,7 @@
 """Keys kept as 60-bit hashes (``simulate --hash-keys``): a resident item without its key's text.
 
 A replay only ever asks of a key whether it equals another, so a hash of it
-serves wherever the key did (the hash table, ``gone``, extstore's tables) and
+serves wherever the key did (the hash table and its lost-key markers, extstore's tables) and
 its text can go as soon as its request is read.  A key string of 13
 characters costs 64 bytes (pymalloc's 16-byte blocks); a hash under 2**60
 is an int of 32: 32 bytes less for every resident item.  Sixty bits, not
