@@ -445,7 +445,7 @@ class Engine:
         self.bump(item)
         if op == TOUCH:
             item.exptime = self.exptime(ttl)
-            self.lrus.version[item.cls] += 1
+            self.lrus.version[item.cls].n += 1
         elif self.storage is not None and not self.storage.read(item):     # a header: read from flash
             counts.hits -= 1
             counts.misses += 1
@@ -458,7 +458,7 @@ class Engine:
         if self.segmented:
             if item.active:
                 return
-            self.lrus.version[item.cls] += 1
+            self.lrus.version[item.cls].n += 1
             if not item.fetched:
                 item.fetched = True
                 return
@@ -474,14 +474,14 @@ class Engine:
         if item.time < self.now - self.update_interval:     # do_item_update, compat
             item.time = self.now
             self.lrus.q[item.seg][item.cls].to_head(item)
-            self.lrus.version[item.cls] += 1
+            self.lrus.version[item.cls].n += 1
 
     def update(self, item: Item) -> None:
         """``do_item_update`` of a queued bump (segmented): an ACTIVE COLD item to WARM."""
         if self.table.get(item.key) is not item:        # unlinked since
             return
         item.time = self.now
-        self.lrus.version[item.cls] += 1
+        self.lrus.version[item.cls].n += 1
         if item.seg == COLD and item.active:
             item.active = False
             self.lrus.relink(item, WARM)

@@ -113,7 +113,7 @@ class Idle:
     def _stamp(self):
         """What requests, juggles, crawls and page moves change (nothing else may, for a jump)."""
         e = self.e
-        return (tuple(e.lrus.version), tuple(e.counts.values()), e.slabs.malloced, len(e.slabs.pool),
+        return (tuple(v.n for v in e.lrus.version), tuple(e.counts.values()), e.slabs.malloced, len(e.slabs.pool),
                 sum(e.lrus.crawler_reclaimed))
 
     def _crawls_bound(self) -> float:

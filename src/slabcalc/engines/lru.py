@@ -138,6 +138,17 @@ class Lru(Item):
         return self.n
 
 
+class Tick:
+    """A class's version: bumped by every change of its LRUs or of an item in them (compiled, a native
+    int in an object of its own: a bump allocates no int, as one in a list of ints would)."""
+
+    __slots__ = ("n",)
+    n: int
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
 class Lrus:
     """Every class's HOT/WARM/COLD LRUs, their item bytes, and the counters ``stats items`` shows."""
 
@@ -165,7 +176,7 @@ class Lrus:
         self.moves_to_warm = [0] * n
         # per class, bumped by every change of its LRUs or of an item in them: the maintainer
         # need not look again at a class that has not changed within the same second
-        self.version = [0] * n
+        self.version = [Tick() for _ in range(n)]
 
     def count(self, cls: int) -> int:
         q = self.q
@@ -174,12 +185,12 @@ class Lrus:
     def link(self, item: Item) -> None:
         cls = item.cls
         self.q[item.seg][cls].append(item)
-        self.version[cls] += 1
+        self.version[cls].n += 1
 
     def unlink(self, item: Item) -> None:
         cls = item.cls
         self.q[item.seg][cls].remove(item)
-        self.version[cls] += 1
+        self.version[cls].n += 1
 
     def relink(self, item: Item, seg: int) -> None:
         """``item_unlink_q`` + ``item_link_q``: to the head of ``seg`` (its own, or another)."""
@@ -187,7 +198,7 @@ class Lrus:
         self.q[item.seg][cls].remove(item)
         item.seg = seg
         self.q[seg][cls].append(item)
-        self.version[cls] += 1
+        self.version[cls].n += 1
 
     def evict(self, item: Item, cls: int, keep_chunk: bool = False) -> None:
         """Evict a live COLD tail item (items.c 1224-1240): its counters, then the unlink (``keep_chunk``:
@@ -257,7 +268,7 @@ class Lrus:
                     elif item.time < now - self.update_interval:
                         item.time = now
                         lru.to_head(item)
-                    self.version[cls] += 1
+                    self.version[cls].n += 1
                 else:
                     self.relink(item, WARM)
                     self.moves_to_warm[cls] += 1

@@ -178,7 +178,7 @@ class Maintainer:
             wait = queue.pop()          # the earliest due left
             cls = wait.cls
             b = wait.backoff
-            if (not juggling or cls == PHANTOM or (wait.idle_second == now and wait.idle_version == version[cls])
+            if (not juggling or cls == PHANTOM or (wait.idle_second == now and wait.idle_version == version[cls].n)
                     or not self.juggle(cls)):
                 if b:
                     b += b >> 3
@@ -212,7 +212,7 @@ class Maintainer:
             if not reclaimed:
                 # nothing changes the answer until the class's LRUs or the second do (wake() checks)
                 wait = self.waits[cls]
-                wait.idle_second, wait.idle_version = now, lrus.version[cls]
+                wait.idle_second, wait.idle_version = now, lrus.version[cls].n
             return reclaimed
         did = reclaimed
         segmented = self.segmented
