@@ -48,6 +48,7 @@ except ImportError:         # plain Python without mypy_extensions: the decorato
 
 if TYPE_CHECKING:
     from slabcalc.engines.extstore import Storage
+    from slabcalc.engines.maintainer import Maintainer
     from slabcalc.engines.temp_lru import TempLru
 
 CLOCK_START: Final = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
@@ -162,7 +163,8 @@ class Engine:
             from slabcalc.engines.extstore import attach
 
             attach(self, boot)
-        self.next_wake = min((a.next_wake for a in self.actors), default=math.inf)
+        self.next_wake: float = float(min((a.next_wake for a in self.actors), default=math.inf))
+        self.lone: Maintainer | None = self.actors[0] if self.actors and background.lru_maintainer else None
         self.idle = None                # fast_forward: idle stretches jumped over, not stepped (.idle)
         if fast_forward and self.actors:
             from slabcalc.engines.idle import Idle
@@ -499,18 +501,25 @@ class Engine:
     def _background_until(self, t_us: float) -> None:
         """Every thread's wake-ups at or before ``t_us``, in time order (idle seconds jumped over)."""
         actors, epoch, idle = self.actors, self.epoch, self.idle
+        lone = self.lone if len(actors) == 1 and actors[0] is self.lone else None
         while True:
-            actor = min(actors, key=_next_wake) if len(actors) > 1 else actors[0]
-            wake: int = actor.next_wake         # typed: compiled, the clock's arithmetic is native
+            if lone is not None:        # the maintainer alone (1.6.18's defaults): typed, native calls
+                wake: int = lone.next_wake
+            else:
+                actor = min(actors, key=_next_wake) if len(actors) > 1 else actors[0]
+                wake = actor.next_wake          # typed: compiled, the clock's arithmetic is native
             if wake > t_us:
                 break
             if idle is not None and wake + IDLE_AHEAD <= t_us and idle.skip(wake, t_us):
                 continue
             self.now = epoch + wake // US          # whole microseconds: exact at any time
-            actor.step()
+            if lone is not None:
+                lone.step()
+            else:
+                actor.step()
             if self.pending_move is not None:
                 self.move_pending()
-        self.next_wake = actors[0].next_wake if len(actors) == 1 else min(map(_next_wake, actors))
+        self.next_wake = float(actors[0].next_wake if len(actors) == 1 else min(map(_next_wake, actors)))
 
     def move_pending(self) -> None:
         if self.pending_move is not None:
