@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -145,6 +146,17 @@ def test_python_dash_m_and_broken_pipe():
         shell=True, capture_output=True, text=True, check=True)
     assert proc.stdout.startswith("{")
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+def test_a_closed_pipe_ends_quietly_and_successfully():
+    # the reader closed its end before slabcalc wrote, as `| head` does once it has its lines: every
+    # write fails with EPIPE; nothing on stderr, exit 0 (click alone would exit 1)
+    read, write = os.pipe()
+    os.close(read)
+    proc = subprocess.run([sys.executable, "-m", "slabcalc", "classes"], stdout=write, stderr=subprocess.PIPE,
+                          text=True)
+    os.close(write)
+    assert (proc.returncode, proc.stderr) == (0, "")
 
 
 def test_report_vs_asks_with_its_own_memory_limit():

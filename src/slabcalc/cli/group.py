@@ -62,3 +62,9 @@ def main() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(0)
+    except SystemExit as done:
+        # click meets the closed pipe first: it quiets stdout (wrapping it) and exits 1; the reader
+        # having had all it wanted is no error
+        if done.code == 1 and type(sys.stdout).__name__ == "_PacifyFlushWrapper":
+            sys.exit(0)
+        raise
