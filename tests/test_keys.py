@@ -77,7 +77,9 @@ def test_a_hashed_key_is_allocated_in_32_bytes():
         allocated = tracemalloc.get_traced_memory()[0] - before - sys.getsizeof(keys)
     finally:
         tracemalloc.stop()
-    assert allocated <= 32 * len(keys)
+    # 32 bytes a key, give or take the few blocks the interpreter allocates on the way (runs saw 8 to
+    # 348 bytes more); 48 bytes a key, what a shift allocates, is 16 000 more
+    assert allocated <= 32 * len(keys) + 2048
 
 
 def test_the_hash_is_blake2b_of_the_utf8_bytes_the_same_in_every_process():

@@ -65,6 +65,6 @@ def main() -> None:
     except SystemExit as done:
         # click meets the closed pipe first: it quiets stdout (wrapping it) and exits 1; the reader
         # having had all it wanted is no error
-        if done.code == 1 and type(sys.stdout).__name__ == "_PacifyFlushWrapper":
+        if done.code == 1 and type(sys.stdout).__name__.lstrip("_") == "PacifyFlushWrapper":  # 8.2: no "_"
             sys.exit(0)
         raise
