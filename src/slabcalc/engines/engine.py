@@ -164,7 +164,7 @@ class Engine:
 
             attach(self, boot)
         self.next_wake: float = float(min((a.next_wake for a in self.actors), default=math.inf))
-        self.lone: Maintainer | None = self.actors[0] if self.actors and background.lru_maintainer else None
+        self.lone: Maintainer | None = self.maintainer if background.lru_maintainer else None
         self.idle = None                # fast_forward: idle stretches jumped over, not stepped (.idle)
         if fast_forward and self.actors:
             from slabcalc.engines.idle import Idle

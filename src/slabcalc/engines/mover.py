@@ -33,7 +33,6 @@ milliseconds per page; the model moves it at once.
 
 from __future__ import annotations
 
-
 from slabcalc.engines.lru import COLD, HOT
 from slabcalc.engines.slabs import PAGE_SHIFT
 
@@ -90,7 +89,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
                 done.add(addr)
                 continue
             if item.exptime and item.exptime < now:
-                _drop(e, item, free)
+                _drop(e, item)
                 done.add(addr)
                 continue
             if evicting:
@@ -102,7 +101,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
                 new = _rescue_chunk(free, base, end, done, counts)
                 if new < 0:
                     counts.evictions_nomem += 1
-                    _drop(e, item, free)
+                    _drop(e, item)
                     done.add(addr)
                     continue
             _rescue(e, item, index, new, counts)
@@ -112,7 +111,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
                 item, _ = owners[addr]
                 if e.table.get(item.key) is item:
                     counts.evictions_nomem += 1
-                    _drop(e, item, free)
+                    _drop(e, item)
             break
         pending = busy
     if spare >= 0:
@@ -187,12 +186,11 @@ def _rescue_chunk_new_page(e, cls, base, end, done, counts) -> int:
     return -1
 
 
-def _drop(e, item, free) -> None:
+def _drop(e, item) -> None:
     """Unlink an item the mover does not keep.  A whole item's chunk is marked done, not freed
-    (slabs.c 1050-1057); a chunked item's chunks all go back to their free lists (1058-1064)."""
-    e.unlink(item)
-    if item.chunks is None:
-        free.pop()
+    (slabs.c 1050-1057): unlinked keeping its chunk off the free list; a chunked item's chunks all
+    go back to their free lists (1058-1064)."""
+    e.unlink(item, True, True)
 
 
 def _rescue_chunk(free, base: int, end: int, done: set, counts) -> int:
