@@ -172,13 +172,14 @@ def test_an_lru_keeps_the_order_an_ordered_dict_keeps():
 
     from hypothesis import given, settings
 
-    from slabcalc.engines.lru import Item, Lru
+    from slabcalc.engines.lru import Lru, new_item
+    from slabcalc.engines.table import key_hash
 
     @settings(max_examples=300, deadline=None)
     @given(_lru_steps())
     def check(steps):
         lru, model = Lru(), OrderedDict()
-        items = {k: Item(f"k{k}", 1, 2, 0, 0, 100, k) for k in range(10)}
+        items = {k: new_item(f"k{k}", key_hash(f"k{k}"), 1, 2, 0, 0, 100, k) for k in range(10)}
         for step, k in steps:
             item = items[k]
             if step == "link" and k not in model:

@@ -30,10 +30,11 @@ import math
 from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
 
 from slabcalc.engines.background import Background
-from slabcalc.engines.lru import COLD, GONE, HOT, TEMP, WARM, Chunked, Item, Lrus
+from slabcalc.engines.lru import COLD, GONE, HOT, TEMP, WARM, Chunked, Item, Lru, Lrus, new_item
 from slabcalc.engines.readout import simulation, timeline_row, timeline_rows
 from slabcalc.engines.results import Model, Simulation, TimelineRow
 from slabcalc.engines.slabs import Slabs
+from slabcalc.engines.table import Table, key_hash
 from slabcalc.model.classes import class_for, slab_classes
 from slabcalc.model.ntotal import Ntotal
 from slabcalc.model.ops import DELETE, FILL, GET, OP_NAMES, SET, TOUCH  # noqa: F401 (re-exported)
@@ -119,12 +120,13 @@ class Engine:
         self.slabs = Slabs(self.size, self.perslab, page_len, settings.maxbytes, share)
         self.lrus = Lrus(self, n)
         self.largest = classes[-1].id
-        # memcached's hash table, key -> item; a key lost (evicted, expired) keeps its entry, set to its
-        # class's GONE marker (misses by class: one lookup serves both), up to lost_max (_drop_lost)
-        self.table: dict[str | int, Item] = {}
-        self.lost = [Item(0, cls, GONE, 0, 0, 0, -1) for cls in range(n)]     # the markers, one a class
-        self.n_lost, self.lost_max = 0, LOST_MAX     # markers in the table, and their bound
-        self.chunked: dict[str | int, Item] = {}    # key -> item, for the items whose chunks span classes
+        # memcached's hash table, key -> item (engines/table.py); a key lost (evicted, expired) keeps its
+        # item there as its marker, segment GONE, class kept (misses by class: one lookup serves both),
+        # the markers in the order lost on a ring of their own, the oldest forgotten past lost_max
+        self.table = Table()
+        self.lost: Lru = self.lrus.lost
+        self.lost_max = LOST_MAX
+        self.chunked: dict[object, Item] = {}    # key -> item, for the items whose chunks span classes
         self.hits = [0] * n
         self.misses = [0] * n
         # told each get's key and whether it hit (a sampled replay counts reads: engines.sample)
@@ -183,24 +185,27 @@ class Engine:
         return {name: getattr(self.tally, name) for name in COUNTERS}
 
     @property
-    def index(self) -> dict[str | int, Item]:
+    def index(self) -> dict[object, Item]:
         """The items held, by key (built at each call: for inspection; the request path reads ``table``)."""
-        return {key: item for key, item in self.table.items() if item.seg != GONE}
+        return {item.key: item for item in self.table.values() if item.seg != GONE}
+
+    @property
+    def n_lost(self) -> int:
+        """Keys lost and remembered (their markers in the table)."""
+        return self.lost.n
 
     def curr_items(self) -> int:
-        return len(self.table) - self.n_lost
+        return self.table.n - self.lost.n
 
     def _drop_lost(self) -> None:
-        """Forget the older half of the keys lost: their later misses are counted, in no class."""
-        table, drop = self.table, []
-        for key, item in table.items():
-            if item.seg == GONE:
-                drop.append(key)
-                if len(drop) * 2 >= self.n_lost:
-                    break
-        for key in drop:
-            del table[key]
-        self.n_lost -= len(drop)
+        """Forget the older half of the keys lost (in the order lost): their later misses are counted,
+        in no class."""
+        lost, table = self.lost, self.table
+        keep = lost.n // 2
+        while lost.n > keep:
+            item = lost.next
+            lost.remove(item)
+            table.remove(item)
 
     def exptime(self, ttl: int) -> int:
         """``current_time + ttl`` (0: never), one int object per second and TTL for all items."""
@@ -217,14 +222,13 @@ class Engine:
         """``do_item_unlink`` + free: out of its LRU and the hash table, its chunks freed (``keep_chunk``:
         handed on by the caller instead).  ``lost``: evicted or expired: a later miss is this class's."""
         self.lrus.unlink(item)
-        key = item.key
+        item.seg = GONE                         # unlinked: a marker in the table if lost, else gone
         if lost:
-            self.table[key] = self.lost[item.cls]
-            self.n_lost += 1
-            if self.n_lost > self.lost_max:
+            self.lost.append(item)
+            if self.lost.n > self.lost_max:
                 self._drop_lost()
         else:
-            del self.table[key]
+            self.table.remove(item)
         if self.storage is not None:
             self.storage.unlinked(item, lost)
         free = self.slabs.free
@@ -232,7 +236,7 @@ class Engine:
             if not keep_chunk:
                 free[item.cls].append(item.addr)
         else:
-            del self.chunked[key]
+            del self.chunked[item.key]
             for cls, addr in item.chunks:
                 free[cls].append(addr)
 
@@ -240,9 +244,17 @@ class Engine:
         """``do_item_link``: into the hash table and the head of its LRU, its time now."""
         item.time = self.now
         self.lrus.link(item)
-        self.table[item.key] = item             # over a lost key's marker only from store()
+        self.table.insert(item)                 # its key absent: store() took out a lost key's marker
         if item.chunks is not None:
             self.chunked[item.key] = item
+        self.tally.total_items += 1
+
+    def relink(self, item: Item) -> None:
+        """``do_item_replace`` of an item by its copy in another chunk (the page mover): to its LRU's
+        head, its time now; its key keeps its place in the table."""
+        self.lrus.unlink(item)
+        item.time = self.now
+        self.lrus.link(item)
         self.tally.total_items += 1
 
     def evicted_in(self, cls: int) -> None:
@@ -291,7 +303,7 @@ class Engine:
 
     def forget(self, key) -> None:
         """A set memcached could not store deletes the key's old item (``do_item_get`` first)."""
-        item = self.table.get(key)
+        item = self.table.find(key)
         if item is not None and item.seg != GONE:
             expired = bool(item.exptime and item.exptime <= self.now)
             self.tally.get_expired += expired
@@ -299,11 +311,13 @@ class Engine:
 
     def store(self, key, cls: int, ttl: int, ntotal: int, addr: int, chunks) -> None:
         """``do_store_item`` for a set: the old item (if any) goes, the new one is linked."""
-        old = self.table.get(key)
+        hv = key_hash(key)
+        old = self.table.find(key)
         now = self.now
         if old is not None:
-            if old.seg == GONE:
-                self.n_lost -= 1
+            if old.seg == GONE:             # a lost key's marker
+                self.lost.remove(old)
+                self.table.remove(old)
             else:
                 if old.exptime and old.exptime <= now:
                     self.tally.get_expired += 1
@@ -312,8 +326,8 @@ class Engine:
         seg = self.link_seg
         if self.temp is not None and self.temp.holds(exptime, now):
             seg = TEMP                  # do_item_alloc: id |= TEMP_LRU (items.c 325-327)
-        self.link(Item(key, cls, seg, exptime, now, ntotal, addr) if chunks is None
-                  else Chunked(key, cls, seg, exptime, now, ntotal, chunks))
+        self.link(new_item(key, hv, cls, seg, exptime, now, ntotal, addr) if chunks is None
+                  else Chunked(key, hv, cls, seg, exptime, now, ntotal, chunks))
         if self.storage is not None:
             self.storage.stored(key)
 
@@ -413,7 +427,7 @@ class Engine:
         """get, touch or delete: ``do_item_get`` (expired items freed), then the op's own rule;
         whether the key was found."""
         counts = self.tally
-        item = self.table.get(key)
+        item = self.table.find(key)
         lost = 0
         if item is not None and item.seg == GONE:
             lost, item = item.cls, None
@@ -480,7 +494,7 @@ class Engine:
 
     def update(self, item: Item) -> None:
         """``do_item_update`` of a queued bump (segmented): an ACTIVE COLD item to WARM."""
-        if self.table.get(item.key) is not item:        # unlinked since
+        if item.seg == GONE:        # unlinked since
             return
         item.time = self.now
         self.lrus.version[item.cls].n += 1

@@ -64,7 +64,7 @@ import math
 from slabcalc.engines.extstore_compact import Compactor
 from slabcalc.engines.extstore_write import step_later
 from slabcalc.engines.flash import CHUNKED, DEFAULT, LOWTTL, Flash
-from slabcalc.engines.lru import COLD, Item
+from slabcalc.engines.lru import COLD, GONE, Item, new_item
 
 US = 1_000_000
 # the -o words read here (through model/extstore.py's Extstore), besides those that shape the flash
@@ -187,7 +187,7 @@ class Storage:
             if count % self.recache_rate == 0:           # storage.c 418-431: the buffer is the item again
                 self.recache_from_extstore += 1
                 e.unlink(item, lost=False)
-                back = Item(item.key, ref.cls, e.link_seg, item.exptime, e.now, ref.ntotal, addr)
+                back = new_item(item.key, item.hv, ref.cls, e.link_seg, item.exptime, e.now, ref.ntotal, addr)
                 back.fetched = self.keeps_fetched            # 1.6.40+ storage.c 453: the header's FETCHED
                 e.link(back)
                 self.hdr_size[item.key] = item.ntotal     # it may be written again, as the same header
@@ -314,7 +314,7 @@ class Storage:
             e.lrus.outofmemory[hcls] += 1
             self.hdr_size[key] = hdr_ntotal
             return False
-        if e.table.get(key) is not item:                   # the header's allocation evicted the item
+        if item.seg == GONE:                   # the header's allocation evicted the item
             e.slabs.free[hcls].append(addr)
             return False
         bucket = CHUNKED if item.chunks is not None else DEFAULT
@@ -326,7 +326,7 @@ class Storage:
             e.slabs.free[hcls].append(addr)                # slabs_free(hdr_it)
             self.hdr_size[key] = hdr_ntotal
             return False
-        header = Item(key, hcls, e.link_seg, exptime, e.now, hdr_ntotal, addr)
+        header = new_item(key, item.hv, hcls, e.link_seg, exptime, e.now, hdr_ntotal, addr)
         if self.keeps_fetched:                             # 1.6.40+ storage.c 574: ITEM_PRESERVE_FLAGS
             header.fetched = item.fetched
         e.unlink(item, lost=False)                         # item_replace

@@ -36,34 +36,43 @@ SEGMENTS = ("hot", "warm", "cold", "temp")      # TEMP holds items only with -o 
 
 
 class Item:
-    """A linked item: its LRU class and segment, times, hit markers, size and chunk.
+    """A linked item: its LRU class and segment, times, hit markers, size, chunk and key.
 
-    ``addr`` is its chunk (``page << 32 | slot``) in class ``cls``.  An item
-    whose chunks span classes is a :class:`Chunked`; every other item's
+    ``addr`` is its chunk (``page << 32 | slot``) in class ``cls``.  ``hv`` is its key's hash as the
+    hash table keeps it (:func:`.table.key_hash`); ``hnext`` the next item of its hash chain.  An
+    item whose key is an int under 2**61 - 1 holds it as ``hv`` alone; any other key is held by a
+    :class:`Keyed`.  An item whose chunks span classes is a :class:`Chunked`; every other item's
     ``chunks`` is None, and costs no field.
     """
 
-    __slots__ = ("cls", "seg", "fetched", "active", "ntotal", "key", "exptime", "time", "addr", "prev", "next")
+    __slots__ = ("cls", "seg", "fetched", "active", "ntotal", "exptime", "time", "hv", "addr", "prev", "next",
+                 "hnext")
     # declared for mypyc (setup.py): a compiled Item holds its ints unboxed, the class, segment, flags
-    # and size packed in one word (declared first, so laid out first): 96 bytes an item, was 128
+    # and size packed in one word (declared first, so laid out first)
     # (every field set in __init__, Lru's too, so that mypyc needs no bitmap of the unset ones)
     cls: u8
     seg: u8
     fetched: bool
     active: bool
     ntotal: i32         # at most -I (1 GiB): read it into an int before adding it up
-    key: str | int
     exptime: i64
     time: i64
+    hv: i64
     addr: i64
     prev: Item
     next: Item
+    hnext: Item | None
 
-    def __init__(self, key: str | int, cls: int, seg: int, exptime: int, time: int, ntotal: int,
-                 addr: int) -> None:
-        self.key, self.cls, self.seg, self.exptime, self.time = key, cls, seg, exptime, time
+    def __init__(self, hv: int, cls: int, seg: int, exptime: int, time: int, ntotal: int, addr: int) -> None:
+        self.hv, self.cls, self.seg, self.exptime, self.time = hv, cls, seg, exptime, time
         self.fetched = self.active = False
         self.ntotal, self.addr = ntotal, addr
+        self.hnext = None
+
+    @property
+    def key(self) -> object:
+        """The key: here, the int that is its own hash."""
+        return self.hv
 
     @property
     def chunks(self) -> list[tuple[int, int]] | None:
@@ -71,21 +80,51 @@ class Item:
         return None
 
 
+class Keyed(Item):
+    """An item whose key is not its own hash (text, an int past 2**61 - 2): the key held beside it."""
+
+    __slots__ = ("_key",)
+    _key: object
+
+    def __init__(self, key: object, hv: int, cls: int, seg: int, exptime: int, time: int, ntotal: int,
+                 addr: int) -> None:
+        super().__init__(hv, cls, seg, exptime, time, ntotal, addr)
+        self._key = key
+
+    @property
+    def key(self) -> object:
+        return self._key
+
+
 class Chunked(Item):
     """An item whose chunks span classes: ``addr`` -1 and ``chunks`` ``[(class, chunk), ...]``,
-    header first (its header lives in a small class, its LRU is the largest class's)."""
+    header first (its header lives in a small class, its LRU is the largest class's); its key held."""
 
-    __slots__ = ("_chunks",)
+    __slots__ = ("_key", "_chunks")
+    _key: object
     _chunks: list[tuple[int, int]]
 
-    def __init__(self, key: str | int, cls: int, seg: int, exptime: int, time: int, ntotal: int,
+    def __init__(self, key: object, hv: int, cls: int, seg: int, exptime: int, time: int, ntotal: int,
                  chunks: list[tuple[int, int]]) -> None:
-        super().__init__(key, cls, seg, exptime, time, ntotal, -1)
+        super().__init__(hv, cls, seg, exptime, time, ntotal, -1)
+        self._key = key
         self._chunks = chunks
+
+    @property
+    def key(self) -> object:
+        return self._key
 
     @property
     def chunks(self) -> list[tuple[int, int]] | None:
         return self._chunks
+
+
+def new_item(key: object, hv: int, cls: int, seg: int, exptime: int, time: int, ntotal: int, addr: int) -> Item:
+    """An item of one chunk for ``key``, whose table hash is ``hv``: the key held only when it is
+    not its own hash (``hv`` negative: :func:`.table.key_hash`)."""
+    if hv >= 0:
+        return Item(hv, cls, seg, exptime, time, ntotal, addr)
+    return Keyed(key, hv, cls, seg, exptime, time, ntotal, addr)
 
 
 class Lru(Item):
@@ -130,7 +169,7 @@ class Lru(Item):
             item = item.next
         return items
 
-    def __iter__(self) -> Iterator[str | int]:
+    def __iter__(self) -> Iterator[object]:
         """The items' keys, tail first (as the ``OrderedDict`` it replaced)."""
         return (item.key for item in self.values())
 
@@ -177,6 +216,7 @@ class Lrus:
         # per class, bumped by every change of its LRUs or of an item in them: the maintainer
         # need not look again at a class that has not changed within the same second
         self.version = [Tick() for _ in range(n)]
+        self.lost = Lru()       # the lost keys' items, kept in the table as markers, oldest first (engine.py)
 
     def count(self, cls: int) -> int:
         q = self.q

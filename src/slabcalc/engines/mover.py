@@ -33,7 +33,7 @@ milliseconds per page; the model moves it at once.
 
 from __future__ import annotations
 
-from slabcalc.engines.lru import COLD, HOT
+from slabcalc.engines.lru import COLD, GONE, HOT
 from slabcalc.engines.slabs import PAGE_SHIFT
 
 
@@ -85,7 +85,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
                 done.add(addr)
                 continue
             item, index = owner
-            if e.table.get(item.key) is not item:        # dropped or evicted earlier in this walk
+            if item.seg == GONE:        # dropped or evicted earlier in this walk
                 done.add(addr)
                 continue
             if item.exptime and item.exptime < now:
@@ -109,7 +109,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
         if busy and before == (len(done), sum(e.lrus.evicted)):
             for addr in busy:               # nothing moves any more: what is left is lost
                 item, _ = owners[addr]
-                if e.table.get(item.key) is item:
+                if item.seg != GONE:
                     counts.evictions_nomem += 1
                     _drop(e, item)
             break
@@ -135,15 +135,13 @@ def _rescue(e, item, index: int, new: int, counts) -> None:
     """The live item (or its chunk ``index``) is copied into chunk ``new``."""
     if index < 0:
         item.addr = new
-        e.lrus.unlink(item)
-        e.link(item)                     # do_item_replace: relinked at its LRU's head, time now
+        e.relink(item)                   # do_item_replace: relinked at its LRU's head, time now
         counts.rescues += 1
         return
     cls, _ = item.chunks[index]
     item.chunks[index] = (cls, new)
     if index == 0:                       # the header: the item itself is replaced and relinked
-        e.lrus.unlink(item)
-        e.link(item)
+        e.relink(item)
         counts.rescues += 1
     else:
         counts.chunk_rescues += 1
