@@ -183,7 +183,7 @@ def test_misses_by_class_remember_the_newest_keys_lost_and_no_more():
     """The keys lost are remembered up to a bound (LOST_MAX, here 10): the hash table never holds
     more than the items plus that many, the newest losses still count in their class."""
     e = Engine(settings("-m", "2", *COMPAT), background_for(settings("-m", "2", *COMPAT), ["no_modern"]))
-    e.lost_max = 10
+    e.table.lost_max = 10
     lost = [f"f{i:05d}" for i in range(40)]                 # the first 40 keys, evicted in order
     e.run(fill_class_4() + [s(0, f"x{i:05d}") for i in range(40)])
     assert len(e.table) <= e.curr_items() + 10 and e.curr_items() == 2 * PER_PAGE_4

@@ -179,3 +179,18 @@ def test_records_read_in_batches_are_the_records_read_one_by_one(tmp_path, monke
         assert list(ops) == want
     assert (acct.rows, acct.items, acct.rejected) == (300, len(want), len(bad)) and len(bad) > 5
     assert all(r.line == n and r.reason.startswith(why) for r, (n, why) in zip(acct.first_rejections, bad))
+
+
+def test_a_clock_past_the_replays_is_rejected_by_its_record(tmp_path):
+    # oracleGeneral's clock is 32 bits, the replay's 31 (model/ops.py TIME_MAX): a record past it is
+    # rejected, named, and accounted for; the last second the replay takes is read
+    from slabcalc.model.ops import TIME_MAX
+
+    path = tmp_path / "late.oracleGeneral"
+    oracle_general(path, [(1, 5, 100), (TIME_MAX - 1, 6, 100), (TIME_MAX, 7, 100), (2**32 - 1, 8, 100)])
+    with open(path, "rb") as stream:
+        ops, acct = read_oracle_general(stream, str(path))
+        assert [op[0] for op in ops] == [1.0, float(TIME_MAX - 1)]
+    assert (acct.rows, acct.items, acct.rejected) == (4, 2, 2)
+    assert [r.line for r in acct.first_rejections] == [3, 4]
+    assert acct.first_rejections[0].reason == "time past 2080374783 s (66 years: the replay's clock)"

@@ -30,14 +30,16 @@ import math
 from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
 
 from slabcalc.engines.background import Background
-from slabcalc.engines.lru import COLD, GONE, HOT, TEMP, WARM, Chunked, Item, Lru, Lrus, new_item
+from slabcalc.engines.lru import COLD, GONE, HOT, TEMP, WARM, Chunked, Item, Lrus, new_item
 from slabcalc.engines.readout import simulation, timeline_row, timeline_rows
 from slabcalc.engines.results import Model, Simulation, TimelineRow
 from slabcalc.engines.slabs import Slabs
 from slabcalc.engines.table import Table, key_hash
+from slabcalc.errors import SimulationError
 from slabcalc.model.classes import class_for, slab_classes
 from slabcalc.model.ntotal import Ntotal
-from slabcalc.model.ops import DELETE, FILL, GET, OP_NAMES, SET, TOUCH  # noqa: F401 (re-exported)
+from slabcalc.model.ops import (CLOCK_MAX, DELETE, FILL, GET, OP_NAMES, SET, TIME_MAX,  # noqa: F401 (re-exported)
+                                TOUCH, UPTIME_MAX)
 from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable, place
 from slabcalc.model.settings import Settings
 
@@ -55,7 +57,7 @@ if TYPE_CHECKING:
 CLOCK_START: Final = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
 US: Final = 1_000_000
 IDLE_AHEAD: Final = 2 * US     # look for an idle stretch to jump over only with this much time before the next request
-EXPTIME_MAX: Final = 1 << 62   # a compiled Item holds exptime in 64 bits: a TTL past it never expires either way
+EXPTIME_MAX: Final = CLOCK_MAX     # an Item holds exptime in 31 bits: the clock never reaches it (model/ops.py)
 COMPILED: Final = not __file__.endswith(".py")     # built by mypyc (setup.py): Item holds its ints unboxed
 LOST_MAX: Final = 1 << 20      # keys lost (evicted, expired) remembered for misses by class: the newest ~1 M
 
@@ -120,12 +122,8 @@ class Engine:
         self.slabs = Slabs(self.size, self.perslab, page_len, settings.maxbytes, share)
         self.lrus = Lrus(self, n)
         self.largest = classes[-1].id
-        # memcached's hash table, key -> item (engines/table.py); a key lost (evicted, expired) keeps its
-        # item there as its marker, segment GONE, class kept (misses by class: one lookup serves both),
-        # the markers in the order lost on a ring of their own, the oldest forgotten past lost_max
-        self.table = Table()
-        self.lost: Lru = self.lrus.lost
-        self.lost_max = LOST_MAX
+        # memcached's hash table, key -> item, with the markers of keys lost (engines/table.py)
+        self.table = Table(self.lrus.lost, LOST_MAX)
         self.chunked: dict[object, Item] = {}    # key -> item, for the items whose chunks span classes
         self.hits = [0] * n
         self.misses = [0] * n
@@ -144,6 +142,9 @@ class Engine:
         self.peak: tuple[int, float | None, int | None] = (0, None, None)  # free bytes elsewhere at an eviction, time, class
         self._peak_checked: int | None = None
         lead: int = server_start(boot)
+        if not 0 <= lead <= UPTIME_MAX:
+            raise SimulationError(f"an uptime of {boot:g} s at the workload's start is past {UPTIME_MAX} s "
+                                  f"(388 days: the replay's clock holds 31 bits)")
         self.epoch = CLOCK_START + lead
         self.now = self.epoch
         self.time: float | None = None
@@ -189,23 +190,8 @@ class Engine:
         """The items held, by key (built at each call: for inspection; the request path reads ``table``)."""
         return {item.key: item for item in self.table.values() if item.seg != GONE}
 
-    @property
-    def n_lost(self) -> int:
-        """Keys lost and remembered (their markers in the table)."""
-        return self.lost.n
-
     def curr_items(self) -> int:
-        return self.table.n - self.lost.n
-
-    def _drop_lost(self) -> None:
-        """Forget the older half of the keys lost (in the order lost): their later misses are counted,
-        in no class."""
-        lost, table = self.lost, self.table
-        keep = lost.n // 2
-        while lost.n > keep:
-            item = lost.next
-            lost.remove(item)
-            table.remove(item)
+        return self.table.n - self.table.lost.n
 
     def exptime(self, ttl: int) -> int:
         """``current_time + ttl`` (0: never), one int object per second and TTL for all items."""
@@ -224,9 +210,7 @@ class Engine:
         self.lrus.unlink(item)
         item.seg = GONE                         # unlinked: a marker in the table if lost, else gone
         if lost:
-            self.lost.append(item)
-            if self.lost.n > self.lost_max:
-                self._drop_lost()
+            self.table.lose(item)
         else:
             self.table.remove(item)
         if self.storage is not None:
@@ -316,8 +300,7 @@ class Engine:
         now = self.now
         if old is not None:
             if old.seg == GONE:             # a lost key's marker
-                self.lost.remove(old)
-                self.table.remove(old)
+                self.table.unlose(old)
             else:
                 if old.exptime and old.exptime <= now:
                     self.tally.get_expired += 1
@@ -507,6 +490,8 @@ class Engine:
 
     def clock(self, t: float) -> None:
         """The workload reached time ``t``: background wake-ups before it, then its second."""
+        if t >= TIME_MAX:
+            raise SimulationError(f"workload time {t:g} s is past {TIME_MAX - 1} s (66 years: the replay's clock)")
         if self.next_wake <= t * US:
             self._background_until(t * US)
         self.now = self.epoch + math.floor(t)

@@ -14,12 +14,15 @@ through an iterator).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Final, Iterator
 
 try:
-    from mypy_extensions import i32, i64, u8
+    from mypy_extensions import i32, i64, mypyc_attr, u8
 except ImportError:         # plain Python: the native int types only speak to mypyc (setup.py)
     i32 = i64 = u8 = int    # type: ignore[misc]
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Callable[[Any], Any]:  # type: ignore[misc]
+        return lambda cls: cls
 
 from slabcalc.engines.slabs import Slabs
 
@@ -35,6 +38,7 @@ GONE: Final = 4     # no LRU: the marker the hash table keeps for a key memcache
 SEGMENTS = ("hot", "warm", "cold", "temp")      # TEMP holds items only with -o temporary_ttl (temp_lru.py)
 
 
+@mypyc_attr(acyclic=True)     # compiled: no collector's header (16 B); Lrus.__del__ unties the rings
 class Item:
     """A linked item: its LRU class and segment, times, hit markers, size, chunk and key.
 
@@ -48,15 +52,16 @@ class Item:
     __slots__ = ("cls", "seg", "fetched", "active", "ntotal", "exptime", "time", "hv", "addr", "prev", "next",
                  "hnext")
     # declared for mypyc (setup.py): a compiled Item holds its ints unboxed, the class, segment, flags
-    # and size packed in one word (declared first, so laid out first)
+    # and size packed in one word (declared first, so laid out first), its two times in another:
+    # 80 bytes an item (was 128 with the collector's header, a dict entry and a key object beside it)
     # (every field set in __init__, Lru's too, so that mypyc needs no bitmap of the unset ones)
     cls: u8
     seg: u8
     fetched: bool
     active: bool
     ntotal: i32         # at most -I (1 GiB): read it into an int before adding it up
-    exptime: i64
-    time: i64
+    exptime: i32        # memcached's rel_time_t, in 31 bits: model/ops.py CLOCK_MAX
+    time: i32
     hv: i64
     addr: i64
     prev: Item
@@ -80,6 +85,7 @@ class Item:
         return None
 
 
+@mypyc_attr(acyclic=True)     # compiled: no collector's header (16 B); Lrus.__del__ unties the rings
 class Keyed(Item):
     """An item whose key is not its own hash (text, an int past 2**61 - 2): the key held beside it."""
 
@@ -96,6 +102,7 @@ class Keyed(Item):
         return self._key
 
 
+@mypyc_attr(acyclic=True)     # compiled: no collector's header (16 B); Lrus.__del__ unties the rings
 class Chunked(Item):
     """An item whose chunks span classes: ``addr`` -1 and ``chunks`` ``[(class, chunk), ...]``,
     header first (its header lives in a small class, its LRU is the largest class's); its key held."""
@@ -127,6 +134,10 @@ def new_item(key: object, hv: int, cls: int, seg: int, exptime: int, time: int, 
     return Keyed(key, hv, cls, seg, exptime, time, ntotal, addr)
 
 
+_LOOSE: Final = Item(0, 0, GONE, 0, 0, 0, -1)     # where an untied item's links point (Lrus.__del__)
+
+
+@mypyc_attr(acyclic=True)     # compiled: no collector's header (16 B); Lrus.__del__ unties the rings
 class Lru(Item):
     """One LRU: the ring's anchor.  ``next`` is its tail (oldest item), ``prev`` its head (newest),
     the anchor itself when it is empty; ``n`` counts its items.  The anchor is an :class:`Item` of
@@ -217,6 +228,17 @@ class Lrus:
         # need not look again at a class that has not changed within the same second
         self.version = [Tick() for _ in range(n)]
         self.lost = Lru()       # the lost keys' items, kept in the table as markers, oldest first (engine.py)
+
+    def __del__(self) -> None:
+        """Untie every ring: compiled, items are acyclic to the collector (no header), and a ring of
+        them would never be freed; cut, each item goes when the last reference to it does."""
+        for ring in [lru for seg in self.q for lru in seg] + [self.lost]:
+            item = ring.next
+            while item is not ring:
+                after = item.next
+                item.prev = item.next = _LOOSE
+                item = after
+            ring.prev = ring.next = _LOOSE
 
     def count(self, cls: int) -> int:
         q = self.q

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from slabcalc.engines.lru import Item
+from slabcalc.engines.lru import Item, Lru
 
 try:
     from mypy_extensions import i64
@@ -48,17 +48,38 @@ def _bucket(h: i64, mask: i64) -> i64:
 
 
 class Table:
-    """The hash table: ``find`` a key's item, ``insert`` an item whose key is absent, ``remove`` one."""
+    """The hash table: ``find`` a key's item, ``insert`` an item whose key is absent, ``remove`` one.
 
-    __slots__ = ("buckets", "mask", "n")
+    A key lost (evicted, expired) keeps its item here as its marker (``lose``; the engine has set its
+    segment GONE, its class kept: misses by class, one lookup serving both), the markers on the ring
+    ``lost`` in the order lost, the oldest half forgotten past ``lost_max``.
+    """
+
+    __slots__ = ("buckets", "mask", "n", "lost", "lost_max")
     buckets: list[Item | None]
     mask: i64
-    n: i64          # the items chained, live and lost (engine.py keeps a lost key's item as its marker)
+    n: i64          # the items chained, live and lost
+    lost: Lru
+    lost_max: int
 
-    def __init__(self) -> None:
+    def __init__(self, lost: Lru, lost_max: int) -> None:
         self.buckets = [None] * (1 << START)
         self.mask = (1 << START) - 1
         self.n = 0
+        self.lost, self.lost_max = lost, lost_max
+
+    def lose(self, item: Item) -> None:
+        """``item`` (chained here, unlinked from its LRU) stays as its key's marker."""
+        self.lost.append(item)
+        if self.lost.n > self.lost_max:
+            keep = self.lost.n // 2     # forget the older half: their later misses count in no class
+            while self.lost.n > keep:
+                self.unlose(self.lost.next)
+
+    def unlose(self, item: Item) -> None:
+        """A lost key's marker goes (the key is stored again, or forgotten)."""
+        self.lost.remove(item)
+        self.remove(item)
 
     def find(self, key: object) -> Item | None:
         """The item of ``key``, or None."""

@@ -20,7 +20,7 @@ from typing import BinaryIO, Iterator
 from slabcalc.errors import InputError
 from slabcalc.inputs.rows import FIRST_REJECTIONS, Accounting, Rejection
 from slabcalc.model.item import VALUE_MAX
-from slabcalc.model.ops import FILL
+from slabcalc.model.ops import FILL, TIME_MAX
 
 RECORD = struct.Struct("<IQIq")          # 24 bytes
 RECORDS = [("clock", "<u4"), ("obj", "<u8"), ("size", "<u4"), ("next", "<i8")]     # the same, as a numpy dtype
@@ -68,6 +68,8 @@ def read_oracle_general(stream: BinaryIO, source: str, *, key_length: int | None
                 reason = None
                 if clock < last:
                     reason = f"time goes backwards (after {last})"
+                elif clock >= TIME_MAX:
+                    reason = f"time past {TIME_MAX - 1} s (66 years: the replay's clock)"
                 elif size < key:
                     reason = f"obj_size {size} is below the key length {key} (--key)"
                 elif size - key > VALUE_MAX:
@@ -92,6 +94,8 @@ def _clean_batch(chunk: bytes, last: int, key: int) -> tuple[list[int], list[int
     records = np.frombuffer(chunk, dtype=RECORDS)
     clocks, sizes = records["clock"], records["size"]
     if int(clocks[0]) < last or (len(clocks) > 1 and bool((clocks[1:] < clocks[:-1]).any())):
+        return None
+    if int(clocks.max()) >= TIME_MAX:
         return None
     if int(sizes.min()) < key or int(sizes.max()) - key > VALUE_MAX:
         return None

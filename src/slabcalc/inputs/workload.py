@@ -43,7 +43,7 @@ from slabcalc.inputs.rows import (
 )
 from slabcalc.inputs.rows import split_cells as _split
 from slabcalc.model.item import FLAGS_MAX, VALUE_MAX
-from slabcalc.model.ops import DELETE, GET, SET, TOUCH
+from slabcalc.model.ops import DELETE, GET, SET, TIME_MAX, TOUCH
 
 FORMATS = ("csv", "twitter")
 
@@ -52,7 +52,6 @@ OPS = {"set": SET, "get": GET, "gets": GET, "delete": DELETE, "touch": TOUCH}
 _ALIASES = WORKLOAD_COLUMNS
 _COLUMN = by_alias(WORKLOAD_COLUMNS)
 _TWITTER = ("time", "key", "key_size", "value_size", None, "op", "ttl")
-TIME_MAX: Final = 1e15     # seconds: beyond any trace, and keeps int(time) exact
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
 
 
@@ -256,7 +255,7 @@ class _WorkloadReader:
 
     def _why(self, t, last, size, value, ttl, flags) -> tuple[str, str]:
         if not 0 <= t < TIME_MAX:
-            return f"time must be a number of seconds, 0 to {TIME_MAX:g}", str(t)
+            return f"time must be a number of seconds, 0 to {TIME_MAX} (66 years: the replay's clock)", str(t)
         if t < last:
             return f"time goes backwards (after {last:g})", f"{t:g}"
         if not 0 < size <= self.key_max:

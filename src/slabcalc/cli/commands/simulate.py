@@ -9,6 +9,7 @@ from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import check_key, format_option, input_options, model_options, plot_option
 from slabcalc.cli.simulate_output import print_simulation
+from slabcalc.model.ops import UPTIME_MAX
 
 
 @cli.command("simulate")
@@ -18,9 +19,9 @@ from slabcalc.cli.simulate_output import print_simulation
 @click.option("--every", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
               help="Add a timeline: pages, items and evictions per class every SECONDS of workload time.  "
                    "Not given: the end state only.")
-@click.option("--uptime", type=click.FloatRange(0), default=0.0, metavar="SECONDS",
+@click.option("--uptime", type=click.FloatRange(0, UPTIME_MAX), default=0.0, metavar="SECONDS",
               help="How long the server had run when the workload began (its background threads, and "
-                   "the automover's window, start with the server).  Default 0.")
+                   "the automover's window, start with the server).  Default 0; at most 388 days.")
 @click.option("--input-format", "input_format", type=click.Choice(["auto", "csv", "twitter", "oracleGeneral"]),
               default="auto", show_default=True,
               help="The trace's format: auto tells CSV (MetaKV's columns included) and twitter/cache-trace "
