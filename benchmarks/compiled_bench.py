@@ -38,6 +38,7 @@ from simulate_bench import replay, workload, write_csv  # noqa: E402
 
 from slabcalc import configure, load_profile  # noqa: E402
 from slabcalc.engines.background import background_for  # noqa: E402
+from slabcalc.engines.table import START  # noqa: E402
 from slabcalc.engines.engine import Engine  # noqa: E402
 from slabcalc.engines.keys import key_digest  # noqa: E402
 from slabcalc.engines.simulate import SET, engine_build, simulate  # noqa: E402
@@ -83,23 +84,25 @@ def rss_figures(items: int, hash_keys: bool = False) -> dict:
 
 def item_parts(settings, items: int, hash_keys: bool = False) -> dict:
     """Bytes one resident item costs, by part: its record (``engines.lru.Item``, with the collector's
-    header), its key string, its chunk address as an int object (the plain build boxes every field,
-    the compiled one holds ints in the record), and its share of the hash table at ``items`` keys."""
+    header in the plain build), its key when the record holds it (text; an int key is its own hash and
+    costs nothing more), its chunk address as an int object (the plain build boxes every field, the
+    compiled one holds ints in the record), and its share of the hash table's buckets at ``items``."""
     engine = Engine(settings, background_for(settings))
     key = key_digest("key:000000001") if hash_keys else "key:000000001"
     engine.run([(0.0, SET, key, 13, 100, 0, 0)])
     item = engine.index[key]
     boxed = engine_build() == "plain Python"
-    return {"record": _alloc(sys.getsizeof(item)), "key": _alloc(sys.getsizeof(item.key)),
+    return {"record": _alloc(sys.getsizeof(item)), "key": _alloc(sys.getsizeof(key)) if item.hv < 0 else 0,
             "addr": _alloc(sys.getsizeof(item.addr)) if boxed else 0,
-            "index": _table(items, key), "hashed": hash_keys}
+            "index": _buckets(items) * 8 / items, "hashed": hash_keys}
 
 
-def _table(items: int, key) -> float:
-    """A hash table's bytes per key at ``items`` keys of ``key``'s type: CPython keeps a table of string
-    keys without their hashes (16-byte entries), one of int keys with them (24)."""
-    keys = [f"{i:013d}" for i in range(items)] if isinstance(key, str) else range(items)
-    return sys.getsizeof(dict.fromkeys(keys)) / items
+def _buckets(items: int) -> int:
+    """The hash table's buckets holding ``items`` (engines/table.py: doubled past 1.5 items a bucket)."""
+    size = 1 << START
+    while items > size * 3 // 2:
+        size *= 2
+    return size
 
 
 def _alloc(size: int) -> int:

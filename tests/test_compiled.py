@@ -47,10 +47,12 @@ def workloads(draw):
     for _ in range(n):
         t += draw(st.sampled_from([0, 0.001, 0.5, 3, 70]))      # idle seconds too: the threads wake
         op = draw(st.sampled_from([SET, SET, GET, DELETE, TOUCH]))
-        key = f"k{draw(st.integers(0, 60))}"
+        # text, ints that are their own hash, and ints that are not (held by the item: engines/table.py)
+        k = draw(st.integers(0, 60))
+        key = draw(st.sampled_from([f"k{k}", f"k{k}", k, 2**62 + k, -k - 1]))
         value = draw(st.sampled_from([40_000, 10, 100, 900, 5_000, 600_000]))     # 600 000: chunked
         ttl = draw(st.sampled_from([0, 2, 30]))
-        ops.append((round(t, 3), op, key, len(key), value if op == SET else 0, ttl, 0))
+        ops.append((round(t, 3), op, key, len(str(key)), value if op == SET else 0, ttl, 0))
     argv = draw(st.sampled_from([["-m", "2"], ["-m", "3", "-o", "slab_automove=2"], ["-m", "2", "-o", "no_modern"]]))
     return argv, ops
 
@@ -84,9 +86,40 @@ def test_compiled_and_plain_engines_replay_alike(plain, case):
 
 
 def test_a_ttl_past_64_bits_is_held_and_never_expires():
-    """A compiled item holds exptime in 64 bits (engines/lru.py): a TTL beyond them is capped, not
+    """An item holds exptime in 31 bits (engines/lru.py): a TTL beyond them is capped, not
     refused with a traceback, and the item is found as the plain build finds it."""
     ops = [(0.0, SET, "a", 1, 10, 10**20, 0), (5.0, GET, "a", 1, 0, 0, 0), (6.0, TOUCH, "a", 1, 0, 10**20, 0),
            (9.0, GET, "a", 1, 0, 0, 0)]
     sim = simulate(configure(PROFILE, ["-m", "4"]), ops)
     assert (sim.totals.hits, sim.totals.misses, sim.totals.touch_hits) == (2, 0, 1)
+
+
+def test_keys_that_share_a_hash_stay_apart():
+    """The hash table compares held keys whose hashes are equal (engines/table.py): -1 and -2 share
+    Python's hash, 5 and 5 + 2**61 - 1 would share it were the second not held with the top bit set."""
+    keys = [-1, -2, 5, 5 + 2**61 - 1, "a", 2**64 + 3]
+    ops = [(0.0, SET, k, 4, 100 + i, 0, 0) for i, k in enumerate(keys)]
+    ops += [(1.0, DELETE, -2, 4, 0, 0, 0), (1.0, DELETE, 5, 4, 0, 0, 0)]
+    ops += [(2.0, GET, k, 4, 0, 0, 0) for k in keys]
+    sim = simulate(configure(PROFILE, ["-m", "4"]), ops)
+    assert (sim.totals.hits, sim.totals.misses, sim.totals.curr_items, sim.totals.delete_hits) == (4, 2, 4, 2)
+
+
+def test_an_engines_items_are_freed_with_it():
+    """Compiled, items are acyclic to the collector (no GC header, engines/lru.py): their LRU rings are
+    untied when the engine goes (Lrus.__del__), else every replay's items would stay in memory."""
+    import gc
+    import tracemalloc
+
+    ops = [(0.0, SET, i, 8, 100, 0, 0) for i in range(20_000)] + [(1.0, GET, i, 8, 0, 0, 0) for i in range(0, 20_000, 7)]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        sim = simulate(configure(PROFILE, ["-m", "64"]), ops)
+        del sim
+        gc.collect()
+        left = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert left < 200_000, left        # 20 000 items of 80 bytes would leave 1.6 MB

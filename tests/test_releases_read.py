@@ -16,7 +16,7 @@ from slabcalc import configure, load_profile
 from slabcalc.engines.automove import WindowedAutomover
 from slabcalc.engines.background import background_for
 from slabcalc.engines.engine import Engine
-from slabcalc.engines.lru import COLD, WARM, Item
+from slabcalc.engines.lru import COLD, WARM, new_item
 from slabcalc.engines.simulate import GET, SET, simulate
 from slabcalc.records.simulate import model_text
 
@@ -37,7 +37,7 @@ def held_pages(engine, cls: int, pages: int, tail_time: int) -> None:
     for _ in range(pages):
         assert engine.slabs.newslab(cls)
     del engine.slabs.free[cls][:]
-    engine.lrus.q[COLD][cls].append(Item(f"tail{cls}", cls, COLD, 0, tail_time, 100, 0))
+    engine.lrus.q[COLD][cls].append(new_item(f"tail{cls}", -1, cls, COLD, 0, tail_time, 100, 0))
 
 
 def runs(engine, mover, first: int, count: int, each=None):

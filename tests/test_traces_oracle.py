@@ -36,7 +36,7 @@ def _requests(n: int, seed: int = 14, jump: int = 3600) -> list[tuple[int, int, 
     rng = random.Random(seed)
     ids = [rng.randrange(1, 2**64) for _ in range(n // 4)] + [1, 2**64 - 1]
     size = {}
-    out, clock = [], rng.randrange(0, 2**31)
+    out, clock = [], rng.randrange(0, 2**30)      # the replay's clock ends at 2**31 - 2**26 (model/ops.py)
     for i in range(n):
         clock += rng.choice((0, 0, 1, 2, jump))
         obj = rng.choice(ids)

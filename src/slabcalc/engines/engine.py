@@ -296,7 +296,7 @@ class Engine:
     def store(self, key, cls: int, ttl: int, ntotal: int, addr: int, chunks) -> None:
         """``do_store_item`` for a set: the old item (if any) goes, the new one is linked."""
         hv = key_hash(key)
-        old = self.table.find(key)
+        old = self.table.at(hv, key)
         now = self.now
         if old is not None:
             if old.seg == GONE:             # a lost key's marker

@@ -3,9 +3,11 @@
 A replay only ever asks of a key whether it equals another, so a hash of it
 serves wherever the key did (the hash table and its lost-key markers, extstore's tables) and
 its text can go as soon as its request is read.  A key string of 13
-characters costs 64 bytes (pymalloc's 16-byte blocks); a hash under 2**60
-is an int of 32: 32 bytes less for every resident item.  Sixty bits, not
-64: a larger int takes 48 bytes.  The hash is BLAKE2b of the key's UTF-8
+characters costs 64 bytes (pymalloc's 16-byte blocks) and the item that holds
+it 8 more (a ``Keyed``, 96 bytes where 88 are used); a hash under 2**60 is its
+own hash in the replay's hash table (engines/table.py), held as a native
+field of the item: 80 bytes less for every resident item (80 in all,
+compiled).  Sixty bits: any int under 2**61 - 1 is its own hash.  The hash is BLAKE2b of the key's UTF-8
 bytes, the same on every run and machine (Python's own ``hash`` of a string
 is not), so a replay that meets a collision meets it every time.
 

@@ -68,7 +68,7 @@ class Item:
     next: Item
     hnext: Item | None
 
-    def __init__(self, hv: int, cls: int, seg: int, exptime: int, time: int, ntotal: int, addr: int) -> None:
+    def __init__(self, hv: i64, cls: int, seg: int, exptime: int, time: int, ntotal: int, addr: int) -> None:
         self.hv, self.cls, self.seg, self.exptime, self.time = hv, cls, seg, exptime, time
         self.fetched = self.active = False
         self.ntotal, self.addr = ntotal, addr
@@ -92,7 +92,7 @@ class Keyed(Item):
     __slots__ = ("_key",)
     _key: object
 
-    def __init__(self, key: object, hv: int, cls: int, seg: int, exptime: int, time: int, ntotal: int,
+    def __init__(self, key: object, hv: i64, cls: int, seg: int, exptime: int, time: int, ntotal: int,
                  addr: int) -> None:
         super().__init__(hv, cls, seg, exptime, time, ntotal, addr)
         self._key = key
@@ -111,7 +111,7 @@ class Chunked(Item):
     _key: object
     _chunks: list[tuple[int, int]]
 
-    def __init__(self, key: object, hv: int, cls: int, seg: int, exptime: int, time: int, ntotal: int,
+    def __init__(self, key: object, hv: i64, cls: int, seg: int, exptime: int, time: int, ntotal: int,
                  chunks: list[tuple[int, int]]) -> None:
         super().__init__(hv, cls, seg, exptime, time, ntotal, -1)
         self._key = key
@@ -126,7 +126,7 @@ class Chunked(Item):
         return self._chunks
 
 
-def new_item(key: object, hv: int, cls: int, seg: int, exptime: int, time: int, ntotal: int, addr: int) -> Item:
+def new_item(key: object, hv: i64, cls: int, seg: int, exptime: int, time: int, ntotal: int, addr: int) -> Item:
     """An item of one chunk for ``key``, whose table hash is ``hv``: the key held only when it is
     not its own hash (``hv`` negative: :func:`.table.key_hash`)."""
     if hv >= 0:

@@ -75,7 +75,7 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     holding that share of its chunks, and scales the counts back (:mod:`.sample`; the result's
     ``sample`` says how, and with what error); a rate at which ``-m`` cannot hold enough sampled
     chunks of each class the workload uses raises :class:`~.sample.TooCoarse`.
-    ``hash_keys`` keeps string keys as 60-bit hashes, 32 bytes less a resident item (:mod:`.keys`;
+    ``hash_keys`` keeps string keys as 60-bit hashes, 80 bytes less a resident item (:mod:`.keys`;
     the model states the bound on a collision).
     """
     background = background_for(settings, suboptions)

@@ -83,7 +83,10 @@ class Table:
 
     def find(self, key: object) -> Item | None:
         """The item of ``key``, or None."""
-        h = key_hash(key)
+        return self.at(key_hash(key), key)
+
+    def at(self, h: i64, key: object) -> Item | None:
+        """The item of ``key``, whose hash is ``h``, or None."""
         item = self.buckets[_bucket(h, self.mask)]
         while item is not None:
             if item.hv == h and (h >= 0 or item.key == key):

@@ -35,7 +35,7 @@ from slabcalc.model.ops import UPTIME_MAX
                    "of each class the workload uses is refused, naming the smallest that can.  Not given: every "
                    "key.")
 @click.option("--hash-keys", "hash_keys", is_flag=True,
-              help="Keep string keys as 60-bit hashes, not their text: 32 bytes less memory a resident item "
+              help="Keep string keys as 60-bit hashes, not their text: 80 bytes less memory a resident item "
                    "for replays too large for the machine.  The model line states the bound on two keys "
                    "sharing a hash.  One -m only.")
 @plot_option
