@@ -165,3 +165,34 @@ def test_errors_are_one_line():
     assert result.exit_code == 1 and "<stdin>:2: value_size is not a number: 'x'" in result.output
     result = invoke("no-such-file.csv")
     assert result.exit_code == 1 and "no-such-file.csv: cannot read" in result.output
+
+
+def test_whole_number_cells_read_digit_by_digit_are_what_int_reads():
+    # the compiled reader sums a cell of ASCII digits itself (workload._whole) and leaves any other text to
+    # int(): every cell gives int()'s number, or int()'s ValueError (then the careful path names the cell)
+    import random
+
+    from slabcalc.inputs.workload import _whole
+
+    rng = random.Random(29)
+    cells = ["0", "00", "007", "9" * 18, "9" * 19, "1" + "0" * 30, "", " 5", "5 ", "+5", "-5", "1_000", "٣",
+             "12a", "1.5", "x", "/", ":"]
+    cells += ["".join(rng.choice("0123456789 +-_:/a٣") for _ in range(rng.randrange(1, 22))) for _ in range(2000)]
+    for cell in cells:
+        try:
+            want = int(cell)
+        except ValueError:
+            with pytest.raises(ValueError):
+                _whole(cell)
+        else:
+            assert _whole(cell) == want, cell
+
+
+def test_rows_with_odd_whole_numbers_read_as_int_reads_them():
+    from slabcalc.model.item import VALUE_MAX
+
+    ops, acct = read("time,op,key,value_size,ttl,flags\n0,set,a,0012, 30 ,+7\n0,set,b,1_0,0,0\n0,set,c,-1,0,0\n"
+                     "0,set,d,12x,0,0\n0,set,e,100,-3,0\n")
+    assert ops == [(0.0, SET, "a", 1, 12, 30, 7), (0.0, SET, "b", 1, 10, 0, 0)]
+    assert [(r.line, r.reason) for r in acct.first_rejections] == [
+        (4, f"value_size must be 0..{VALUE_MAX}"), (5, "value_size is not a number"), (6, "negative ttl")]

@@ -14,7 +14,7 @@ MetaKV (Meta's CacheLib kvcache traces) and twitter/cache-trace are CSV: the CSV
 from __future__ import annotations
 
 import struct
-from itertools import repeat
+from itertools import chain, repeat
 from typing import BinaryIO, Iterator
 
 from slabcalc.errors import InputError
@@ -39,9 +39,9 @@ def read_oracle_general(stream: BinaryIO, source: str, *, key_length: int | None
     key = key_length or DEFAULT_KEY
     accounting = Accounting(source, f"oracleGeneral, obj_size split as a {key}-byte key (--key) + value")
 
-    def ops() -> Iterator[tuple]:
-        last = 0
-        record = 0
+    at = [0, 0]         # the last good record's clock, and the records read so far
+
+    def batches() -> Iterator[Iterator[tuple]]:
         while True:
             chunk = stream.read(RECORD.size * BATCH)
             if not chunk:
@@ -50,41 +50,48 @@ def read_oracle_general(stream: BinaryIO, source: str, *, key_length: int | None
                 tail = stream.read(RECORD.size - len(chunk) % RECORD.size)
                 chunk += tail
                 if len(chunk) % RECORD.size:
-                    at = (record + len(chunk) // RECORD.size) * RECORD.size
-                    raise InputError(f"{source}: truncated oracleGeneral record at byte {at} "
+                    where = (at[1] + len(chunk) // RECORD.size) * RECORD.size
+                    raise InputError(f"{source}: truncated oracleGeneral record at byte {where} "
                                      f"({len(chunk) % RECORD.size} of {RECORD.size} bytes)")
-            batch = _clean_batch(chunk, last, key)
-            if batch is not None:           # every record good: the batch as a whole
-                clocks, objs, values = batch
-                record += len(clocks)
-                accounting.rows += len(clocks)
-                accounting.items += len(clocks)
-                last = clocks[-1]
-                yield from zip(map(float, clocks), repeat(FILL), objs, repeat(key), values, repeat(0), repeat(0))
+            batch = _clean_batch(chunk, at[0], key)
+            if batch is None:
+                yield one_by_one(chunk)
                 continue
-            for clock, obj, size, _ in RECORD.iter_unpack(chunk):
-                record += 1
-                accounting.rows += 1
-                reason = None
-                if clock < last:
-                    reason = f"time goes backwards (after {last})"
-                elif clock >= TIME_MAX:
-                    reason = f"time past {TIME_MAX - 1} s (66 years: the replay's clock)"
-                elif size < key:
-                    reason = f"obj_size {size} is below the key length {key} (--key)"
-                elif size - key > VALUE_MAX:
-                    reason = f"obj_size {size} is above memcached's largest value"
-                if reason is not None:
-                    _reject(accounting, record, reason, f"time {clock} obj {obj} size {size}", source, strict)
-                    continue
-                last = clock
-                accounting.items += 1
-                yield float(clock), FILL, obj, key, size - key, 0, 0
-    return ops(), accounting
+            clocks, times, objs, values = batch        # every record good: the batch as a whole
+            at[1] += len(clocks)
+            accounting.rows += len(clocks)
+            accounting.items += len(clocks)
+            at[0] = clocks[-1]
+            yield zip(times, repeat(FILL), objs, repeat(key), values, repeat(0), repeat(0))
+
+    def one_by_one(chunk: bytes) -> Iterator[tuple]:
+        last, record = at
+        for clock, obj, size, _ in RECORD.iter_unpack(chunk):
+            record += 1
+            at[1] = record
+            accounting.rows += 1
+            reason = None
+            if clock < last:
+                reason = f"time goes backwards (after {last})"
+            elif clock >= TIME_MAX:
+                reason = f"time past {TIME_MAX - 1} s (66 years: the replay's clock)"
+            elif size < key:
+                reason = f"obj_size {size} is below the key length {key} (--key)"
+            elif size - key > VALUE_MAX:
+                reason = f"obj_size {size} is above memcached's largest value"
+            if reason is not None:
+                _reject(accounting, record, reason, f"time {clock} obj {obj} size {size}", source, strict)
+                continue
+            last = at[0] = clock
+            accounting.items += 1
+            yield float(clock), FILL, obj, key, size - key, 0, 0
+
+    # the batches' iterators chained in C: no Python frame is resumed per record of a good batch
+    return chain.from_iterable(batches()), accounting
 
 
-def _clean_batch(chunk: bytes, last: int, key: int) -> tuple[list[int], list[int], list[int]] | None:
-    """The clocks, objects and value sizes of whole records ``chunk`` when none of them would be
+def _clean_batch(chunk: bytes, last: int, key: int) -> tuple[list[int], list[float], list[int], list[int]] | None:
+    """The clocks (as ints and as floats), objects and value sizes of whole records ``chunk`` when none of them would be
     rejected (the checks of the record-by-record path, on every record at once), else None (and
     without numpy: every record is then read by itself)."""
     try:
@@ -99,7 +106,9 @@ def _clean_batch(chunk: bytes, last: int, key: int) -> tuple[list[int], list[int
         return None
     if int(sizes.min()) < key or int(sizes.max()) - key > VALUE_MAX:
         return None
-    return clocks.tolist(), records["obj"].tolist(), (sizes.astype(np.int64) - key).tolist()
+    # uint32 -> float64 is exact: the floats float() would make, converted in bulk
+    return clocks.tolist(), clocks.astype(np.float64).tolist(), records["obj"].tolist(), \
+        (sizes.astype(np.int64) - key).tolist()
 
 
 def _reject(accounting: Accounting, record: int, reason: str, text: str, source: str, strict: bool) -> None:
