@@ -1,9 +1,9 @@
 """memcached's hash table (1.6.18 ``assoc.c``): key -> item, chained through the items themselves.
 
-As memcached chains items through ``it->h_next`` (assoc.c 80-125) and doubles its buckets when
-the items exceed one and a half a bucket (assoc.c 255-258, ``assoc_insert``), the replay's table is
-a list of buckets, each the head of a chain linked through :attr:`.Item.hnext`, doubled at the same
-load.  An entry costs the item one field (8 bytes) and its bucket's share: 5-11 bytes an item, where
+As memcached chains items through ``it->h_next`` (1.6.18 assoc.c 70-91 find, 153-170 insert) and
+doubles its buckets when the items exceed one and a half a bucket (assoc.c 145,
+``assoc_start_expand``), the replay's table is a list of buckets, each the head of a chain linked
+through :attr:`.Item.hnext`, doubled at the same load.  An entry costs the item one field (8 bytes) and its bucket's share: 5-11 bytes an item, where
 a ``dict`` cost 31-42 bytes an entry and kept every key as an object of its own.
 
 Each item holds its key's 64-bit hash ``hv`` (:func:`key_hash`): a key that is an int under 2**61 - 1
@@ -29,7 +29,7 @@ except ImportError:         # plain Python: the native int types only speak to m
 
 SMALL: Final = (1 << 61) - 1    # Python's hash of an int 0 <= k < 2**61 - 1 is k (sys.hash_info.modulus)
 HELD: Final = -(1 << 63)        # or'ed into a held key's hash: the top bit, which no small key has
-START: Final = 10               # 1 024 buckets to begin with (memcached starts at 2**16: assoc.c 35)
+START: Final = 10               # 1 024 buckets to begin with (memcached starts at 2**16: memcached.h 89)
 
 
 def key_hash(key: object) -> i64:
@@ -96,7 +96,7 @@ class Table:
 
     def insert(self, item: Item) -> None:
         """Chain ``item`` at its bucket's head (its key must be absent); double the buckets past 1.5
-        an item a bucket (assoc.c 255)."""
+        an item a bucket (assoc.c 145)."""
         at = _bucket(item.hv, self.mask)
         item.hnext = self.buckets[at]
         self.buckets[at] = item

@@ -14,10 +14,11 @@ TOUCH: Final = 3
 FILL: Final = 4
 OP_NAMES = ("set", "get", "delete", "touch", "get, set on a miss")
 
-# The replay's clock: memcached's is seconds since its start in 32 bits (rel_time_t, memcached.h), and
-# the replay keeps an item's times in 31 (engines/lru.py: 8 bytes an item less).  A workload's times
-# are read up to TIME_MAX seconds (65.9 years) and a server's uptime at its start up to UPTIME_MAX
-# (388 days), so that the clock (62 s + uptime + time) never passes CLOCK_MAX.
+# The replay's clock: memcached's is seconds since its start in 32 bits (rel_time_t: 1.6.18
+# memcached.h 581-582 for an item's times), and the replay keeps an item's times in 31
+# (engines/lru.py: 8 bytes an item less).  A workload's times are read up to TIME_MAX seconds
+# (65.9 years) and a server's uptime at its start up to UPTIME_MAX (388 days), so that the clock
+# (62 s + uptime + time) never passes CLOCK_MAX.
 CLOCK_MAX: Final = (1 << 31) - 1
 TIME_MAX: Final = (1 << 31) - (1 << 26)
 UPTIME_MAX: Final = 1 << 25
