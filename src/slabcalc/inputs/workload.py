@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 from itertools import chain
-from types import FunctionType
 from typing import Callable, Final, Iterable, Iterator, TextIO
 
 from slabcalc.inputs.aliases import WORKLOAD_COLUMNS, by_alias
@@ -317,7 +316,7 @@ def _whole(text: str) -> int:
     return int(text)
 
 
-NATIVE: Final = not isinstance(_whole, FunctionType)     # this module compiled (mypyc)
+NATIVE: Final = not __file__.endswith(".py")     # this module compiled (mypyc), as engine.py's COMPILED
 
 
 _TWITTER_OPS = ("get", "gets", "set", "add", "replace", "cas", "append", "prepend", "delete", "incr", "decr",
