@@ -500,7 +500,8 @@ class Engine:
     def _background_until(self, t_us: float) -> None:
         """Every thread's wake-ups at or before ``t_us``, in time order (idle seconds jumped over)."""
         actors, epoch, idle = self.actors, self.epoch, self.idle
-        lone = self.lone if len(actors) == 1 and actors[0] is self.lone else None
+        # declared: `actors[0] is self.lone` narrows self.lone to actors' Any, and the calls would be Python's
+        lone: Maintainer | None = self.lone if len(actors) == 1 and actors[0] is self.lone else None
         while True:
             if lone is not None:        # the maintainer alone (1.6.18's defaults): typed, native calls
                 wake: int = lone.next_wake
