@@ -29,6 +29,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Lru, Lrus
 
+try:
+    from mypy_extensions import i64
+except ImportError:         # plain Python: the native int type only speaks to mypyc (setup.py)
+    i64 = int               # type: ignore[misc]
+
 if TYPE_CHECKING:        # engine.py imports this module: the types only, for mypyc's direct calls
     from slabcalc.engines.engine import Engine
     from slabcalc.engines.temp_lru import TempLru
@@ -44,11 +49,11 @@ class Wait:
     wake-up reads and writes them without boxing (they outgrow the small ints Python caches)."""
 
     __slots__ = ("cls", "backoff", "due", "idle_second", "idle_version")
-    cls: int
-    backoff: int
-    due: int
-    idle_second: int
-    idle_version: int
+    cls: i64
+    backoff: i64
+    due: i64
+    idle_second: i64
+    idle_version: i64
 
     def __init__(self, cls: int) -> None:
         self.cls = cls
@@ -65,16 +70,16 @@ class Maintainer:
     lrus: Lrus
     temp: TempLru | None
     segmented: bool
-    min_sleep: int
-    max_sleep: int
+    min_sleep: i64
+    max_sleep: i64
     juggles: int
-    next_wake: int
-    to_sleep: int
-    clock: int
+    next_wake: i64
+    to_sleep: i64
+    clock: i64
     waits: list[Wait]
     slots: list[int]
     queue: list[Wait]
-    earliest: int
+    earliest: i64
     last_crawler_check: int | None
     last_automove_check: int | None
     crawler: Any
@@ -163,11 +168,11 @@ class Maintainer:
         """Every class's wait, by class (0 for the classes past the largest, PHANTOM's theirs)."""
         return [wait.backoff for wait in self.waits]
 
-    def _juggle_due(self, clock: int) -> None:
+    def _juggle_due(self, clock: i64) -> None:
         """Every class due at ``clock``, in the order of (due, class), juggled; each one's wait after
         it (items.c 1627-1651), and the earliest due of all classes."""
         queue = self.queue
-        rest = len(queue)               # queue[:rest]: the classes not due, and those put back
+        rest: i64 = len(queue)          # queue[:rest]: the classes not due, and those put back
         while rest > 0 and queue[rest - 1].due <= clock:
             rest -= 1
         min_sleep, max_sleep = self.min_sleep, self.max_sleep
@@ -323,11 +328,12 @@ class Maintainer:
         return bound
 
 
-def _insert(queue: list[Wait], end: int, wait: Wait) -> None:
+def _insert(queue: list[Wait], end: i64, wait: Wait) -> None:
     """``wait`` put in its place in ``queue[:end]``, sorted by (due, class) from the latest to the
     earliest (no two alike: one a class)."""
     due, cls = wait.due, wait.cls
-    lo, hi = 0, end
+    lo: i64 = 0
+    hi: i64 = end
     while lo < hi:
         mid = (lo + hi) >> 1
         other = queue[mid]
