@@ -294,7 +294,7 @@ class Lrus:
         lru = self.q[seg][cls]
         now: int = e.now
         removed = 0
-        for _ in range(self.tail_tries):
+        for _try in range(self.tail_tries):     # named: mypyc boxes `_` (an object) at every turn
             if not lru.n:
                 break
             item = lru.next
@@ -352,7 +352,7 @@ class Lrus:
         slabs = self.slabs
         segmented = self.segmented
         # self.pull_tail(), slabs.alloc(): direct calls when compiled (a bound method is a Python call)
-        for _ in range(self.alloc_rounds if rounds is None else rounds):
+        for _round in range(self.alloc_rounds if rounds is None else rounds):
             if not segmented:
                 self.pull_tail(cls, COLD)
             addr = slabs.alloc(cls)

@@ -179,7 +179,7 @@ class Maintainer:
         e = self.e
         now, version = e.now, self.lrus.version
         juggling = self.juggling
-        for _ in range(len(queue) - rest):
+        for _due in range(len(queue) - rest):      # named: mypyc boxes `_` (an object) at every turn
             wait = queue.pop()          # the earliest due left
             cls = wait.cls
             b = wait.backoff
@@ -221,7 +221,7 @@ class Maintainer:
             return reclaimed
         did = reclaimed
         segmented = self.segmented
-        for _ in range(self.juggles):
+        for _pass in range(self.juggles):
             more = 1 if (lrus.pull_tail(cls, HOT, total, False, hot_age)
                          or lrus.pull_tail(cls, WARM, total, False, warm_age)) else 0
             if segmented:
