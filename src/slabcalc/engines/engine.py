@@ -519,7 +519,10 @@ class Engine:
                 actor.step()
             if self.pending_move is not None:
                 self.move_pending()
-        self.next_wake = float(actors[0].next_wake if len(actors) == 1 else min(map(_next_wake, actors)))
+        if lone is not None:
+            self.next_wake = float(lone.next_wake)
+        else:
+            self.next_wake = float(actors[0].next_wake if len(actors) == 1 else min(map(_next_wake, actors)))
 
     def move_pending(self) -> None:
         if self.pending_move is not None:

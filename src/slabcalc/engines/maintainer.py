@@ -39,6 +39,7 @@ if TYPE_CHECKING:        # engine.py imports this module: the types only, for my
     from slabcalc.engines.temp_lru import TempLru
 
 US: Final = 1_000_000
+NEVER: Final = -1          # a second no check was made at (current_time starts at 62: engine.py CLOCK_START)
 PHANTOM: Final = 64        # the classes past the largest (MAX_NUMBER_OF_SLAB_CLASSES is 64)
 
 
@@ -80,8 +81,8 @@ class Maintainer:
     slots: list[int]
     queue: list[Wait]
     earliest: i64
-    last_crawler_check: int | None
-    last_automove_check: int | None
+    last_crawler_check: i64     # the second of the last check, NEVER before the first: native, not an
+    last_automove_check: i64    # int-or-None an object compare would read at every wake-up
     crawler: Any
     automover: Any
     juggling: bool
@@ -114,8 +115,8 @@ class Maintainer:
         self.slots = list(range(1, len(engine.size))) + ([PHANTOM] if len(engine.size) <= 63 else [])
         self.queue = [self.waits[cls] for cls in reversed(self.slots)]     # all due at 0: class 1 last
         self.earliest = 0
-        self.last_crawler_check = None
-        self.last_automove_check = None
+        self.last_crawler_check = NEVER
+        self.last_automove_check = NEVER
         self.crawler = self.automover = None
         if bg.crawls:
             from slabcalc.engines.crawler import Crawler
@@ -267,8 +268,8 @@ class Maintainer:
         second = ref // US
         return (self.next_wake - ref, self.clock - self.next_wake, self.to_sleep, tuple(self.backoff),
                 tuple(sorted((self.waits[cls].due - self.clock, cls) for cls in self.slots)),
-                None if self.last_crawler_check is None else self.last_crawler_check - second,
-                None if self.last_automove_check is None else self.last_automove_check - second)
+                None if self.last_crawler_check == NEVER else self.last_crawler_check - second,
+                None if self.last_automove_check == NEVER else self.last_automove_check - second)
 
     def quiet_through(self) -> float:
         """The last second of ``current_time`` through which this thread's wake-ups, the LRUs left
@@ -281,7 +282,7 @@ class Maintainer:
                     return bound
         if self.automover is not None:
             last = self.last_automove_check
-            first = (self.e.epoch + self.next_wake // US) if last is None else last + 1
+            first = (self.e.epoch + self.next_wake // US) if last == NEVER else last + 1
             bound = min(bound, first - 1 + self.automover.quiet_runs(first))
         return bound
 
@@ -291,15 +292,15 @@ class Maintainer:
         d = seconds * US
         if self.automover is not None:
             last = self.last_automove_check
-            self.automover.skip((self.e.epoch + self.next_wake // US) if last is None else last + 1, seconds)
+            self.automover.skip((self.e.epoch + self.next_wake // US) if last == NEVER else last + 1, seconds)
         self.next_wake += d
         self.clock += d
         for wait in self.queue:         # every class's, all moved: the same order
             wait.due += d
         self.earliest += d
-        if self.last_crawler_check is not None:
+        if self.last_crawler_check != NEVER:
             self.last_crawler_check += seconds
-        if self.last_automove_check is not None:
+        if self.last_automove_check != NEVER:
             self.last_automove_check += seconds
 
     def juggle_quiet_through(self, cls: int) -> float:
