@@ -57,11 +57,11 @@ def read_oracle_general(stream: BinaryIO, source: str, *, key_length: int | None
             if batch is None:
                 yield one_by_one(chunk)
                 continue
-            clocks, times, objs, values = batch        # every record good: the batch as a whole
-            at[1] += len(clocks)
-            accounting.rows += len(clocks)
-            accounting.items += len(clocks)
-            at[0] = clocks[-1]
+            count, last, times, objs, values = batch        # every record good: the batch as a whole
+            at[1] += count
+            accounting.rows += count
+            accounting.items += count
+            at[0] = last
             yield zip(times, repeat(FILL), objs, repeat(key), values, repeat(0), repeat(0))
 
     def one_by_one(chunk: bytes) -> Iterator[tuple]:
@@ -90,10 +90,10 @@ def read_oracle_general(stream: BinaryIO, source: str, *, key_length: int | None
     return chain.from_iterable(batches()), accounting
 
 
-def _clean_batch(chunk: bytes, last: int, key: int) -> tuple[list[int], list[float], list[int], list[int]] | None:
-    """The clocks (as ints and as floats), objects and value sizes of whole records ``chunk`` when none of them would be
-    rejected (the checks of the record-by-record path, on every record at once), else None (and
-    without numpy: every record is then read by itself)."""
+def _clean_batch(chunk: bytes, last: int, key: int) -> tuple[int, int, list[float], list[int], list[int]] | None:
+    """The count, the last clock, and the clocks (as floats), objects and value sizes of whole records
+    ``chunk`` when none of them would be rejected (the checks of the record-by-record path, on every
+    record at once), else None (and without numpy: every record is then read by itself)."""
     try:
         import numpy as np      # imported by a trace's first batch, not by the CLI's start-up
     except ImportError:
@@ -107,7 +107,7 @@ def _clean_batch(chunk: bytes, last: int, key: int) -> tuple[list[int], list[flo
     if int(sizes.min()) < key or int(sizes.max()) - key > VALUE_MAX:
         return None
     # uint32 -> float64 is exact: the floats float() would make, converted in bulk
-    return clocks.tolist(), clocks.astype(np.float64).tolist(), records["obj"].tolist(), \
+    return len(clocks), int(clocks[-1]), clocks.astype(np.float64).tolist(), records["obj"].tolist(), \
         (sizes.astype(np.int64) - key).tolist()
 
 
