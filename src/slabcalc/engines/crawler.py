@@ -59,6 +59,10 @@ class Crawler:
         self.next_crawl = dict.fromkeys(self.lrus, 0)
         self.wait = dict.fromkeys(self.lrus, 0)
         self.changes = 0            # schedules and crawls so far (an idle stretch has none)
+        # No crawl finished since the last check, and none due before ``soonest`` (the earliest next
+        # crawl): then a check looks at every LRU and changes nothing, and need not look.
+        self.finished = False
+        self.soonest = 0
         # The items a crawl checks in one LRU: min(its size, tocrawl), whatever the run's longest LRU
         # (the limit is min(longest, tocrawl), and no LRU crawled is longer than the longest).
         self.tocrawl = engine.bg.lru_crawler_tocrawl or None      # 0: every item
@@ -67,6 +71,8 @@ class Crawler:
         """``lru_maintainer_crawler_check``: schedule, then crawl what is due."""
         e = self.e
         now = e.now
+        if not self.finished and now <= self.soonest:
+            return
         todo = []
         for lru in self.lrus:
             s = self.stats[lru]
@@ -92,6 +98,8 @@ class Crawler:
             if now > self.next_crawl[lru]:
                 todo.append(lru)
                 self.next_crawl[lru] = now + self.min_wait
+        self.soonest = min(self.next_crawl.values())
+        self.finished = bool(todo)          # every LRU crawled is complete
         if todo:
             self.changes += 1
             self.crawl(todo)
@@ -142,6 +150,7 @@ class Crawler:
 
     def skip(self, seconds: int) -> None:
         """The crawler's state ``seconds`` later, crawls repeating as they did."""
+        self.soonest += seconds
         for lru in self.lrus:
             self.next_crawl[lru] += seconds
             s = self.stats[lru]
