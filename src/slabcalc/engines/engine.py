@@ -173,7 +173,8 @@ class Engine:
             from slabcalc.engines.idle import Idle
 
             self.idle = Idle(self)
-        if background.slab_reassign and background.slab_automove == 2:
+        self.pick_on_evict: bool = bool(background.slab_reassign and background.slab_automove == 2)
+        if self.pick_on_evict:
             from slabcalc.engines.automove import PickAny
 
             self.pick_any = PickAny(self)
@@ -245,8 +246,7 @@ class Engine:
         """After an eviction: the calcification peak, and ``slab_automove=2``'s page request."""
         if self._peak_checked != self.now:
             self._note_peak(cls)
-        if (self.bg.slab_reassign and self.bg.slab_automove == 2 and self.pending_move is None
-                and not self.moving):       # slabs_reassign while the mover works: REASSIGN_RUNNING
+        if self.pick_on_evict and self.pending_move is None and not self.moving:   # moving: REASSIGN_RUNNING
             source = self.pick_any.source(cls)     # slabs_reassign(-1, id): items.c 1238
             if source > 0:
                 self.pending_move = (source, cls, True)     # 1.6.45: SLABS_REASSIGN_ALLOW_EVICTIONS
