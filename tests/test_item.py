@@ -6,12 +6,15 @@ properties hold for any key, value and flags under any accepted configuration.
 
 from __future__ import annotations
 
+import random
+
+import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from slabcalc import configure, item_size, load_profile, place, slab_classes
-from slabcalc.model.classes import class_for, classes_for
+from slabcalc.model.classes import class_by_size, class_for, classes_for
 
 
 def test_issue_42_mem_requested_of_ten_small_items():
@@ -163,3 +166,19 @@ def test_classes_for_walks_to_the_class_for_each_size(sizes, args):
     classes = slab_classes(configure(load_profile("1.6.18"), args))
     sizes = sorted(sizes + [c.chunk_size + d for c in classes for d in (-1, 0, 1)])   # every edge
     assert classes_for(classes, sizes) == [class_for(classes, s) or classes[-1] for s in sizes]
+
+
+@pytest.mark.parametrize("release, args", [("1.6.18", []), ("1.6.18", ["-f", "1.01"]), ("1.6.18", ["-n", "900", "-f", "2"]),
+                                           ("1.6.18", ["-o", "slab_sizes=96-200-300-9000"]), ("1.4.31", ["-I", "2m"])])
+def test_the_class_by_size_table_is_class_for(release, args):
+    # the replay engine's table of every size's class (engines/engine.py's sets) is slabs_clsid()'s
+    # class_for at every chunk's edges and at random sizes, to its limit (cut below the largest chunk
+    # or not); equal chunk sizes (-f 1.01) go to the first of them, as class_for's bisection does
+    classes = slab_classes(configure(load_profile(release), args))
+    rng = random.Random(7)
+    for limit in (classes[-1].chunk_size, min(classes[-1].chunk_size, 5_000)):
+        table = class_by_size(classes, limit)
+        assert len(table) == limit + 1
+        sizes = [s for c in classes for s in (c.chunk_size - 1, c.chunk_size, c.chunk_size + 1) if 0 <= s <= limit]
+        sizes += [0, 1, limit] + [rng.randrange(limit + 1) for _ in range(2_000)]
+        assert [table[s] for s in sizes] == [class_for(classes, s).id for s in sizes], (release, args, limit)

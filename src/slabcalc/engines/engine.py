@@ -36,7 +36,7 @@ from slabcalc.engines.results import Model, Simulation, TimelineRow
 from slabcalc.engines.slabs import Slabs
 from slabcalc.engines.table import Table, key_hash
 from slabcalc.errors import SimulationError
-from slabcalc.model.classes import class_for, slab_classes
+from slabcalc.model.classes import class_by_size, class_for, slab_classes
 from slabcalc.model.ntotal import Ntotal
 from slabcalc.model.ops import (CLOCK_MAX, DELETE, FILL, GET, OP_NAMES, SET, TIME_MAX,  # noqa: F401 (re-exported)
                                 TOUCH, UPTIME_MAX)
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 
 CLOCK_START: Final = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
 US: Final = 1_000_000
+SIZE_TABLE_MAX: Final = 1 << 20     # sizes up to 1 MB find their class in a table (class_by_size), larger in a dict
 IDLE_AHEAD: Final = 2 * US     # look for an idle stretch to jump over only with this much time before the next request
 EXPTIME_MAX: Final = CLOCK_MAX     # an Item holds exptime in 31 bits: the clock never reaches it (model/ops.py)
 COMPILED: Final = not __file__.endswith(".py")     # built by mypyc (setup.py): Item holds its ints unboxed
@@ -135,6 +136,7 @@ class Engine:
         self.ntotal = Ntotal(settings)      # compiled with the engine: a native call per set
         self.max_single = min(classes[-1].chunk_size, settings.item_size_max)
         self._class_of: dict[int, int] = {}
+        self._class_by_size = class_by_size(classes, min(self.max_single, SIZE_TABLE_MAX))
         self._sizes: dict[int, int] | None = None if COMPILED else {}
         self._exp_second: int | None = None
         self._exp: dict[int, int] = {}
@@ -323,7 +325,8 @@ class Engine:
             self.set_large(key, key_size, value_size, flags, ttl, size)
             return
         size = self._sizes.setdefault(size, size) if self._sizes is not None else size     # plain: one int a size
-        cls = self._class_of.get(size) or self.class_of(size)
+        by_size = self._class_by_size
+        cls = by_size[size] if size < len(by_size) else self._class_of.get(size) or self.class_of(size)
         slabs = self.slabs
         free = slabs.free[cls]
         if free and (self.segmented or self._tail_live(cls)):

@@ -100,6 +100,19 @@ def class_for(classes: Sequence[SlabClass], size: int) -> SlabClass | None:
     return classes[low] if low < len(classes) else None
 
 
+def class_by_size(classes: Sequence[SlabClass], limit: int) -> bytes:
+    """``slabs_clsid`` of every size from 0 to ``limit``, a byte each: the first class whose chunk
+    holds it (:func:`class_for`; chunk sizes ascend, class ids are below 64): the replay
+    engine finds a set's class by an index, not in a dict of boxed sizes."""
+    parts, start = [], 0
+    for c in classes:
+        end = min(c.chunk_size, limit)
+        if end >= start:
+            parts.append(bytes([c.id]) * (end - start + 1))
+            start = end + 1
+    return b"".join(parts)
+
+
 def classes_for(classes: Sequence[SlabClass], sizes: Sequence[int]) -> list[SlabClass]:
     """:func:`class_for` of each of ``sizes`` (ascending), the largest class for a size above every
     chunk: one walk up the classes instead of a bisection a size."""
