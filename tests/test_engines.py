@@ -35,7 +35,7 @@ def test_a_class_with_work_is_juggled_again_at_once():
     e.run([s(0, f"a{i:05d}") for i in range(10)])
     m = e.maintainer
     e.now += 2                       # the items are 2 s old: older than hot_age (0), to COLD
-    assert (m.wake(), m.backoff[4], e.lrus.moves_to_cold[4]) == (0, 0, 10)
+    assert (m.wake(), m.backoff[4], e.lrus.counts[4].moves_to_cold) == (0, 0, 10)
     assert m.wake() <= 1000 and m.backoff[4] == 1000
 
 

@@ -81,7 +81,7 @@ def test_before_1_6_17_a_move_between_classes_found_below_replaces_a_page_for_th
     held_pages(engine, 3, 3, tail_time=999)
 
     def evict(now):
-        engine.lrus.evicted[3] += 1
+        engine.lrus.counts[3].evicted += 1
         engine.lrus.q[COLD][3].next.time = now - 1   # the youngest's tail stays a second old
 
     runs(engine, mover, 1000, 40, evict)
@@ -104,7 +104,7 @@ def test_before_1_6_7_running_out_of_memory_counts_as_evicting(release, receives
     held_pages(engine, 3, 3, tail_time=999)
 
     def out_of_memory(now):
-        engine.lrus.outofmemory[3] += 1
+        engine.lrus.counts[3].outofmemory += 1
         engine.lrus.q[COLD][3].next.time = now - 1
 
     moves = runs(engine, mover, 1000, 40, out_of_memory)
@@ -124,7 +124,7 @@ def test_from_1_6_7_a_class_with_most_evictions_receives_though_it_evicts_in_few
 
     def every_third(now):
         if now % 3 == 0:
-            engine.lrus.evicted[3] += 1
+            engine.lrus.counts[3].evicted += 1
         engine.lrus.q[COLD][3].next.time = now - 1
 
     moves = runs(engine, mover, 1000, 60, every_third)

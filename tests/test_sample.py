@@ -357,7 +357,7 @@ def test_a_sampled_window_is_clean_only_without_evictions_in_w_over_r_seconds(pr
         t0 = 1000
         engine.now = t0
         mover.run()                                   # the pages were gained in this run's slot
-        engine.lrus.evicted[c] += 1                   # one eviction in the next second
+        engine.lrus.counts[c].evicted += 1                   # one eviction in the next second
         when, move = _runs_until_a_move(engine, mover, t0 + 1, t0 + 1000)
         assert move == (c, 0)
         assert when == t0 + 1 + dirty_for, share

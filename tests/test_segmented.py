@@ -71,7 +71,7 @@ def test_new_items_go_to_hot_and_stay_there_within_their_second():
 def test_the_maintainer_drains_hot_to_cold_when_cold_is_empty():
     # at t=1 COLD is empty: cold_age 0, hot_age 0, and every HOT item is 1 s old (> 0)
     e = engine([s(0, f"a{i:05d}") for i in range(10)] + [op(1, GET, "zzzzzz")])
-    assert e.segment_counts() == {4: (0, 0, 10)} and e.lrus.moves_to_cold[4] == 10
+    assert e.segment_counts() == {4: (0, 0, 10)} and e.lrus.counts[4].moves_to_cold == 10
 
 
 def test_hot_keeps_its_share_of_bytes_while_younger_than_hot_age():
@@ -125,21 +125,21 @@ def test_warm_over_its_share_goes_to_cold():
     # bytes of 330 > 40 % (132): to COLD.  a00001 stays the COLD tail (COLD pulls are not bumps).
     ops = [s(0, "a00000"), s(0, "a00001"), op(1, GET, "a00000"), op(1, GET, "a00000"), op(2, GET, "zzzzzz")]
     e = engine(ops)
-    assert e.segment_counts() == {4: (0, 0, 2)} and e.lrus.moves_to_warm[4] == 1
+    assert e.segment_counts() == {4: (0, 0, 2)} and e.lrus.counts[4].moves_to_warm == 1
     assert list(e.lrus.q[2][4]) == ["a00001", "a00000"]       # tail first
 
 
 def test_allocation_moves_the_hot_tail_to_cold_then_evicts_it():
     ops = [s(0, f"f{i:05d}") for i in range(2 * PER_PAGE_4)] + [s(0, "x00000")]
     e = engine(ops, "-m", "2")
-    assert (e.lrus.evicted[4], "f00000" in e.index, "f00001" in e.index, "x00000" in e.index) == (1, False, True, True)
+    assert (e.lrus.counts[4].evicted, "f00000" in e.index, "f00001" in e.index, "x00000" in e.index) == (1, False, True, True)
 
 
 def test_allocation_rescues_an_active_hot_tail_to_warm():
     ops = [s(0, f"f{i:05d}") for i in range(2 * PER_PAGE_4)]
     ops += [op(0, GET, "f00000"), op(0, GET, "f00000"), s(0, "x00000")]
     e = engine(ops, "-m", "2")
-    assert (e.lrus.evicted[4], where(e, "f00000"), "f00001" in e.index) == (1, "warm", False)
+    assert (e.lrus.counts[4].evicted, where(e, "f00000"), "f00001" in e.index) == (1, "warm", False)
 
 
 def test_ten_fruitless_rounds_are_out_of_memory():
@@ -148,14 +148,14 @@ def test_ten_fruitless_rounds_are_out_of_memory():
     ops = [s(0, f"f{i:05d}") for i in range(PER_PAGE_4)]
     ops += [op(0, GET, f"f{i:05d}") for i in range(10)] * 2 + [s(0, "x00000")]
     e = engine(ops, "-m", "1", "-I", "512k")
-    assert (e.lrus.outofmemory[4], e.lrus.evicted[4], "x00000" in e.index) == (1, 0, False)
+    assert (e.lrus.counts[4].outofmemory, e.lrus.counts[4].evicted, "x00000" in e.index) == (1, 0, False)
     assert e.segment_counts() == {4: (PER_PAGE_4 - 10, 10, 0)}
     # 8 ACTIVE: rounds 1-8 move them, round 9 moves f00008 to COLD, round 10 evicts it -- and
     # the rounds are over: out of memory with a free chunk.  7 ACTIVE: round 10 takes that chunk.
     for active, stored in ((8, False), (7, True)):
         e = engine(ops[:PER_PAGE_4] + [op(0, GET, f"f{i:05d}") for i in range(active)] * 2 + [s(0, "x00000")],
                    "-m", "1", "-I", "512k")
-        assert (e.lrus.outofmemory[4], e.lrus.evicted[4], len(e.slabs.free[4])) == (int(not stored), 1, int(not stored))
+        assert (e.lrus.counts[4].outofmemory, e.lrus.counts[4].evicted, len(e.slabs.free[4])) == (int(not stored), 1, int(not stored))
         assert (f"f{active:05d}" in e.index, "x00000" in e.index) == (False, stored)
 
 
@@ -164,15 +164,15 @@ def test_cold_evictions_take_active_items_too():
     ops = [s(0, f"f{i:05d}") for i in range(2 * PER_PAGE_4)]
     ops += [op(1, GET, "f00000"), op(1, GET, "f00000"), s(1, "x00000")]
     e = engine(ops, "-m", "2")
-    assert (e.lrus.evicted[4], "f00000" in e.index) == (1, False)
+    assert (e.lrus.counts[4].evicted, "f00000" in e.index) == (1, False)
 
 
 def test_no_reclaim_before_allocating_the_maintainer_reclaims_expired_tails():
     ops = [s(0, "a00000", ttl=1), s(0, "a00001", ttl=1), s(0, "b00000")]
     e = engine(ops + [s(1, "c00000")])         # t=1: exptime 1 is not < 1
-    assert e.lrus.reclaimed[4] == 0
+    assert e.lrus.counts[4].reclaimed == 0
     e = engine(ops + [s(2, "c00000")])         # t=2: the COLD tail's two expired items
-    assert (e.lrus.reclaimed[4], e.lrus.expired_unfetched[4], len(e.index)) == (2, 2, 2)
+    assert (e.lrus.counts[4].reclaimed, e.lrus.counts[4].expired_unfetched, len(e.index)) == (2, 2, 2)
 
 
 def test_expired_on_access_and_delete_free_as_in_compat():

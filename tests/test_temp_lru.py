@@ -34,7 +34,7 @@ def test_a_ttl_up_to_temporary_ttl_links_in_temp_and_no_other():
 def test_the_maintainer_reclaims_an_expired_temp_tail_and_counts_it_reclaimed():
     engine = _engine()
     engine.clock(3.0)                   # "short" expired at 1 s; the maintainer wakes every few ms
-    assert "short" not in engine.index and sum(engine.lrus.reclaimed) == 1
+    assert "short" not in engine.index and sum(engine.lrus.column("reclaimed")) == 1
 
 
 def test_a_live_temp_tail_stops_the_reclaim():
@@ -42,7 +42,7 @@ def test_a_live_temp_tail_stops_the_reclaim():
     item linked after a longer-lived one waits (for a get, or the crawler)."""
     engine = _engine({"at": 30, "short": 1})
     engine.clock(3.0)
-    assert "short" in engine.index and sum(engine.lrus.reclaimed) == 0
+    assert "short" in engine.index and sum(engine.lrus.column("reclaimed")) == 0
 
 
 def test_the_installed_memcached_puts_the_same_items_in_temp():

@@ -128,7 +128,7 @@ def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, 
     from slabcalc.engines.engine import Engine
 
     engine = Engine(settings, background, boot=BOOT)
-    evicted = engine.lrus.evicted
+    counts = engine.lrus.counts
     storage = engine.storage
     flash = storage.flash if storage is not None else None
     pool = engine.slabs.pool
@@ -137,7 +137,7 @@ def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, 
 
     def lost() -> bool:
         """An item evicted from RAM, or a flash page with its values (extstore_page_evictions)."""
-        return any(evicted) or (flash is not None and flash.page_evictions > 0)
+        return any(c.evicted for c in counts) or (flash is not None and flash.page_evictions > 0)
 
     def until_evicted():
         for op in _sets(pairs, rate, total):
@@ -155,7 +155,7 @@ def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, 
             yield op
 
     engine.run(until_evicted())
-    gone = "flash" if flash is not None and flash.page_evictions else "RAM" if any(evicted) else None
+    gone = "flash" if flash is not None and flash.page_evictions else "RAM" if any(c.evicted for c in counts) else None
     items = state["items"] if gone else engine.curr_items()      # held when the first one went
     result = engine.results(None)
     pages = tuple((c.slab_class.id, c.pages) for c in result.classes if c.pages)

@@ -91,7 +91,7 @@ class WindowedAutomover:
     def _counters(self):
         e = self.e
         lrus = e.lrus
-        return (list(lrus.evicted), list(lrus.outofmemory), [len(p) for p in e.slabs.pages])
+        return (lrus.column("evicted"), lrus.column("outofmemory"), [len(p) for p in e.slabs.pages])
 
     def run(self) -> tuple[int, int]:
         """``slab_automove_run``: ``(source, destination)``, -1 for none, destination 0 the pool."""

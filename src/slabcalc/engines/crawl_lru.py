@@ -20,7 +20,7 @@ def crawl_lru(e: Engine, lru: Lru, cls: int, now: int, tocrawl: int | None, hist
     (``crawler_reclaimed``, ``expired_unfetched`` if never fetched), every other one counted, and
     those expiring within the hour in ``histo`` by minute; at most ``tocrawl`` items (None: all).
     ``(seen, noexp)``: the items left and those of them with no TTL."""
-    lrus = e.lrus
+    counts = e.lrus.counts[cls]
     items = lru.values()            # a list: the crawl may unlink as it goes
     if tocrawl is not None:
         items = items[:tocrawl]
@@ -28,9 +28,9 @@ def crawl_lru(e: Engine, lru: Lru, cls: int, now: int, tocrawl: int | None, hist
     for item in items:
         exptime: int = item.exptime
         if exptime and exptime < now:
-            lrus.crawler_reclaimed[cls] += 1
+            counts.crawler_reclaimed += 1
             if not item.fetched:
-                lrus.expired_unfetched[cls] += 1
+                counts.expired_unfetched += 1
             e.unlink(item)
             continue
         seen += 1

@@ -337,7 +337,7 @@ class Engine:
         else:
             addr = self.lrus.alloc_pull(cls)
         if addr < 0:
-            self.lrus.outofmemory[cls] += 1
+            self.lrus.counts[cls].outofmemory += 1
             self.forget(key)
             return
         self.store(key, cls, ttl, size, addr, None)
@@ -381,7 +381,7 @@ class Engine:
         if body is None:                       # one chunk after all (e.g. the largest class)
             addr = alloc_pull(head)
             if addr < 0:
-                self.lrus.outofmemory[head] += 1
+                self.lrus.counts[head].outofmemory += 1
                 self.forget(key)
                 return
             self.store(key, head, ttl, size, addr, None)
@@ -389,7 +389,7 @@ class Engine:
         largest = self.largest
         addr = alloc_pull(head)
         if addr < 0:
-            self.lrus.outofmemory[largest] += 1     # counted on the item's own class (the LRU's)
+            self.lrus.counts[largest].outofmemory += 1     # counted on the item's own class (the LRU's)
             self.forget(key)
             return
         chunks = [(head, addr)]
@@ -487,7 +487,7 @@ class Engine:
         if item.seg == COLD and item.active:
             item.active = False
             self.lrus.relink(item, WARM)
-            self.lrus.moves_to_warm[item.cls] += 1
+            self.lrus.counts[item.cls].moves_to_warm += 1
 
     # -- the clock -----------------------------------------------------------------------
 

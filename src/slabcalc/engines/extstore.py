@@ -311,7 +311,7 @@ class Storage:
         hcls = e.class_of(hdr_ntotal)
         addr = e.lrus.alloc_pull(hcls)
         if addr < 0:
-            e.lrus.outofmemory[hcls] += 1
+            e.lrus.counts[hcls].outofmemory += 1
             self.hdr_size[key] = hdr_ntotal
             return False
         if item.seg == GONE:                   # the header's allocation evicted the item

@@ -47,7 +47,7 @@ class ExtstoreAutomover:
 
     def _counters(self):
         e = self.e
-        return (list(e.lrus.evicted), list(e.lrus.outofmemory), [len(p) for p in e.slabs.pages])
+        return (e.lrus.column("evicted"), e.lrus.column("outofmemory"), [len(p) for p in e.slabs.pages])
 
     def _open_run(self):
         """What every run reads first: the pool's pages, whether the pool is under the last run's

@@ -114,7 +114,7 @@ class Idle:
         """What requests, juggles, crawls and page moves change (nothing else may, for a jump)."""
         e = self.e
         return (tuple(v.n for v in e.lrus.version), tuple(e.counts.values()), e.slabs.malloced, len(e.slabs.pool),
-                sum(e.lrus.crawler_reclaimed))
+                sum(e.lrus.column("crawler_reclaimed")))
 
     def _crawls_bound(self) -> float:
         """:meth:`.Crawler.quiet_through`, read once while nothing changes (it looks at every item)."""

@@ -188,6 +188,29 @@ class Lru(Item):
         return self.n
 
 
+@mypyc_attr(acyclic=True)
+class Counts:
+    """A class's counters, the ones ``stats items`` shows (and the tail pulls' moves): compiled, native
+    ints bumped in place, where a list of counters boxed a new int at every bump past 256."""
+
+    __slots__ = ("evicted", "evicted_nonzero", "evicted_unfetched", "reclaimed", "expired_unfetched",
+                 "crawler_reclaimed", "outofmemory", "moves_to_cold", "moves_to_warm")
+    evicted: i64
+    evicted_nonzero: i64
+    evicted_unfetched: i64
+    reclaimed: i64
+    expired_unfetched: i64
+    crawler_reclaimed: i64
+    outofmemory: i64
+    moves_to_cold: i64
+    moves_to_warm: i64
+
+    def __init__(self) -> None:
+        self.evicted = self.evicted_nonzero = self.evicted_unfetched = self.reclaimed = 0
+        self.expired_unfetched = self.crawler_reclaimed = self.outofmemory = 0
+        self.moves_to_cold = self.moves_to_warm = 0
+
+
 class Tick:
     """A class's version: bumped by every change of its LRUs or of an item in them (compiled, a native
     int in an object of its own: a bump allocates no int, as one in a list of ints would)."""
@@ -215,15 +238,7 @@ class Lrus:
         self.hot_lru_pct: int = engine.bg.hot_lru_pct
         self.warm_lru_pct: int = engine.bg.warm_lru_pct
         self.q = [[Lru() for _ in range(n)] for _ in SEGMENTS]
-        self.evicted = [0] * n
-        self.evicted_nonzero = [0] * n
-        self.evicted_unfetched = [0] * n
-        self.reclaimed = [0] * n
-        self.expired_unfetched = [0] * n
-        self.crawler_reclaimed = [0] * n
-        self.outofmemory = [0] * n
-        self.moves_to_cold = [0] * n
-        self.moves_to_warm = [0] * n
+        self.counts = [Counts() for _ in range(n)]      # per class
         # per class, bumped by every change of its LRUs or of an item in them: the maintainer
         # need not look again at a class that has not changed within the same second
         self.version = [Tick() for _ in range(n)]
@@ -239,6 +254,10 @@ class Lrus:
                 item.prev = item.next = _LOOSE
                 item = after
             ring.prev = ring.next = _LOOSE
+
+    def column(self, name: str) -> list[int]:
+        """One of :class:`Counts`' counters, every class's (by class id)."""
+        return [getattr(counts, name) for counts in self.counts]
 
     def count(self, cls: int) -> int:
         q = self.q
@@ -265,19 +284,21 @@ class Lrus:
     def evict(self, item: Item, cls: int, keep_chunk: bool = False) -> None:
         """Evict a live COLD tail item (items.c 1224-1240): its counters, then the unlink (``keep_chunk``:
         its chunk goes straight to the caller's new item, not through the free list)."""
-        self.evicted[cls] += 1
+        counts = self.counts[cls]
+        counts.evicted += 1
         if item.exptime:
-            self.evicted_nonzero[cls] += 1
+            counts.evicted_nonzero += 1
         if not item.fetched:
-            self.evicted_unfetched[cls] += 1
+            counts.evicted_unfetched += 1
         self.e.unlink(item, True, keep_chunk)
         self.e.evicted_in(cls)
 
     def reclaim(self, item: Item, cls: int) -> None:
         """An expired tail item freed by ``lru_pull_tail`` (items.c 1179-1192): ``reclaimed``."""
-        self.reclaimed[cls] += 1
+        counts = self.counts[cls]
+        counts.reclaimed += 1
         if not item.fetched:
-            self.expired_unfetched[cls] += 1
+            counts.expired_unfetched += 1
         self.e.unlink(item)
 
     def pull_tail(self, cls: int, seg: int, total_bytes: int = 0, evict: bool = False, max_age: int = 0) -> int:
@@ -310,7 +331,7 @@ class Lrus:
                 elif item.active and self.segmented:
                     item.active = False
                     self.relink(item, WARM)
-                    self.moves_to_warm[cls] += 1
+                    self.counts[cls].moves_to_warm += 1
                     removed += 1
                 break
             if seg == HOT:
@@ -333,10 +354,10 @@ class Lrus:
                     self.version[cls].n += 1
                 else:
                     self.relink(item, WARM)
-                    self.moves_to_warm[cls] += 1
+                    self.counts[cls].moves_to_warm += 1
             elif lru.bytes > limit or now - item.time > max_age:
                 self.relink(item, COLD)
-                self.moves_to_cold[cls] += 1
+                self.counts[cls].moves_to_cold += 1
                 removed += 1
             break
         return removed

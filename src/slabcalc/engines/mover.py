@@ -74,7 +74,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
     pending = range(base, end)
     while pending:
         busy = []                           # 1.6.45: live items with no chunk yet, tried next pass
-        before = (len(done), sum(e.lrus.evicted))
+        before = (len(done), sum(e.lrus.column("evicted")))
         for addr in pending:
             if evicting and spare < 0:
                 spare, allow = _prep(e, source, free, base, end, done, counts, allow)
@@ -106,7 +106,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
                     continue
             _rescue(e, item, index, new, counts)
             done.add(addr)
-        if busy and before == (len(done), sum(e.lrus.evicted)):
+        if busy and before == (len(done), sum(e.lrus.column("evicted"))):
             for addr in busy:               # nothing moves any more: what is left is lost
                 item, _ = owners[addr]
                 if item.seg != GONE:

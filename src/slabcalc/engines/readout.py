@@ -35,6 +35,7 @@ def simulation(engine, model: Model | None, timeline=()) -> Simulation:
     expired_items, expired_bytes = expired_now(engine)
     rows = []
     lrus, slabs = engine.lrus, engine.slabs
+    counts = lrus.counts
     for c in engine.classes:
         cls = c.id
         pages = len(slabs.pages[cls])
@@ -43,22 +44,22 @@ def simulation(engine, model: Model | None, timeline=()) -> Simulation:
         free = len(slabs.free[cls])
         rows.append(ClassResult(
             c, slabs.page_len[cls], pages, lrus.count(cls), slabs.chunks(cls) - free, free,
-            lrus.evicted[cls], lrus.evicted_nonzero[cls], lrus.evicted_unfetched[cls], lrus.reclaimed[cls],
-            lrus.expired_unfetched[cls], lrus.outofmemory[cls], engine.hits[cls], engine.misses[cls],
+            counts[cls].evicted, counts[cls].evicted_nonzero, counts[cls].evicted_unfetched, counts[cls].reclaimed,
+            counts[cls].expired_unfetched, counts[cls].outofmemory, engine.hits[cls], engine.misses[cls],
             expired_items[cls], expired_bytes[cls], engine.moved_in[cls], engine.moved_out[cls],
-            lrus.crawler_reclaimed[cls], len(lrus.q[HOT][cls]), len(lrus.q[WARM][cls]),
+            counts[cls].crawler_reclaimed, len(lrus.q[HOT][cls]), len(lrus.q[WARM][cls]),
             len(lrus.q[COLD][cls])))
     k = engine.counts
-    outofmemory = sum(lrus.outofmemory)
+    outofmemory = sum(lrus.column("outofmemory"))
     totals = Totals(
         ops=k["ops"], sets=k["sets"], gets=k["gets"], hits=k["hits"], misses=k["misses"],
         deletes=k["deletes"], delete_hits=k["delete_hits"], touches=k["touches"], touch_hits=k["touch_hits"],
         stored=k["sets"] - k["too_large"] - outofmemory - k["chunk_failures"],
         too_large=k["too_large"], chunk_failures=k["chunk_failures"],
-        outofmemory=outofmemory, evicted=sum(lrus.evicted), reclaimed=sum(lrus.reclaimed),
+        outofmemory=outofmemory, evicted=sum(lrus.column("evicted")), reclaimed=sum(lrus.column("reclaimed")),
         get_expired=k["get_expired"], curr_items=engine.curr_items(),
         total_malloced=slabs.malloced, pages=sum(map(len, slabs.pages)), pages_moved=k["slabs_moved"],
-        global_page_pool=len(slabs.pool), crawler_reclaimed=sum(lrus.crawler_reclaimed),
+        global_page_pool=len(slabs.pool), crawler_reclaimed=sum(lrus.column("crawler_reclaimed")),
         slab_reassign_rescues=k["rescues"], slab_reassign_evictions_nomem=k["evictions_nomem"],
         slab_reassign_inline_reclaim=k["inline_reclaim"], slab_reassign_chunk_rescues=k["chunk_rescues"],
         total_items=k["total_items"])
@@ -79,7 +80,8 @@ def timeline_rows(engine, timeline: list, due: float, every: float, t: float, la
 
 def timeline_row(engine, timeline: list, when: float, last_evicted: list[int]) -> None:
     """A timeline row per class that holds a page, at ``when``: its pages, items and evictions."""
-    pages, evicted, lrus = engine.slabs.pages, engine.lrus.evicted, engine.lrus
+    pages, lrus = engine.slabs.pages, engine.lrus
+    evicted = lrus.column("evicted")
     for c in engine.classes:
         cls = c.id
         if pages[cls]:
