@@ -188,7 +188,7 @@ def test_misses_by_class_remember_the_newest_keys_lost_and_no_more():
     e.run(fill_class_4() + [s(0, f"x{i:05d}") for i in range(40)])
     assert len(e.table) <= e.curr_items() + 10 and e.curr_items() == 2 * PER_PAGE_4
     e.run([op(0, GET, key) for key in lost[-5:] + lost[:5]])
-    assert (e.misses[4], e.counts["misses"]) == (5, 10)     # the newest five in class 4, the oldest in none
+    assert (e.lrus.counts[4].misses, e.counts["misses"]) == (5, 10)     # the newest five in class 4, the oldest in none
 
 
 # -- chunked items (-I 2m: 512 KiB chunks; with -o no_modern pages are still 1 MiB) ------

@@ -126,8 +126,6 @@ class Engine:
         # memcached's hash table, key -> item, with the markers of keys lost (engines/table.py)
         self.table = Table(self.lrus.lost, LOST_MAX)
         self.chunked: dict[object, Item] = {}    # key -> item, for the items whose chunks span classes
-        self.hits = [0] * n
-        self.misses = [0] * n
         # told each get's key and whether it hit (a sampled replay counts reads: engines.sample)
         self.on_get: Callable[[str | int, bool], None] | None = None
         self.moved_in, self.moved_out = [0] * n, [0] * n
@@ -435,10 +433,10 @@ class Engine:
             if item is None:
                 counts.misses += 1
                 if lost:
-                    self.misses[lost] += 1
+                    self.lrus.counts[lost].misses += 1
                 return False
             counts.hits += 1
-            self.hits[item.cls] += 1
+            self.lrus.counts[item.cls].hits += 1
         else:
             counts.touches += 1
             if item is None:
@@ -451,7 +449,7 @@ class Engine:
         elif self.storage is not None and not self.storage.read(item):     # a header: read from flash
             counts.hits -= 1
             counts.misses += 1
-            self.hits[item.cls] -= 1
+            self.lrus.counts[item.cls].hits -= 1
             return False
         return True
 

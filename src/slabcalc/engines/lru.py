@@ -194,7 +194,7 @@ class Counts:
     ints bumped in place, where a list of counters boxed a new int at every bump past 256."""
 
     __slots__ = ("evicted", "evicted_nonzero", "evicted_unfetched", "reclaimed", "expired_unfetched",
-                 "crawler_reclaimed", "outofmemory", "moves_to_cold", "moves_to_warm")
+                 "crawler_reclaimed", "outofmemory", "moves_to_cold", "moves_to_warm", "hits", "misses")
     evicted: i64
     evicted_nonzero: i64
     evicted_unfetched: i64
@@ -204,11 +204,13 @@ class Counts:
     outofmemory: i64
     moves_to_cold: i64
     moves_to_warm: i64
+    hits: i64           # get_hits of the class (stats slabs)
+    misses: i64         # gets of a key lost from the class (an eviction or an expiry)
 
     def __init__(self) -> None:
         self.evicted = self.evicted_nonzero = self.evicted_unfetched = self.reclaimed = 0
         self.expired_unfetched = self.crawler_reclaimed = self.outofmemory = 0
-        self.moves_to_cold = self.moves_to_warm = 0
+        self.moves_to_cold = self.moves_to_warm = self.hits = self.misses = 0
 
 
 class Tick:

@@ -45,7 +45,7 @@ def simulation(engine, model: Model | None, timeline=()) -> Simulation:
         rows.append(ClassResult(
             c, slabs.page_len[cls], pages, lrus.count(cls), slabs.chunks(cls) - free, free,
             counts[cls].evicted, counts[cls].evicted_nonzero, counts[cls].evicted_unfetched, counts[cls].reclaimed,
-            counts[cls].expired_unfetched, counts[cls].outofmemory, engine.hits[cls], engine.misses[cls],
+            counts[cls].expired_unfetched, counts[cls].outofmemory, counts[cls].hits, counts[cls].misses,
             expired_items[cls], expired_bytes[cls], engine.moved_in[cls], engine.moved_out[cls],
             counts[cls].crawler_reclaimed, len(lrus.q[HOT][cls]), len(lrus.q[WARM][cls]),
             len(lrus.q[COLD][cls])))
