@@ -136,7 +136,10 @@ class Maintainer:
         """``lru_maintainer_thread``'s loop body; the microseconds it then sleeps."""
         e = self.e
         to_sleep = self.to_sleep
-        self.clock = clock = self.clock + (to_sleep if to_sleep > 1000 else 1000)
+        counted: i64 = 1000             # a sleep counts as 1 ms at least (not a ternary: mypyc boxes i64-or-int)
+        if to_sleep > counted:
+            counted = to_sleep
+        self.clock = clock = self.clock + counted
         max_sleep = self.max_sleep
         if self.earliest <= clock:
             self._juggle_due(clock)
@@ -337,8 +340,8 @@ def _insert(queue: list[Wait], end: i64, wait: Wait) -> None:
     hi: i64 = end
     while lo < hi:
         mid = (lo + hi) >> 1
-        other = queue[mid]
-        if other.due > due or (other.due == due and other.cls > cls):
+        other = queue[mid].due          # read off the list, not held: compiled, no reference counted
+        if other > due or (other == due and queue[mid].cls > cls):
             lo = mid + 1
         else:
             hi = mid
