@@ -175,3 +175,17 @@ def test_a_file_not_utf8_is_named_at_the_line_its_own_reading_stops(tmp_path, ro
         with pytest.raises(InputError, match=rf"^u.csv: not UTF-8 text \(line {read + 1} or after: invalid start"):
             list(ops)
         assert not f.closed
+
+
+@pytest.mark.parametrize("newline", ["", None])
+def test_a_file_ended_by_carriage_returns_alone_is_read_a_line_at_a_time(tmp_path, newline):
+    # old Mac line ends: every line of a file opened with newline="" (or translated) ends at its \r, so
+    # blocks are cut at their last \r as at their last \n (one \r last may begin a \r\n), never held whole
+    text, good, bad = numbered(random.Random(7), 9000, 6000)
+    text = text.replace("\r\n", "\n").replace("\n", "\r") + "\r"
+    path = tmp_path / "w.csv"
+    path.write_text(text, newline="")
+    with open(path, encoding="utf-8-sig", newline=newline) as f:
+        ops, acct = read_workload(f, "w.csv", key_max=250)
+        assert [op[2] for op in ops] == good
+    assert [r.line for r in acct.first_rejections] == bad[:5] and acct.rows == len(good) + len(bad)

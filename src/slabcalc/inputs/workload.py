@@ -22,6 +22,10 @@ blank lines and the header are not rows, and ``strict=True`` makes the first
 rejection an :class:`~slabcalc.inputs.items.InputError` naming the file and line.
 Operations the engine does not replay (``add``, ``incr``, ``append``, ...)
 are rejected rows, never guessed at.
+
+This module is long because its compiled reader (mypyc: setup.py) reads the text itself, a block of
+lines and a cell's digits at a time, where the stream and int()/float() would cost twice as much,
+beside the careful reading of a row that names its fault: the two read in one place, alike.
 """
 
 from __future__ import annotations
@@ -213,9 +217,9 @@ class _WorkloadReader:
 
     def _blocks(self) -> Iterator[tuple[list[str], bool, bool]]:
         """The rows' lines after the header (from the twitter form's first), without their ends, a block at
-        a time, each with whether it has a quote.  A stream with ``read`` is read ``BLOCK`` characters at a
-        time and split at its newlines here (a third of the cost of its own line by line reading); the
-        lines are the stream's own (``_ends``).  Any other iterable of lines is taken a line at a time.
+        a time.  A stream with ``read`` is read ``BLOCK`` characters at a time and split at its line ends
+        here (a third of the cost of its own line by line reading), the text after the last carried over;
+        the lines are the stream's own (``_ends``).  Any other iterable of lines is taken a line at a time.
         With each block, whether it has a quote and whether it is all ASCII (keys' lengths are their own)."""
         first = self.first
         if first is not None:
@@ -226,21 +230,29 @@ class _WorkloadReader:
             for raw in stream:
                 yield [raw.rstrip("\r\n")], '"' in raw, raw.isascii()
             return
-        carry, universal = "", None
+        pending: list[str] = []        # the text read after the last line end, in pieces: never copied twice
+        universal, told = False, False
         while True:
             block = read(BLOCK)
             if not block:
                 break
-            text = carry + block if carry else block
-            lines = text.split("\n")
-            carry = lines.pop()       # the last line is whole only when the next block begins with a newline
-            if "\r" in text:
-                if universal is None:
-                    universal = getattr(stream, "newlines", None) is not None
-                lines = _ends(lines, universal)
-            yield lines, '"' in text, text.isascii()
-        if carry:
-            yield _ends([carry], getattr(stream, "newlines", None) is not None), '"' in carry, carry.isascii()
+            if not told and "\r" in block:
+                universal, told = getattr(stream, "newlines", None) is not None, True
+            end = block.rfind("\n")
+            if universal:                # a lone \r ends a line too, but not one last: it may begin a \r\n
+                end = max(end, block.rfind("\r", 0, len(block) - 1))
+            if end < 0:
+                pending.append(block)
+                continue
+            text = "".join(pending) + block[:end + 1] if pending else block[:end + 1]
+            pending = [block[end + 1:]] if end + 1 < len(block) else []
+            pieces = text.split("\n")
+            last = pieces.pop()          # "" after a \n; the lines a lone \r ended after it
+            lines = _ends(pieces, universal) if "\r" in text else pieces
+            yield (lines + _ends([last], universal) if last else lines), '"' in text, text.isascii()
+        if pending:
+            text = "".join(pending)
+            yield _ends([text], universal), '"' in text, text.isascii()
 
     def _not_utf8(self, line: int, reason: str) -> InputError:
         """The error of text that is not UTF-8, met by reading the block after ``line``: it names the line
