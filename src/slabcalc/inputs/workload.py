@@ -22,13 +22,22 @@ blank lines and the header are not rows, and ``strict=True`` makes the first
 rejection an :class:`~slabcalc.inputs.items.InputError` naming the file and line.
 Operations the engine does not replay (``add``, ``incr``, ``append``, ...)
 are rejected rows, never guessed at.
+
+This module is long because its compiled reader (mypyc: setup.py) reads the text itself, a block of
+lines and a cell's digits at a time, where the stream and int()/float() would cost twice as much,
+beside the careful reading of a row that names its fault: the two read in one place, alike.
 """
 
 from __future__ import annotations
 
+import io
 import re
-from itertools import chain
-from typing import Callable, Final, Iterable, Iterator, TextIO
+from typing import Callable, Final, Iterator, TextIO
+
+try:
+    from mypy_extensions import i64
+except ImportError:         # plain Python: the native int type only speaks to mypyc (setup.py)
+    i64 = int               # type: ignore[misc]
 
 from slabcalc.inputs.aliases import WORKLOAD_COLUMNS, by_alias
 from slabcalc.errors import InputError
@@ -89,6 +98,7 @@ class _WorkloadReader:
     def __init__(self, stream, source, key_length, strict, progress, form=None, key_max=None):
         self.key_max = key_max_of(key_max)
         self.stream, self.source, self.strict, self.progress = stream, source, strict, progress
+        self.rereadable = _at_start(stream)             # before first_line reads it
         first, self.line = first_line(stream, source)
         text = first.strip()
         cells = [c.strip() for c in text.split(",")]
@@ -133,78 +143,137 @@ class _WorkloadReader:
         width = max(self.at.values()) + 1
         last, serial, rows, accepted = 0.0, 0, 0, 0
         line = self.line - (1 if self.first is not None else 0)
-        lines: Iterable[str] = self.stream if self.first is None else chain((self.first,), self.stream)
         t_text, t_read = "0", 0.0       # the last time cell read and its value: rows at one instant share it
         key: str | int
         try:
-            for raw in lines:
-                line += 1
-                cells = _split(raw.rstrip("\r\n"), delimiter) if '"' in raw else raw.rstrip("\r\n").split(delimiter)
-                if len(cells) < width:
-                    if raw.strip():
-                        rows += 1
-                        self._reject(line, raw, "missing columns", raw.strip())
-                    continue
-                rows += 1
-                # The fast path: a well-formed row read once.  At any doubt (a cell int() or float() refuses,
-                # an op not known at once, a value out of range) _row reads it again and names its fault.
-                careful = False
-                try:
-                    if i_time < 0:
-                        t = last
-                    elif cells[i_time] == t_text:
-                        t = t_read
-                    else:
-                        t = t_read = float(cells[i_time])
-                        t_text = cells[i_time]
-                    if i_op < 0:
-                        op = set_op
-                    else:
-                        name = cells[i_op]         # set and get as they are, the rest as _row reads them
-                        op = (set_op if name == "set" else get_op if name == "get"
-                              else ops.get(name.strip().lower() or "set", -1))
-                    if i_key >= 0:
-                        text = cells[i_key]
-                        if i_ksize >= 0:
-                            size = int(cells[i_ksize])
-                        else:                      # its length in bytes; isascii() skips encoding it
-                            size = len(text) if text.isascii() else len(text.encode())
-                        key, careful = text, not text
-                    elif op == set_op:
-                        key, size = serial + 1, key_length if i_ksize < 0 else int(cells[i_ksize])
-                    else:
-                        key, size, careful = 0, 0, True
-                    value = 0 if op != set_op else _whole(cells[i_vsize]) if native else int(cells[i_vsize])
-                    ttl = (0 if i_ttl < 0 or not cells[i_ttl] else _whole(cells[i_ttl]) if native
-                           else int(cells[i_ttl]))
-                    flags = (0 if i_flags < 0 or not cells[i_flags] else _whole(cells[i_flags]) if native
-                             else int(cells[i_flags]))
-                    repeat = int(cells[i_count]) if i_count >= 0 else 1
-                    careful = careful or op < 0 or not (last <= t < TIME_MAX and 0 < size <= key_max and ttl >= 0
-                                                         and 0 <= value <= value_max and 0 <= flags <= flags_max
-                                                         and repeat >= 1)
-                except ValueError:
-                    careful = True
-                if careful:
-                    serial, row = self._row(line, raw, cells, last, serial)
-                    if row is None:
+            for lines, quoted, all_ascii in self._blocks():
+                for raw in lines:
+                    line += 1
+                    cells = _split(raw, delimiter) if quoted and '"' in raw else raw.split(delimiter)
+                    if len(cells) < width:
+                        if raw.strip():
+                            rows += 1
+                            self._reject(line, raw, "missing columns", raw.strip())
                         continue
-                    t, op, key, size, value, ttl, flags, repeat = row
-                elif i_key < 0:
-                    serial += 1
-                last = t
-                accepted += repeat
-                if progress is not None and not accepted & 0xFFFF:
-                    progress(rows)
-                yield t, op, key, size, value, ttl, flags
-                if repeat > 1:                   # MetaKV: a row of op_count operations
-                    for _ in range(repeat - 1):
+                    rows += 1
+                    # The fast path: a well-formed row read once.  At any doubt (a cell int() or float() refuses,
+                    # an op not known at once, a value out of range) _row reads it again and names its fault.
+                    careful = False
+                    try:
+                        if i_time < 0:
+                            t = last
+                        elif cells[i_time] == t_text:
+                            t = t_read
+                        else:
+                            t = t_read = _seconds(cells[i_time]) if native else float(cells[i_time])
+                            t_text = cells[i_time]     # only once read: a refused cell is no instant
+                        if i_op < 0:
+                            op = set_op
+                        else:
+                            name = cells[i_op]         # set and get as they are, the rest as _row reads them
+                            op = (set_op if name == "set" else get_op if name == "get"
+                                  else ops.get(name.strip().lower() or "set", -1))
+                        if i_key >= 0:
+                            text = cells[i_key]
+                            if i_ksize >= 0:
+                                size = int(cells[i_ksize])
+                            else:                      # its length in bytes: ASCII, its length
+                                size = len(text) if all_ascii or text.isascii() else len(text.encode())
+                            key, careful = text, not text
+                        elif op == set_op:
+                            key, size = serial + 1, key_length if i_ksize < 0 else int(cells[i_ksize])
+                        else:
+                            key, size, careful = 0, 0, True
+                        value = 0 if op != set_op else _whole(cells[i_vsize]) if native else int(cells[i_vsize])
+                        ttl = (0 if i_ttl < 0 or not cells[i_ttl] else _whole(cells[i_ttl]) if native
+                               else int(cells[i_ttl]))
+                        flags = (0 if i_flags < 0 or not cells[i_flags] else _whole(cells[i_flags]) if native
+                                 else int(cells[i_flags]))
+                        repeat = int(cells[i_count]) if i_count >= 0 else 1
+                        careful = careful or op < 0 or not (last <= t < TIME_MAX and 0 < size <= key_max and ttl >= 0
+                                                             and 0 <= value <= value_max and 0 <= flags <= flags_max
+                                                             and repeat >= 1)
+                    except ValueError:
+                        careful = True
+                    if careful:
+                        serial, row = self._row(line, raw, cells, last, serial)
+                        if row is None:
+                            continue
+                        t, op, key, size, value, ttl, flags, repeat = row
+                    elif i_key < 0:
+                        serial += 1
+                    last = t
+                    accepted += repeat
+                    if progress is not None and not accepted & 0xFFFF:
+                        progress(rows)
+                    yield t, op, key, size, value, ttl, flags
+                    for _ in range(repeat - 1):      # MetaKV: a row of op_count operations
                         yield t, op, key, size, value, ttl, flags
         except UnicodeDecodeError as exc:
-            raise InputError(f"{self.source}: not UTF-8 text (line {line + 1} or after: {exc.reason})") from None
+            raise self._not_utf8(line, exc.reason) from None
         finally:
             self.acct.rows += rows
             self.acct.items += accepted
+
+    def _blocks(self) -> Iterator[tuple[list[str], bool, bool]]:
+        """The rows' lines after the header (from the twitter form's first), without their ends, a block at
+        a time.  A stream with ``read`` is read ``BLOCK`` characters at a time and split at its line ends
+        here (a third of the cost of its own line by line reading), the text after the last carried over;
+        the lines are the stream's own (``_ends``).  Any other iterable of lines is taken a line at a time.
+        With each block, whether it has a quote and whether it is all ASCII (keys' lengths are their own)."""
+        first = self.first
+        if first is not None:
+            yield [first.rstrip("\r\n")], '"' in first, first.isascii()
+        stream = self.stream
+        read = getattr(stream, "read", None)
+        if read is None:
+            for raw in stream:
+                yield [raw.rstrip("\r\n")], '"' in raw, raw.isascii()
+            return
+        pending: list[str] = []        # the text read after the last line end, in pieces: never copied twice
+        universal, told = False, False
+        while True:
+            block = read(BLOCK)
+            if not block:
+                break
+            if not told and "\r" in block:
+                universal, told = getattr(stream, "newlines", None) is not None, True
+            end = block.rfind("\n")
+            if universal:                # a lone \r ends a line too, but not one last: it may begin a \r\n
+                end = max(end, block.rfind("\r", 0, len(block) - 1))
+            if end < 0:
+                pending.append(block)
+                continue
+            text = "".join(pending) + block[:end + 1] if pending else block[:end + 1]
+            pending = [block[end + 1:]] if end + 1 < len(block) else []
+            pieces = text.split("\n")
+            last = pieces.pop()          # "" after a \n; the lines a lone \r ended after it
+            lines = _ends(pieces, universal) if "\r" in text else pieces
+            yield (lines + _ends([last], universal) if last else lines), '"' in text, text.isascii()
+        if pending:
+            text = "".join(pending)
+            yield _ends([text], universal), '"' in text, text.isascii()
+
+    def _not_utf8(self, line: int, reason: str) -> InputError:
+        """The error of text that is not UTF-8, met by reading the block after ``line``: it names the line
+        after those the stream's own line by line reading gives before the fault (blocks meet it up to a
+        block sooner or later than its 8 KiB chunks do), counted by reading a file again from its start."""
+        stream = self.stream
+        if self.rereadable:
+            again = io.TextIOWrapper(stream.buffer, encoding=stream.encoding, errors=stream.errors,
+                                     newline="" if getattr(stream, "newlines", None) is not None else "\n")
+            count = 0
+            try:
+                stream.buffer.seek(0)
+                for _ in again:
+                    count += 1
+            except UnicodeDecodeError:
+                line = count
+            except (OSError, ValueError):
+                pass
+            finally:
+                again.detach()                          # the file stays the caller's to close
+        return InputError(f"{self.source}: not UTF-8 text (line {line + 1} or after: {reason})")
 
     def _indexes(self) -> tuple[int, int, int, int, int, int, int, int]:
         """Where a row's time, op, key, key_size, value_size, ttl, flags and count are: -1 when absent."""
@@ -300,21 +369,77 @@ class _WorkloadReader:
 
 
 def _whole(text: str) -> int:
-    """``int(text)``.  Compiled, a cell of up to 18 ASCII digits is summed digit by digit, a third of
-    int()'s cost (which first copies the text to ASCII and allocates); any other text goes to int()
-    itself (signs, spaces, underscores, and what int() refuses: the careful path names it).  As plain
-    Python the loop costs more than int(): :meth:`_WorkloadReader.ops` calls int() there."""
-    n = len(text)
+    """``int(text)``.  Compiled, a cell of up to 18 ASCII digits is summed digit by digit in a machine
+    integer (i64: 18 digits fit), a fraction of int()'s cost (which first copies the text to ASCII and
+    allocates); any other text goes to int() itself (signs, spaces, underscores, and what int() refuses:
+    the careful path names it).  As plain Python the loop costs more than int(): :meth:`_WorkloadReader.ops`
+    calls int() there."""
+    n: i64 = len(text)
     if 0 < n <= 18:
-        value = 0
+        value: i64 = 0
         for i in range(n):
-            d = ord(text[i]) - 48
+            d: i64 = ord(text[i]) - 48
             if d < 0 or d > 9:
                 return int(text)
             value = value * 10 + d
         return value
     return int(text)
 
+
+def _seconds(text: str) -> float:
+    """``float(text)``.  Compiled, a cell of 1 to 15 ASCII digits with at most one ``.`` is read as the
+    integer n of its digits over 10**k, k its decimals: both are exact doubles (n < 2**53; 10**k for
+    k <= 22, each product by 10.0 exact) and IEEE division rounds correctly as float() does, so the result
+    is float()'s to the bit, at a fraction of its cost; 16 digits without a point are an integer, whose
+    conversion rounds correctly too.  Any other text goes to float() itself (signs, exponents, spaces,
+    ``nan``, ``1_0``, more digits, and what float() refuses: the careful path names it).  As plain Python
+    the loop costs more than float(): :meth:`_WorkloadReader.ops` calls float() there."""
+    n: i64 = len(text)
+    if 0 < n <= 16:
+        whole: i64 = 0
+        scale = 1.0
+        point: i64 = 0
+        for i in range(n):
+            d: i64 = ord(text[i]) - 48
+            if 0 <= d <= 9:
+                whole = whole * 10 + d
+                if point:
+                    scale *= 10.0
+            elif d == -2 and not point:                 # the one "."
+                point = 1
+            else:
+                return float(text)
+        if n - point > 0:
+            return float(whole) / scale
+    return float(text)
+
+
+def _at_start(stream: TextIO) -> bool:
+    """Whether ``stream`` is a seekable text file at its start, bytes below: one its lines can be read again."""
+    try:
+        return getattr(stream, "buffer", None) is not None and stream.seekable() and stream.tell() == 0
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _ends(pieces: list[str], universal: bool) -> list[str]:
+    """The lines of text split at its newlines (each piece newline-ended but the text's last), without
+    their ends, as the stream's own line reading gives them.  A stream opened with ``newline=""`` (as
+    :func:`~slabcalc.inputs.rows.open_input` opens: ``universal``, told by its ``newlines`` once it has
+    seen one) also ends a line at a lone carriage return; one opened with ``newline="\\n"`` (a StringIO)
+    keeps it in the line; one that translates newlines (``newline=None``) reads none."""
+    if not universal:
+        return [piece.rstrip("\r") for piece in pieces]
+    lines: list[str] = []
+    for piece in pieces:
+        parts = piece.split("\r")
+        if len(parts) > 1 and not parts[-1]:
+            parts.pop()                 # a carriage return before the newline or the end: no line after it
+        lines += parts
+    return lines
+
+
+BLOCK: Final = 1 << 16           # characters read at a time: 64 KiB, a few hundred rows
 
 NATIVE: Final = not __file__.endswith(".py")     # this module compiled (mypyc), as engine.py's COMPILED
 
