@@ -195,15 +195,16 @@ class Engine:
         return self.table.n - self.table.lost.n
 
     def exptime(self, ttl: int) -> int:
-        """``current_time + ttl`` (0: never), one int object per second and TTL for all items."""
+        """``current_time + ttl`` (0: never); plain Python, one int object per second and TTL for all
+        items (compiled, an item holds it as a native int: nothing to share, no dict to look in)."""
         if not ttl:
             return 0
+        exp = min(self.now + ttl, EXPTIME_MAX)
+        if COMPILED:
+            return exp
         if self._exp_second != self.now:
             self._exp_second, self._exp = self.now, {}
-        exp = self._exp.get(ttl)
-        if exp is None:
-            exp = self._exp[ttl] = min(self.now + ttl, EXPTIME_MAX)
-        return exp
+        return self._exp.setdefault(ttl, exp)
 
     def unlink(self, item: Item, lost: bool = True, keep_chunk: bool = False) -> None:
         """``do_item_unlink`` + free: out of its LRU and the hash table, its chunks freed (``keep_chunk``:
