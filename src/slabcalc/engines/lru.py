@@ -144,8 +144,8 @@ class Lru(Item):
     no key (only its links are used), so that every link is an Item to the type checker and to mypyc."""
 
     __slots__ = ("n", "bytes")
-    n: int
-    bytes: int      # the ntotal of its items (compiled: a native int, bumped without boxing)
+    n: i64
+    bytes: i64      # the ntotal of its items (compiled: a machine int, bumped without boxing or tag checks)
 
     def __init__(self) -> None:
         super().__init__(0, 0, 0, 0, 0, 0, -1)
@@ -158,13 +158,13 @@ class Lru(Item):
         item.prev, item.next = head, self
         head.next = self.prev = item
         self.n += 1
-        self.bytes += item.ntotal
+        self.bytes += i64(item.ntotal)
 
     def remove(self, item: Item) -> None:
         before, after = item.prev, item.next
         before.next, after.prev = after, before
         self.n -= 1
-        self.bytes -= item.ntotal
+        self.bytes -= i64(item.ntotal)
 
     def to_head(self, item: Item) -> None:
         """Move ``item`` (linked here) to the head: memcached's unlink and relink in the same LRU."""
@@ -218,7 +218,7 @@ class Tick:
     int in an object of its own: a bump allocates no int, as one in a list of ints would)."""
 
     __slots__ = ("n",)
-    n: int
+    n: i64
 
     def __init__(self) -> None:
         self.n = 0
