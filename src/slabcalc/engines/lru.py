@@ -303,7 +303,7 @@ class Lrus:
             counts.expired_unfetched += 1
         self.e.unlink(item)
 
-    def pull_tail(self, cls: int, seg: int, total_bytes: int = 0, evict: bool = False, max_age: int = 0) -> int:
+    def pull_tail(self, cls: int, seg: int, total_bytes: i64 = 0, evict: bool = False, max_age: int = 0) -> int:
         """``lru_pull_tail`` (items.c 1121-1290): items removed or moved at the tail of ``seg``.
 
         Up to ``tail_tries`` tail items: an expired one (``exptime <
@@ -315,7 +315,7 @@ class Lrus:
         """
         e = self.e
         lru = self.q[seg][cls]
-        now: int = e.now
+        now: i32 = e.now
         removed = 0
         for _try in range(self.tail_tries):     # named: mypyc boxes `_` (an object) at every turn
             if not lru.n:

@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, Final
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Lru, Lrus
 
 try:
-    from mypy_extensions import i64
-except ImportError:         # plain Python: the native int type only speaks to mypyc (setup.py)
-    i64 = int               # type: ignore[misc]
+    from mypy_extensions import i32, i64
+except ImportError:         # plain Python: the native int types only speak to mypyc (setup.py)
+    i32 = i64 = int         # type: ignore[misc]
 
 if TYPE_CHECKING:        # engine.py imports this module: the types only, for mypyc's direct calls
     from slabcalc.engines.engine import Engine
@@ -209,7 +209,7 @@ class Maintainer:
         """``lru_maintainer_juggle``: passes over the class's LRU tails that moved something."""
         e = self.e
         lrus = self.lrus
-        now: int = e.now
+        now: i32 = e.now
         q = lrus.q
         hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
         cold_age: int = now - cold.next.time if cold.n else 0      # an int: i64 * float is not typed
@@ -221,7 +221,7 @@ class Maintainer:
             if not reclaimed:
                 # nothing changes the answer until the class's LRUs or the second do (wake() checks)
                 wait = self.waits[cls]
-                wait.idle_second, wait.idle_version = now, lrus.version[cls].n
+                wait.idle_second, wait.idle_version = i64(now), lrus.version[cls].n
             return reclaimed
         did = reclaimed
         segmented = self.segmented
