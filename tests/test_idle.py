@@ -69,6 +69,10 @@ def state(e):
     crawler = maintainer and maintainer.crawler
     automover = (maintainer and maintainer.automover) or next((a.automover for a in e.actors
                                                                if hasattr(a, "automover")), None)
+    if automover is not None:       # the sums kept as slots are written (stepped or skipped) are the window's
+        for c, window in enumerate(automover.window):
+            kept = automover.age_sum[c], automover.dirty_sum[c], automover.seen_sum[c]
+            assert kept == tuple(sum(slot[i] for slot in window) for i in (0, 1, 3)), c
     return (items, threads, crawler and crawler.idle_key(0),
             automover and (automover.cur, automover.window))
 
