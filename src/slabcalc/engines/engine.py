@@ -261,7 +261,11 @@ class Engine:
             self.peak = (elsewhere, self.time, cls)
 
     def class_of(self, ntotal: int) -> int:
-        """``slabs_clsid`` of an item that fits one chunk."""
+        """``slabs_clsid`` of an item that fits one chunk: from the table of sizes up to 1 MB, past it
+        from ``class_for`` (once a size)."""
+        by_size = self._class_by_size
+        if ntotal < len(by_size):
+            return by_size[ntotal]
         cls = self._class_of.get(ntotal)
         if cls is None:
             found = class_for(self.classes, ntotal)
@@ -324,8 +328,7 @@ class Engine:
             self.set_large(key, key_size, value_size, flags, ttl, size)
             return
         size = self._sizes.setdefault(size, size) if self._sizes is not None else size     # plain: one int a size
-        by_size = self._class_by_size
-        cls = by_size[size] if size < len(by_size) else self._class_of.get(size) or self.class_of(size)
+        cls = self.class_of(size)
         slabs = self.slabs
         free = slabs.free[cls]
         if free and (self.segmented or self._tail_live(cls)):
