@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "slabcalc"
-LAYER = {"errors": 0, "_plain": 0, "model": 1, "allocators": 1, "engines": 2, "inputs": 2, "analysis": 3, "records": 4, "cli": 5}
+LAYER = {"errors": 0, "_plain": 0, "_native": 0, "model": 1, "allocators": 1, "engines": 2, "inputs": 2, "analysis": 3, "records": 4, "cli": 5}
 LONG = 400          # lines; a longer module says why at its top
 MOST = 600          # lines; no module is longer, whatever it says
 FUNCTION = 80       # lines of a function or method

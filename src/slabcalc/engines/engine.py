@@ -29,6 +29,7 @@ import gc
 import math
 from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
 
+from slabcalc._native import mypyc_attr
 from slabcalc.engines.background import Background
 from slabcalc.engines.lru import COLD, GONE, HOT, TEMP, WARM, Chunked, Item, Lrus, new_item
 from slabcalc.engines.readout import simulation, timeline_row, timeline_rows
@@ -42,12 +43,6 @@ from slabcalc.model.ops import (CLOCK_MAX, DELETE, FILL, GET, OP_NAMES, SET, TIM
                                 TOUCH, UPTIME_MAX)
 from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable, place
 from slabcalc.model.settings import Settings
-
-try:
-    from mypy_extensions import mypyc_attr
-except ImportError:         # plain Python without mypy_extensions: the decorator only speaks to mypyc
-    def mypyc_attr(*attrs: str, **kwattrs: object) -> Callable[[Any], Any]:  # type: ignore[misc]
-        return lambda cls: cls
 
 if TYPE_CHECKING:
     from slabcalc.engines.extstore import Storage

@@ -14,16 +14,9 @@ through an iterator).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Final, Iterator
+from typing import TYPE_CHECKING, Final, Iterator
 
-try:
-    from mypy_extensions import i32, i64, mypyc_attr, u8
-except ImportError:         # plain Python: the native int types only speak to mypyc (setup.py)
-    i32 = i64 = u8 = int    # type: ignore[misc]
-
-    def mypyc_attr(*attrs: str, **kwattrs: object) -> Callable[[Any], Any]:  # type: ignore[misc]
-        return lambda cls: cls
-
+from slabcalc._native import i32, i64, mypyc_attr, u8
 from slabcalc.engines.slabs import Slabs
 
 if TYPE_CHECKING:        # engine.py imports this module: the type only, for mypyc's direct calls

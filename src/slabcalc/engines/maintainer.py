@@ -27,12 +27,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Final
 
+from slabcalc._native import i32, i64
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Lru, Lrus
-
-try:
-    from mypy_extensions import i32, i64
-except ImportError:         # plain Python: the native int types only speak to mypyc (setup.py)
-    i32 = i64 = int         # type: ignore[misc]
 
 if TYPE_CHECKING:        # engine.py imports this module: the types only, for mypyc's direct calls
     from slabcalc.engines.engine import Engine

@@ -20,12 +20,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from slabcalc._native import i64
 from slabcalc.engines.lru import Item, Lru
-
-try:
-    from mypy_extensions import i64
-except ImportError:         # plain Python: the native int types only speak to mypyc (setup.py)
-    i64 = int               # type: ignore[misc]
 
 SMALL: Final = (1 << 61) - 1    # Python's hash of an int 0 <= k < 2**61 - 1 is k (sys.hash_info.modulus)
 HELD: Final = -(1 << 63)        # or'ed into a held key's hash: the top bit, which no small key has

@@ -34,11 +34,7 @@ import io
 import re
 from typing import Callable, Final, Iterator, TextIO
 
-try:
-    from mypy_extensions import i64
-except ImportError:         # plain Python: the native int type only speaks to mypyc (setup.py)
-    i64 = int               # type: ignore[misc]
-
+from slabcalc._native import i64
 from slabcalc.inputs.aliases import WORKLOAD_COLUMNS, by_alias
 from slabcalc.errors import InputError
 from slabcalc.inputs.rows import (
