@@ -70,10 +70,18 @@ def simulation(engine, model: Model | None, timeline=()) -> Simulation:
 
 def timeline_rows(engine, timeline: list, due: float, every: float, t: float, last_evicted: list[int]) -> float:
     """Rows for the boundary ``due``; a gap of several intervals gets rows at its first and last.
-    The next boundary."""
+    The next boundary.
+
+    A row is the state just before its boundary with the background threads run up to it, as a
+    snapshot (``Engine.snapshot_at``) and a real server's ``stats`` at that instant see it: before,
+    a row showed the state after the last operation before the boundary, without the second of
+    maintainer and crawler work since, and items that had expired and been reclaimed on the real
+    server were still counted (13 % of curr_items at 1 500 sets/s of 5 s items, 1.6.18 -m 64)."""
+    engine.clock(due - 1e-6)
     timeline_row(engine, timeline, due, last_evicted)
     if due + every <= t:
         due += ((t - due) // every) * every
+        engine.clock(due - 1e-6)
         timeline_row(engine, timeline, due, last_evicted)
     return due + every
 
