@@ -346,6 +346,14 @@ class Capture:
     workload: list
     snapshots: list = field(default_factory=list)   # {"time", "uptime", "late", "stats", "slabs", "items"}
 
+    def __post_init__(self):
+        # capture() starts the workload at one of the server's clock ticks, which come at its start + k s
+        # (memcached.c clock_handler): the server had run a whole number of seconds at time 0.  The figure
+        # stored is the wall time from the server's first answer to that tick (0.86-1.02 s here), which
+        # misses the server's own start-up: the whole second nearest it is the server's uptime, and the
+        # model places the server's ticks by its fraction (engines/engine.py server_start).
+        self.boot = float(round(self.boot))
+
     def to_json(self) -> dict:
         return self.__dict__
 

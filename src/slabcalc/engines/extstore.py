@@ -262,7 +262,7 @@ class Storage:
         Its sleep (storage.c 647 ``usleep(to_sleep)``) simply ends late; nothing else changes.  For
         report's capacity range (analysis/extstore_fill.py), which asks what a thread that falls
         behind once leaves the header class."""
-        self.next_wake = max(self.next_wake, math.floor(until * US))
+        self.next_wake = max(self.next_wake, math.floor((until + self.e.phase) * US))
 
     def _walk(self) -> list[int]:
         """The classes a pass walks: from ``slabs_clsid(ext_item_size)`` up, those holding a page.
@@ -389,7 +389,7 @@ def check_extstore_replayable(settings) -> None:
                               f"threads were not read (1.6.18's are: --profile 1.6.18)")
 
 
-def attach(engine, boot: float) -> None:
+def attach(engine, lead: int) -> None:
     """Extstore in a replay (engines/engine.py): memory prefilled, the write thread among the
     threads, and the maintainer's automover the extstore one."""
     from slabcalc.engines.extstore_automove import ExtstoreAutomover
@@ -400,7 +400,7 @@ def attach(engine, boot: float) -> None:
 
         raise SimulationError("simulate --sample does not model -o ext_path: replay the whole workload")
     prefill(engine.slabs, engine.settings.slab_page_size)
-    engine.storage = Storage(engine, start=-boot)
+    engine.storage = Storage(engine, start=-lead)     # on the engine's clock, which starts with the server's
     engine.actors.append(engine.storage)
     maintainer = getattr(engine, "maintainer", None)
     if maintainer is not None and maintainer.automover is not None:

@@ -21,7 +21,9 @@ from slabcalc.model.ops import UPTIME_MAX
                    "Not given: the end state only.")
 @click.option("--uptime", type=click.FloatRange(0, UPTIME_MAX), default=0.0, metavar="SECONDS",
               help="How long the server had run when the workload began (its background threads, and "
-                   "the automover's window, start with the server).  Default 0; at most 388 days.")
+                   "the automover's window, start with the server, and its clock ticks every second from "
+                   "then: 0.5 puts the ticks half a second into each workload second).  Default 0; at most "
+                   "388 days.")
 @click.option("--input-format", "input_format", type=click.Choice(["auto", "csv", "twitter", "oracleGeneral"]),
               default="auto", show_default=True,
               help="The trace's format: auto tells CSV (MetaKV's columns included) and twitter/cache-trace "
