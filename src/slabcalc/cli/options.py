@@ -166,9 +166,18 @@ def _columns(text: str | None, command: str) -> tuple[str, ...] | None:
 
 
 def _plot_path(ctx, param, value):
-    """``--plot FILE``: a .png or .svg path (checked before any work is done)."""
-    if value is not None and not value.lower().endswith((".png", ".svg")):
+    """``--plot FILE``: a .png or .svg path, and matplotlib installed (both checked before any work is done:
+    exit 2, one line)."""
+    if value is None:
+        return None
+    if not value.lower().endswith((".png", ".svg")):
         raise click.BadParameter(f"{value}: the plot is written as .png or .svg, by the file's suffix")
+    from slabcalc.cli.plot import PlotUnavailable, check_available
+
+    try:
+        check_available()
+    except PlotUnavailable as exc:
+        raise click.UsageError(str(exc)) from None
     return value
 
 
