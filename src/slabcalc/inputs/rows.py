@@ -46,6 +46,7 @@ class Accounting:
     first_rejections: list[Rejection] = field(default_factory=list)   # the first 5
     keys_named: bool = False   # the input names its keys (metadump)
     left_out: int = 0          # lines a filter (optimize --hot) kept from the reader: not rows
+    unused: tuple[str, ...] = ()   # the header's columns the reader does not read, as the header names them
 
 
 class Rejected(Exception):
@@ -97,17 +98,75 @@ def first_line(stream: TextIO, source: str) -> tuple[str, int]:
 
 def header_columns(names: list[str], aliases: dict[str, str], here: str) -> dict[str, int]:
     """``{column: position}`` of a header's cells that ``aliases`` knows (case, spaces and dashes
-    ignored); two cells naming one column are an :class:`InputError` at ``here`` (file:line)."""
+    ignored); two cells naming one column are an :class:`InputError` at ``here`` (file:line), and so
+    is a cell whose name no reader knows but is a letter or two from one of ``aliases`` (``tme`` for
+    ``time``) whose column no other cell gives: read as an unknown column, it would change the answer
+    without a word (issue 41).  The other cells are the reader's to name as not used
+    (:attr:`Accounting.unused`)."""
     columns: dict[str, int] = {}
+    unknown: list[tuple[int, str]] = []
     for i, name in enumerate(names):
-        column = aliases.get(re.sub(r"[\s-]+", "_", name.strip().lower()))
+        spelt = _spelling(name)
+        column = aliases.get(spelt)
         if column is None:
+            unknown.append((i, spelt))
             continue
         if column in columns:
             raise InputError(f"{here}: two {column} columns: "
                              f"{names[columns[column]].strip()!r} and {name.strip()!r}")
         columns[column] = i
+    if unknown:
+        from slabcalc.inputs.aliases import every_alias
+
+        known = every_alias()
+        for i, spelt in unknown:
+            if spelt in known:
+                continue
+            near = near_name(spelt, [a for a in aliases if aliases[a] not in columns])
+            if near is not None:
+                raise InputError(f"{here}: unknown column {names[i].strip()!r}: is it {near!r}? rename it "
+                                 f"(a misspelt column is not guessed at)")
     return columns
+
+
+def _spelling(name: str) -> str:
+    return re.sub(r"[\s-]+", "_", name.strip().lower())
+
+
+def near_name(name: str, known: list[str]) -> str | None:
+    """The name of ``known`` that ``name`` is a slip from -- one letter left out, added, changed or two
+    swapped (two such for a name of 6 or more letters; none for a name of 1 or 2) -- or None.  The
+    nearest wins, the first of ``known`` on a tie."""
+    if len(name) < 3:
+        return None
+    most = 1 if len(name) < 6 else 2
+    best, found = most + 1, None
+    for candidate in known:
+        if abs(len(candidate) - len(name)) > most or len(candidate) < 2:
+            continue
+        distance = _slips(name, candidate)
+        if distance < best:
+            best, found = distance, candidate
+    return found
+
+
+def _slips(a: str, b: str) -> int:
+    """The edit distance of ``a`` and ``b`` where a swap of two neighbouring letters is one edit
+    (optimal string alignment)."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
+
+
+def unused_columns(names: list[str], used: set[int]) -> tuple[str, ...]:
+    """The header's cells at positions not in ``used``: columns the reader does not read."""
+    return tuple(name.strip() for i, name in enumerate(names) if i not in used and name.strip())
 
 
 def split_cells(text: str, delimiter: str) -> list[str]:

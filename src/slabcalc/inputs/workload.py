@@ -3,7 +3,8 @@
 Two forms, told apart by the first non-blank line:
 
 ``csv``
-    A header naming columns (any case; others ignored): ``time`` (seconds,
+    A header naming columns (any case; others not read, and named in
+    :attr:`Accounting.unused`; a misspelt one is an error): ``time`` (seconds,
     not decreasing; ``timestamp``, ``ts``), ``op`` (``set`` when absent or
     empty, ``get``/``gets``, ``delete``, ``touch``; ``operation``, ``cmd``),
     ``key`` (a string; when absent every set is a new distinct key),
@@ -45,6 +46,7 @@ from slabcalc.inputs.rows import (
     first_line,
     header_columns,
     key_max_of,
+    unused_columns,
 )
 from slabcalc.inputs.rows import split_cells as _split
 from slabcalc.model.item import FLAGS_MAX, VALUE_MAX
@@ -90,6 +92,7 @@ class _WorkloadReader:
     key_max: int
     line: int                   # the number of the first non-blank line
     first: str | None           # that line when it is a row (twitter), None when it is the header
+    unused: tuple[str, ...]     # the header's columns not read
 
     def __init__(self, stream, source, key_length, strict, progress, form=None, key_max=None):
         self.key_max = key_max_of(key_max)
@@ -105,6 +108,7 @@ class _WorkloadReader:
         if twitter:
             fmt, self.delimiter, columns = "twitter", ",", {n: i for i, n in enumerate(_TWITTER) if n}
             self.first = first
+            self.unused = ()
         else:
             fmt, columns = "csv", self._read_header(text)
             self.first = None
@@ -120,15 +124,19 @@ class _WorkloadReader:
                              f"{', '.join(_ALIASES['value_size'])})")
         if fmt == "csv" and "count" in columns and "key_size" in columns:
             fmt = "csv (MetaKV)"
-        self.acct = Accounting(source, fmt, keys_named="key" in columns)
+        self.acct = Accounting(source, fmt, keys_named="key" in columns, unused=self.unused)
 
     def _read_header(self, text: str) -> dict[str, int]:
         self.delimiter = next((d for d in ",\t;" if d in text), ",")
         names = _split(text, self.delimiter)
-        columns = header_columns(names, _COLUMN, f"{self.source}:{self.line}")
-        if not columns or all(_NUMBER.fullmatch(n.strip()) for n in names):
+        if all(_NUMBER.fullmatch(n.strip()) for n in names):
             raise InputError(f"{self.source}:{self.line}: no header: the first line must name the columns "
                              f"(time,op,key,value_size,ttl,...), not {text!r}")
+        columns = header_columns(names, _COLUMN, f"{self.source}:{self.line}")
+        if not columns:
+            raise InputError(f"{self.source}:{self.line}: no header: the first line must name the columns "
+                             f"(time,op,key,value_size,ttl,...), not {text!r}")
+        self.unused = unused_columns(names, set(columns.values()))
         return columns
 
     def ops(self) -> Iterator[tuple]:
