@@ -99,6 +99,13 @@ def input_options(key_help: str = KEY_HELP) -> Callable:
     return decorate
 
 
+time_zero_option = click.option(
+    "--time-zero", "time_zero", type=click.IntRange(0, 1 << 36), default=None, metavar="UNIX",
+    help="The unix time of the workload's time 0: a ttl over 30 days is a unix time to memcached, replayed as "
+         "the seconds left until it (an item already expired when it is past).  Not given: a time of 10^9 or "
+         "more is itself a unix time, and a ttl over 30 days at an earlier time is refused.")
+
+
 def check_key(settings, key_length: int | None) -> None:
     """``--key`` within the release's key lengths (1..``key_max``, memcached's KEY_MAX_LENGTH), or a
     one-line refusal (exit 2)."""

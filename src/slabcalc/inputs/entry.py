@@ -107,12 +107,14 @@ def _hot(stream, source: str, rule: str):
 
 @contextlib.contextmanager
 def open_workload(path: str, *, input_format: str = "auto", key_length: int | None = None, strict: bool = False,
-                  key_max: int | None = None, progress: Callable[[int], None] | None = None) -> Iterator[tuple]:
+                  key_max: int | None = None, progress: Callable[[int], None] | None = None,
+                  time_zero: int | None = None) -> Iterator[tuple]:
     """``(ops, accounting)`` of the workload in ``path`` (``-``: standard input), in a ``with`` block.
 
     ``input_format`` is ``auto`` (oracleGeneral by the file's suffix, a warehouse file by its suffix,
     else CSV or twitter by the first line), ``csv``, ``twitter`` or ``oracleGeneral``; the ops are
-    :func:`~slabcalc.inputs.workload.read_workload`'s.
+    :func:`~slabcalc.inputs.workload.read_workload`'s (``time_zero``: the unix time of the workload's
+    time 0, for a ttl over 30 days, which memcached reads as a unix time).
     """
     from slabcalc.inputs.traces import is_oracle_general
 
@@ -135,7 +137,7 @@ def open_workload(path: str, *, input_format: str = "auto", key_length: int | No
 
         with TraceLines(path) as lines:
             ops, accounting = read_workload(iter(lines), path, key_length=key_length, strict=strict, form=form,
-                                            key_max=key_max)
+                                            key_max=key_max, time_zero=time_zero)
             yield ops, accounting
         accounting.format = accounting.format.replace("csv", kind_of(path), 1) + ", read through DuckDB"
         return
@@ -144,7 +146,7 @@ def open_workload(path: str, *, input_format: str = "auto", key_length: int | No
     stream, source = open_input(path)
     with stream:
         yield read_workload(stream, source, key_length=key_length, strict=strict, progress=progress, form=form,
-                            key_max=key_max)
+                            key_max=key_max, time_zero=time_zero)
 
 
 def read_dumps(paths: Iterable[str]):

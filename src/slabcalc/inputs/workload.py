@@ -10,7 +10,8 @@ Two forms, told apart by the first non-blank line:
     ``key`` (a string; when absent every set is a new distinct key),
     ``key_size`` (the key's length when ``key`` is absent, or overriding its
     length: ``key_len``, ``klen``), ``value_size`` (``value``, ``vlen``,
-    ``size``), ``ttl`` (seconds, 0 = never; ``exptime``) and ``flags``.
+    ``size``), ``ttl`` (the exptime a client sends: seconds, 0 = never, over 30 days a unix time, as
+    memcached reads it: :func:`read_workload`; ``exptime``) and ``flags``.
     Comma-separated, or tab- or semicolon-separated when the header has no
     comma.  Without a time column every operation happens at time 0.
 ``twitter``
@@ -49,6 +50,7 @@ from slabcalc.inputs.rows import (
     unused_columns,
 )
 from slabcalc.inputs.rows import split_cells as _split
+from slabcalc.model.exptime import REALTIME_MAXDELTA, UnknownClock, replay_ttl, unix_time_of
 from slabcalc.model.item import FLAGS_MAX, VALUE_MAX
 from slabcalc.model.ops import DELETE, GET, SET, TIME_MAX, TOUCH
 
@@ -70,7 +72,7 @@ class _Bad(Exception):
 
 def read_workload(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False,
                   progress: Callable[[int], None] | None = None, form: str | None = None,
-                  key_max: int | None = None) -> tuple[Iterator[tuple], Accounting]:
+                  key_max: int | None = None, time_zero: int | None = None) -> tuple[Iterator[tuple], Accounting]:
     """The operations of ``stream`` as ``(time, op, key, key_size, value_size, ttl, flags)``.
 
     The form is read from the first non-blank line at once (an unusable
@@ -80,8 +82,14 @@ def read_workload(stream: TextIO, source: str, *, key_length: int | None = None,
     nor a key_size column; ``key_max`` the longest key (the profile's: :func:`key_max_of`);
     ``progress(rows)`` is called every 65 536 rows; ``form`` (``csv`` or
     ``twitter``) overrides telling the form from the first line.
+
+    A ``ttl`` is the exptime a client sends, read as memcached reads it (:mod:`slabcalc.model.exptime`):
+    over 30 days it is a unix time, replayed as the seconds left until it at the row's unix time --
+    ``time_zero + time``, or the time itself when it is a unix time (10^9 or more) and ``time_zero`` is
+    None; with neither, such a row is an :class:`InputError` naming the file, the line and the value.  A
+    negative ttl, and a unix time already past, is an item stored already expired.
     """
-    reader = _WorkloadReader(stream, source, key_length, strict, progress, form, key_max)
+    reader = _WorkloadReader(stream, source, key_length, strict, progress, form, key_max, time_zero)
     return reader.ops(), reader.acct
 
 
@@ -94,8 +102,9 @@ class _WorkloadReader:
     first: str | None           # that line when it is a row (twitter), None when it is the header
     unused: tuple[str, ...]     # the header's columns not read
 
-    def __init__(self, stream, source, key_length, strict, progress, form=None, key_max=None):
+    def __init__(self, stream, source, key_length, strict, progress, form=None, key_max=None, time_zero=None):
         self.key_max = key_max_of(key_max)
+        self.time_zero = time_zero
         self.stream, self.source, self.strict, self.progress = stream, source, strict, progress
         self.rereadable = _at_start(stream)             # before first_line reads it
         first, self.line = first_line(stream, source)
@@ -144,6 +153,7 @@ class _WorkloadReader:
         delimiter, ops, key_max, key_length = self.delimiter, OPS, self.key_max, self.key_length
         progress, native = self.progress, NATIVE      # native: _whole where compiled, int() where not
         set_op, get_op, value_max, flags_max = SET, GET, VALUE_MAX, FLAGS_MAX   # locals, not lookups per row
+        maxdelta = REALTIME_MAXDELTA    # a ttl above it (or below 0) is read by _row: memcached reads it otherwise
         width = max(self.at.values()) + 1
         last, serial, rows, accepted = 0.0, 0, 0, 0
         line = self.line - (1 if self.first is not None else 0)
@@ -194,7 +204,8 @@ class _WorkloadReader:
                         flags = (0 if i_flags < 0 or not cells[i_flags] else _whole(cells[i_flags]) if native
                                  else int(cells[i_flags]))
                         repeat = int(cells[i_count]) if i_count >= 0 else 1
-                        careful = careful or op < 0 or not (last <= t < TIME_MAX and 0 < size <= key_max and ttl >= 0
+                        careful = careful or op < 0 or not (last <= t < TIME_MAX and 0 < size <= key_max
+                                                             and 0 <= ttl <= maxdelta
                                                              and 0 <= value <= value_max and 0 <= flags <= flags_max
                                                              and repeat >= 1)
                     except ValueError:
@@ -313,9 +324,9 @@ class _WorkloadReader:
             value = int(cells[i_vsize]) if op == SET else 0
             ttl = int(cells[i_ttl]) if i_ttl >= 0 and cells[i_ttl].strip() else 0
             flags = int(cells[i_flags]) if i_flags >= 0 and cells[i_flags].strip() else 0
-            if not (last <= t < TIME_MAX and 0 < size <= self.key_max and 0 <= value <= VALUE_MAX and ttl >= 0
+            if not (last <= t < TIME_MAX and 0 < size <= self.key_max and 0 <= value <= VALUE_MAX
                     and 0 <= flags <= FLAGS_MAX):
-                raise _Bad(*self._why(t, last, size, value, ttl, flags))
+                raise _Bad(*self._why(t, last, size, value, flags))
             repeat = int(cells[i_count]) if i_count >= 0 else 1
             if repeat < 1:
                 raise _Bad("op_count must be 1 or more", cells[i_count].strip())
@@ -324,11 +335,24 @@ class _WorkloadReader:
         except ValueError:
             reason, text = self._which(cells, op)
         else:
+            if not 0 <= ttl <= REALTIME_MAXDELTA:      # an InputError, not a rejected row (outside the try)
+                ttl = self._exptime(line, ttl, t) if op in (SET, TOUCH) else 0
             return serial, (t, op, key, size, value, ttl, flags, repeat)
         self._reject(line, raw, reason, text)
         return serial, None
 
-    def _why(self, t, last, size, value, ttl, flags) -> tuple[str, str]:
+    def _exptime(self, line: int, exptime: int, t: float) -> int:
+        """The replay's TTL of a set's or touch's ``exptime`` over 30 days or negative: memcached reads it
+        as a unix time (:func:`~slabcalc.model.exptime.replay_ttl`); InputError when the row's unix time
+        is not known."""
+        try:
+            return replay_ttl(exptime, unix_time_of(t, self.time_zero))
+        except UnknownClock:
+            raise InputError(f"{self.source}:{line}: ttl {exptime} is over 30 days: memcached reads it as a "
+                             f"unix time (memcached.c realtime()); give --time-zero UNIX, the unix time of the "
+                             f"workload's time 0") from None
+
+    def _why(self, t, last, size, value, flags) -> tuple[str, str]:
         if not 0 <= t < TIME_MAX:
             return f"time must be a number of seconds, 0 to {TIME_MAX} (66 years: the replay's clock)", str(t)
         if t < last:
@@ -337,8 +361,6 @@ class _WorkloadReader:
             return f"key length must be 1..{self.key_max}", str(size)
         if not 0 <= value <= VALUE_MAX:
             return f"value_size must be 0..{VALUE_MAX}", str(value)
-        if ttl < 0:
-            return "negative ttl", str(ttl)
         return f"flags must be 0..{FLAGS_MAX}", str(flags)
 
     def _which(self, cells: list[str], op: int) -> tuple[str, str]:
