@@ -152,8 +152,8 @@ class _WorkloadReader:
         i_time, i_op, i_key, i_ksize, i_vsize, i_ttl, i_flags, i_count = self._indexes()
         delimiter, ops, key_max, key_length = self.delimiter, OPS, self.key_max, self.key_length
         progress, native = self.progress, NATIVE      # native: _whole where compiled, int() where not
-        set_op, get_op, value_max, flags_max = SET, GET, VALUE_MAX, FLAGS_MAX   # locals, not lookups per row
-        maxdelta = REALTIME_MAXDELTA    # a ttl above it (or below 0) is read by _row: memcached reads it otherwise
+        # locals, not lookups per row; a ttl above maxdelta (or below 0) is read by _row, as memcached reads it
+        set_op, get_op, value_max, flags_max, maxdelta = SET, GET, VALUE_MAX, FLAGS_MAX, REALTIME_MAXDELTA
         width = max(self.at.values()) + 1
         last, serial, rows, accepted = 0.0, 0, 0, 0
         line = self.line - (1 if self.first is not None else 0)
@@ -205,9 +205,8 @@ class _WorkloadReader:
                                  else int(cells[i_flags]))
                         repeat = int(cells[i_count]) if i_count >= 0 else 1
                         careful = careful or op < 0 or not (last <= t < TIME_MAX and 0 < size <= key_max
-                                                             and 0 <= ttl <= maxdelta
-                                                             and 0 <= value <= value_max and 0 <= flags <= flags_max
-                                                             and repeat >= 1)
+                                                             and 0 <= ttl <= maxdelta and 0 <= value <= value_max
+                                                             and 0 <= flags <= flags_max and repeat >= 1)
                     except ValueError:
                         careful = True
                     if careful:
