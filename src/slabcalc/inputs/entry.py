@@ -23,10 +23,21 @@ from slabcalc.errors import InputError, ValueRefused
 
 
 def is_warehouse(path: str) -> bool:
-    """Whether ``path`` is read through DuckDB (by its suffix; standard input never is)."""
+    """Whether ``path`` is read through DuckDB (by its suffix; standard input never is).  A gzipped CSV
+    is when DuckDB is installed, and read by the row readers with the standard library when it is not."""
     from slabcalc.inputs.warehouse import reader_for
 
-    return path != "-" and reader_for(path) is not None
+    function = path != "-" and reader_for(path)
+    if not function:
+        return False
+    if function == "read_csv_auto":
+        import importlib.util
+
+        try:
+            return importlib.util.find_spec("duckdb") is not None
+        except (ImportError, ValueError):
+            return False
+    return True
 
 
 @contextlib.contextmanager
@@ -121,13 +132,11 @@ def open_workload(path: str, *, input_format: str = "auto", key_length: int | No
     if input_format == "oracleGeneral" or (input_format == "auto" and is_oracle_general(path)):
         from slabcalc.inputs.traces import read_oracle_general
 
-        try:
-            stream = sys.stdin.buffer if path == "-" else open(path, "rb")
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        from slabcalc.inputs.rows import open_binary
+
+        stream, source = open_binary(path)
         with stream:
-            yield read_oracle_general(stream, "<stdin>" if path == "-" else path, key_length=key_length,
-                                      strict=strict)
+            yield read_oracle_general(stream, source, key_length=key_length, strict=strict)
         return
     from slabcalc.inputs.workload import read_workload
 
@@ -156,12 +165,18 @@ def read_dumps(paths: Iterable[str]):
 
     texts = []
     for name in paths:
+        from slabcalc.inputs.rows import open_text
+
         try:
-            if name == "-":
-                texts.append(("<stdin>", sys.stdin.read()))
-            else:
-                with open(name, encoding="utf-8", errors="replace", newline="") as f:
-                    texts.append((name, f.read()))
+            f = open_text(name, errors="replace")
+            try:
+                texts.append(("<stdin>" if name == "-" else name, f.read()))
+            finally:
+                if name == "-":
+                    if f is not sys.stdin:
+                        f.detach()              # standard input stays open
+                else:
+                    f.close()
         except OSError as exc:
             raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
     return parse_dump(texts)

@@ -14,7 +14,7 @@ import io
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from slabcalc.errors import InputError
 
@@ -58,16 +58,113 @@ class Rejected(Exception):
 
 
 def open_input(path: str) -> tuple[TextIO, str]:
-    """``path`` opened for a row reader, and the name to report it by; ``-`` is stdin."""
+    """``path`` opened for a row reader, and the name to report it by; ``-`` is stdin.  A gzip, bzip2 or
+    xz stream (told by its first bytes, from a file or a pipe alike) is read through the standard
+    library's decompressor as it is read: a block at a time, never whole."""
     if path == "-":
         buffer = getattr(sys.stdin, "buffer", None)
         if buffer is None:          # stdin is already text without bytes below (a test harness)
             return sys.stdin, "<stdin>"
-        return io.TextIOWrapper(buffer, encoding="utf-8-sig", newline=""), "<stdin>"
+        return _text(_decompressed(buffer, "<stdin>", None)), "<stdin>"
     try:
-        return open(path, encoding="utf-8-sig", newline=""), path
+        raw = open(path, "rb")
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return _text(_decompressed(raw, path, raw)), path
+
+
+# the first bytes of each compressed stream the standard library reads (RFC 1952 2.3.1; bzip2's "BZh" and
+# block size digit; the xz format 2.1.1.1), and its module
+MAGIC = ((b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "lzma"))
+KINDS = {"gzip": "gzip", "bz2": "bzip2", "lzma": "xz"}
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")    # names a compressed file goes by: what a name-told form strips
+
+
+def compression_of(head: bytes) -> str | None:
+    """The standard library module that reads a stream beginning with ``head`` (gzip, bz2, lzma), or None."""
+    if head[:3] == b"BZh" and head[3:4].isdigit() and head[3:4] != b"0":
+        return "bz2"
+    return next((module for magic, module in MAGIC if head.startswith(magic)), None)
+
+
+def open_binary(path: str) -> tuple[BinaryIO, str]:
+    """``path`` (``-``: stdin) opened for a binary reader (an oracleGeneral trace), decompressed as
+    :func:`open_input` does, and the name to report it by."""
+    if path == "-":
+        return _decompressed(sys.stdin.buffer, "<stdin>", None), "<stdin>"
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return _decompressed(raw, path, raw), path
+
+
+def open_text(path: str, errors: str = "strict") -> TextIO:
+    """``path`` (``-``: stdin) as UTF-8 text, decompressed as :func:`open_input` does (saved replies)."""
+    if path == "-":
+        buffer = getattr(sys.stdin, "buffer", None)
+        return sys.stdin if buffer is None else io.TextIOWrapper(_decompressed(buffer, "<stdin>", None),
+                                                                  encoding="utf-8", errors=errors, newline="")
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return io.TextIOWrapper(_decompressed(raw, path, raw), encoding="utf-8", errors=errors, newline="")
+
+
+def _decompressed(buffer, source: str, owned) -> io.BufferedIOBase:
+    """``buffer`` (a buffered binary stream), decompressed as it is read when its first bytes say so."""
+    if not hasattr(buffer, "peek"):          # a BytesIO (a test harness's stdin): peek needs a buffered reader
+        buffer = io.BufferedReader(buffer)
+    module = compression_of(buffer.peek(8)[:8])
+    if module is None:
+        return buffer
+    import importlib
+
+    opened = importlib.import_module(module).open(buffer, "rb")
+    return io.BufferedReader(_Decompressing(opened, source, KINDS[module], owned), 1 << 16)
+
+
+def _text(buffer) -> TextIO:
+    return io.TextIOWrapper(buffer, encoding="utf-8-sig", newline="")
+
+
+class _Decompressing(io.RawIOBase):
+    """A decompressing reader whose faults (corrupt or cut short) are an :class:`InputError` naming the
+    input, not a traceback; closing it closes the file it owns."""
+
+    def __init__(self, inner, source: str, kind: str, owned):
+        super().__init__()
+        self.inner, self.source, self.kind, self.owned = inner, source, kind, owned
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        import lzma
+
+        try:
+            return self.inner.readinto(b)
+        except (OSError, EOFError, lzma.LZMAError) as exc:
+            raise InputError(f"{self.source}: not whole {self.kind} data ({exc})") from None
+
+    def seekable(self) -> bool:
+        return self.inner.seekable()
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self.inner.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.inner.tell()
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self.inner.close()
+            finally:
+                if self.owned is not None:
+                    self.owned.close()
+        super().close()
 
 
 def key_max_of(key_max: int | None) -> int:

@@ -28,7 +28,8 @@ from slabcalc.model.ops import UPTIME_MAX
               help="The trace's format: auto tells CSV (MetaKV's columns included) and twitter/cache-trace "
                    "by the first line, libCacheSim's binary oracleGeneral by its name (*.oracleGeneral); "
                    "*.parquet, *.jsonl and *.csv.gz are read through DuckDB (the duckdb extra) with the "
-                   "same columns.")
+                   "same columns; any gzip, bzip2 or xz input (told by its first bytes, stdin too) with the "
+                   "standard library.")
 @click.option("--sample", "sample", type=click.FloatRange(0, 1, min_open=True), default=None, metavar="RATE",
               help="Replay only the keys whose hash falls under RATE (0 < RATE <= 1; SHARDS-style spatial "
                    "sampling), each page holding RATE of its chunks, and scale the counts back, with their "
