@@ -196,6 +196,7 @@ def input_items(file: str, command: str, settings, *, value_errors: bool = False
 
     with _reading(file, command, "item sizes", "sizes.csv", value_errors) as progress:
         with _opened(open_items(file, settings=settings, progress=progress, **options)) as read:
+            say_unused(read[1], command)
             yield read
 
 
@@ -207,6 +208,7 @@ def input_workload(file: str, command: str, **options):
 
     with _reading(file, command, "a workload", "ops.csv", True) as progress:
         with _opened(open_workload(file, progress=progress, **options)) as read:
+            say_unused(read[1], command)
             yield read
 
 
@@ -248,6 +250,15 @@ def _opened(opening):
     with contextlib.ExitStack() as stack:
         stack.push(opening)
         yield read
+
+
+def say_unused(accounting, command: str) -> None:
+    """The input's columns ``command`` does not read, one line on stderr (a misspelt name of one it reads
+    is an error instead: :func:`slabcalc.inputs.rows.header_columns`)."""
+    if accounting.unused:
+        names = ", ".join(repr(name) for name in accounting.unused)
+        click.echo(f"note: {accounting.source}: {command} does not use the column{'s' if len(accounting.unused) > 1 else ''}"
+                   f" {names}", err=True)
 
 
 def say_rejected(accounting) -> None:

@@ -99,6 +99,13 @@ def input_options(key_help: str = KEY_HELP) -> Callable:
     return decorate
 
 
+time_zero_option = click.option(
+    "--time-zero", "time_zero", type=click.IntRange(0, 1 << 36), default=None, metavar="UNIX",
+    help="The unix time of the workload's time 0: a ttl over 30 days is a unix time to memcached, replayed as "
+         "the seconds left until it (an item already expired when it is past).  Not given: a time of 10^9 or "
+         "more is itself a unix time, and a ttl over 30 days at an earlier time is refused.")
+
+
 def check_key(settings, key_length: int | None) -> None:
     """``--key`` within the release's key lengths (1..``key_max``, memcached's KEY_MAX_LENGTH), or a
     one-line refusal (exit 2)."""
@@ -166,9 +173,18 @@ def _columns(text: str | None, command: str) -> tuple[str, ...] | None:
 
 
 def _plot_path(ctx, param, value):
-    """``--plot FILE``: a .png or .svg path (checked before any work is done)."""
-    if value is not None and not value.lower().endswith((".png", ".svg")):
+    """``--plot FILE``: a .png or .svg path, and matplotlib installed (both checked before any work is done:
+    exit 2, one line)."""
+    if value is None:
+        return None
+    if not value.lower().endswith((".png", ".svg")):
         raise click.BadParameter(f"{value}: the plot is written as .png or .svg, by the file's suffix")
+    from slabcalc.cli.plot import PlotUnavailable, check_available
+
+    try:
+        check_available()
+    except PlotUnavailable as exc:
+        raise click.UsageError(str(exc)) from None
     return value
 
 

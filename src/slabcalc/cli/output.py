@@ -47,7 +47,7 @@ class View:
 
     columns: tuple[str, ...] | None = None   # None: fit the width; ("all",): every column
     raw_bytes: bool = False
-    width: int | None = None                 # None: :func:`width` (COLUMNS, else 120)
+    width: int | None = None                 # None: :func:`width` (COLUMNS, the terminal's, else 120)
 
 
 _view = View()
@@ -311,13 +311,23 @@ def render_pairs(pairs: Sequence[tuple[str, Any]], fmt: str) -> str:
 
 
 def width() -> int:
-    """Columns to fit: ``COLUMNS`` when set, else 120 (a pipe or a wide terminal)."""
+    """Columns to fit: ``COLUMNS`` when set, else the terminal's own width when stdout is a terminal,
+    else 120 (a pipe or a file)."""
     import os
+    import sys
 
     try:
         return max(40, int(os.environ.get("COLUMNS", "")))
     except ValueError:
-        return 120
+        pass
+    try:
+        if sys.stdout.isatty():
+            columns = os.get_terminal_size(sys.stdout.fileno()).columns
+            if columns > 0:
+                return max(40, columns)
+    except (AttributeError, OSError, ValueError):     # no descriptor (a test harness), or no size
+        pass
+    return 120
 
 
 def note(text: str, limit: int | None = None) -> str:

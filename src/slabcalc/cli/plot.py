@@ -16,11 +16,27 @@ FORMATS = (".png", ".svg")
 MIB = 1 << 20
 
 
+NEEDS = "--plot needs matplotlib: pip install 'slabcalc[plot]'"
+
+
+def check_available() -> None:
+    """:class:`PlotUnavailable` now, without importing it, when matplotlib is not installed: ``--plot``
+    is refused before the work whose result it would draw (a whole replay) is done."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise PlotUnavailable(NEEDS)
+
+
 def _pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise PlotUnavailable("--plot needs matplotlib: pip install 'slabcalc[plot]'") from None
+        raise PlotUnavailable(NEEDS) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -36,3 +36,9 @@ WORKLOAD_COLUMNS = {
 def by_alias(table: dict[str, tuple[str, ...]]) -> dict[str, str]:
     """``{alias: column}`` of a table."""
     return {alias: name for name, aliases in table.items() for alias in aliases}
+
+
+def every_alias() -> frozenset[str]:
+    """Every name a column goes by in either table: a column one reader takes and another does not is
+    not a misspelling, only a column that reader does not use."""
+    return frozenset(by_alias(ITEM_COLUMNS)) | frozenset(by_alias(WORKLOAD_COLUMNS))

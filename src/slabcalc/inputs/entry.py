@@ -23,10 +23,21 @@ from slabcalc.errors import InputError, ValueRefused
 
 
 def is_warehouse(path: str) -> bool:
-    """Whether ``path`` is read through DuckDB (by its suffix; standard input never is)."""
+    """Whether ``path`` is read through DuckDB (by its suffix; standard input never is).  A gzipped CSV
+    is when DuckDB is installed, and read by the row readers with the standard library when it is not."""
     from slabcalc.inputs.warehouse import reader_for
 
-    return path != "-" and reader_for(path) is not None
+    function = path != "-" and reader_for(path)
+    if not function:
+        return False
+    if function == "read_csv_auto":
+        import importlib.util
+
+        try:
+            return importlib.util.find_spec("duckdb") is not None
+        except (ImportError, ValueError):
+            return False
+    return True
 
 
 @contextlib.contextmanager
@@ -107,25 +118,25 @@ def _hot(stream, source: str, rule: str):
 
 @contextlib.contextmanager
 def open_workload(path: str, *, input_format: str = "auto", key_length: int | None = None, strict: bool = False,
-                  key_max: int | None = None, progress: Callable[[int], None] | None = None) -> Iterator[tuple]:
+                  key_max: int | None = None, progress: Callable[[int], None] | None = None,
+                  time_zero: int | None = None) -> Iterator[tuple]:
     """``(ops, accounting)`` of the workload in ``path`` (``-``: standard input), in a ``with`` block.
 
     ``input_format`` is ``auto`` (oracleGeneral by the file's suffix, a warehouse file by its suffix,
     else CSV or twitter by the first line), ``csv``, ``twitter`` or ``oracleGeneral``; the ops are
-    :func:`~slabcalc.inputs.workload.read_workload`'s.
+    :func:`~slabcalc.inputs.workload.read_workload`'s (``time_zero``: the unix time of the workload's
+    time 0, for a ttl over 30 days, which memcached reads as a unix time).
     """
     from slabcalc.inputs.traces import is_oracle_general
 
     if input_format == "oracleGeneral" or (input_format == "auto" and is_oracle_general(path)):
         from slabcalc.inputs.traces import read_oracle_general
 
-        try:
-            stream = sys.stdin.buffer if path == "-" else open(path, "rb")
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        from slabcalc.inputs.rows import open_binary
+
+        stream, source = open_binary(path)
         with stream:
-            yield read_oracle_general(stream, "<stdin>" if path == "-" else path, key_length=key_length,
-                                      strict=strict)
+            yield read_oracle_general(stream, source, key_length=key_length, strict=strict)
         return
     from slabcalc.inputs.workload import read_workload
 
@@ -135,7 +146,7 @@ def open_workload(path: str, *, input_format: str = "auto", key_length: int | No
 
         with TraceLines(path) as lines:
             ops, accounting = read_workload(iter(lines), path, key_length=key_length, strict=strict, form=form,
-                                            key_max=key_max)
+                                            key_max=key_max, time_zero=time_zero)
             yield ops, accounting
         accounting.format = accounting.format.replace("csv", kind_of(path), 1) + ", read through DuckDB"
         return
@@ -144,7 +155,7 @@ def open_workload(path: str, *, input_format: str = "auto", key_length: int | No
     stream, source = open_input(path)
     with stream:
         yield read_workload(stream, source, key_length=key_length, strict=strict, progress=progress, form=form,
-                            key_max=key_max)
+                            key_max=key_max, time_zero=time_zero)
 
 
 def read_dumps(paths: Iterable[str]):
@@ -154,12 +165,18 @@ def read_dumps(paths: Iterable[str]):
 
     texts = []
     for name in paths:
+        from slabcalc.inputs.rows import open_text
+
         try:
-            if name == "-":
-                texts.append(("<stdin>", sys.stdin.read()))
-            else:
-                with open(name, encoding="utf-8", errors="replace", newline="") as f:
-                    texts.append((name, f.read()))
+            f = open_text(name, errors="replace")
+            try:
+                texts.append(("<stdin>" if name == "-" else name, f.read()))
+            finally:
+                if name == "-":
+                    if f is not sys.stdin:
+                        f.detach()              # standard input stays open
+                else:
+                    f.close()
         except OSError as exc:
             raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
     return parse_dump(texts)

@@ -4,7 +4,8 @@ Five forms, told apart by the first non-blank line (a UTF-8 BOM, CRLF line
 ends and blank lines are accepted anywhere):
 
 ``csv``
-    A header naming columns (any case; extra columns are ignored): the key
+    A header naming columns (any case; extra columns are not read, and
+    named in ``Accounting.unused``; a misspelt one is an error): the key
     length (``key``, ``key_size``, ``key_len``, ``key_length``, ``keylen``,
     ``klen``), the value length (``value``, ``value_size``, ``value_len``,
     ``value_length``, ``vlen``, ``size``), ``flags`` (``flag``) and a ``count``
@@ -48,7 +49,8 @@ from slabcalc.inputs.aliases import ITEM_COLUMNS, by_alias
 from slabcalc.inputs.blocks import BLANK, IGNORED, BlockReader
 from slabcalc.inputs.metadump import METADUMP_FRAME, metadump_key_name, size_key
 from slabcalc.inputs.rows import (FIRST_REJECTIONS, NUMBERISH, Accounting, Rejected, Rejection, cell_number,
-                                  first_line, header_columns, key_max_of, number, open_input, split_cells)
+                                  first_line, header_columns, key_max_of, number, open_input, split_cells,
+                                  unused_columns)
 from slabcalc.model.distribution import Item, ItemColumns, new_items
 from slabcalc.model.item import FLAGS_MAX
 
@@ -126,6 +128,7 @@ class _ItemReader(BlockReader):
         self.keys = range(1, key_max_of(key_max) + 1)      # the key lengths memcached takes
         self.hand_out_columns = hand_out_columns
         self.key_name_at: int | None = None                # the key_name column of a CSV
+        self.unused: tuple[str, ...] = ()                  # the header's columns not read
 
         first, self.base = first_line(stream, source)
         self.eol = "\r\n" if first.endswith("\r\n") else "\n"
@@ -148,7 +151,7 @@ class _ItemReader(BlockReader):
         if self.first_is_data:
             self.base -= 1
         self.fast = self.layout is not None and self.fast
-        self.acct = Accounting(source, fmt, keys_named=fmt == "metadump")
+        self.acct = Accounting(source, fmt, keys_named=fmt == "metadump", unused=self.unused)
 
     # -- the first line ----------------------------------------------------
 
@@ -185,6 +188,8 @@ class _ItemReader(BlockReader):
             fmt = "csv"
         if not self.weighted and len(read) == len(names):   # every column is read: lines can be plain
             self.layout = tuple(sorted(read, key=read.__getitem__))
+        used = set(read.values()) | {at for at in (self.count_at, self.key_name_at) if at is not None}
+        self.unused = unused_columns(names, used)
         return fmt
 
     def _given_key(self, missing: str) -> int:

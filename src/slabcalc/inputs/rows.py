@@ -14,7 +14,7 @@ import io
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from slabcalc.errors import InputError
 
@@ -46,6 +46,7 @@ class Accounting:
     first_rejections: list[Rejection] = field(default_factory=list)   # the first 5
     keys_named: bool = False   # the input names its keys (metadump)
     left_out: int = 0          # lines a filter (optimize --hot) kept from the reader: not rows
+    unused: tuple[str, ...] = ()   # the header's columns the reader does not read, as the header names them
 
 
 class Rejected(Exception):
@@ -57,16 +58,113 @@ class Rejected(Exception):
 
 
 def open_input(path: str) -> tuple[TextIO, str]:
-    """``path`` opened for a row reader, and the name to report it by; ``-`` is stdin."""
+    """``path`` opened for a row reader, and the name to report it by; ``-`` is stdin.  A gzip, bzip2 or
+    xz stream (told by its first bytes, from a file or a pipe alike) is read through the standard
+    library's decompressor as it is read: a block at a time, never whole."""
     if path == "-":
         buffer = getattr(sys.stdin, "buffer", None)
         if buffer is None:          # stdin is already text without bytes below (a test harness)
             return sys.stdin, "<stdin>"
-        return io.TextIOWrapper(buffer, encoding="utf-8-sig", newline=""), "<stdin>"
+        return _text(_decompressed(buffer, "<stdin>", None)), "<stdin>"
     try:
-        return open(path, encoding="utf-8-sig", newline=""), path
+        raw = open(path, "rb")
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return _text(_decompressed(raw, path, raw)), path
+
+
+# the first bytes of each compressed stream the standard library reads (RFC 1952 2.3.1; bzip2's "BZh" and
+# block size digit; the xz format 2.1.1.1), and its module
+MAGIC = ((b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "lzma"))
+KINDS = {"gzip": "gzip", "bz2": "bzip2", "lzma": "xz"}
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")    # names a compressed file goes by: what a name-told form strips
+
+
+def compression_of(head: bytes) -> str | None:
+    """The standard library module that reads a stream beginning with ``head`` (gzip, bz2, lzma), or None."""
+    if head[:3] == b"BZh" and head[3:4].isdigit() and head[3:4] != b"0":
+        return "bz2"
+    return next((module for magic, module in MAGIC if head.startswith(magic)), None)
+
+
+def open_binary(path: str) -> tuple[BinaryIO, str]:
+    """``path`` (``-``: stdin) opened for a binary reader (an oracleGeneral trace), decompressed as
+    :func:`open_input` does, and the name to report it by."""
+    if path == "-":
+        return _decompressed(sys.stdin.buffer, "<stdin>", None), "<stdin>"
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return _decompressed(raw, path, raw), path
+
+
+def open_text(path: str, errors: str = "strict") -> TextIO:
+    """``path`` (``-``: stdin) as UTF-8 text, decompressed as :func:`open_input` does (saved replies)."""
+    if path == "-":
+        buffer = getattr(sys.stdin, "buffer", None)
+        return sys.stdin if buffer is None else io.TextIOWrapper(_decompressed(buffer, "<stdin>", None),
+                                                                  encoding="utf-8", errors=errors, newline="")
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return io.TextIOWrapper(_decompressed(raw, path, raw), encoding="utf-8", errors=errors, newline="")
+
+
+def _decompressed(buffer, source: str, owned) -> io.BufferedIOBase:
+    """``buffer`` (a buffered binary stream), decompressed as it is read when its first bytes say so."""
+    if not hasattr(buffer, "peek"):          # a BytesIO (a test harness's stdin): peek needs a buffered reader
+        buffer = io.BufferedReader(buffer)
+    module = compression_of(buffer.peek(8)[:8])
+    if module is None:
+        return buffer
+    import importlib
+
+    opened = importlib.import_module(module).open(buffer, "rb")
+    return io.BufferedReader(_Decompressing(opened, source, KINDS[module], owned), 1 << 16)
+
+
+def _text(buffer) -> TextIO:
+    return io.TextIOWrapper(buffer, encoding="utf-8-sig", newline="")
+
+
+class _Decompressing(io.RawIOBase):
+    """A decompressing reader whose faults (corrupt or cut short) are an :class:`InputError` naming the
+    input, not a traceback; closing it closes the file it owns."""
+
+    def __init__(self, inner, source: str, kind: str, owned):
+        super().__init__()
+        self.inner, self.source, self.kind, self.owned = inner, source, kind, owned
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        import lzma
+
+        try:
+            return self.inner.readinto(b)
+        except (OSError, EOFError, lzma.LZMAError) as exc:
+            raise InputError(f"{self.source}: not whole {self.kind} data ({exc})") from None
+
+    def seekable(self) -> bool:
+        return self.inner.seekable()
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self.inner.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.inner.tell()
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self.inner.close()
+            finally:
+                if self.owned is not None:
+                    self.owned.close()
+        super().close()
 
 
 def key_max_of(key_max: int | None) -> int:
@@ -97,17 +195,75 @@ def first_line(stream: TextIO, source: str) -> tuple[str, int]:
 
 def header_columns(names: list[str], aliases: dict[str, str], here: str) -> dict[str, int]:
     """``{column: position}`` of a header's cells that ``aliases`` knows (case, spaces and dashes
-    ignored); two cells naming one column are an :class:`InputError` at ``here`` (file:line)."""
+    ignored); two cells naming one column are an :class:`InputError` at ``here`` (file:line), and so
+    is a cell whose name no reader knows but is a letter or two from one of ``aliases`` (``tme`` for
+    ``time``) whose column no other cell gives: read as an unknown column, it would change the answer
+    without a word (issue 41).  The other cells are the reader's to name as not used
+    (:attr:`Accounting.unused`)."""
     columns: dict[str, int] = {}
+    unknown: list[tuple[int, str]] = []
     for i, name in enumerate(names):
-        column = aliases.get(re.sub(r"[\s-]+", "_", name.strip().lower()))
+        spelt = _spelling(name)
+        column = aliases.get(spelt)
         if column is None:
+            unknown.append((i, spelt))
             continue
         if column in columns:
             raise InputError(f"{here}: two {column} columns: "
                              f"{names[columns[column]].strip()!r} and {name.strip()!r}")
         columns[column] = i
+    if unknown:
+        from slabcalc.inputs.aliases import every_alias
+
+        known = every_alias()
+        for i, spelt in unknown:
+            if spelt in known:
+                continue
+            near = near_name(spelt, [a for a in aliases if aliases[a] not in columns])
+            if near is not None:
+                raise InputError(f"{here}: unknown column {names[i].strip()!r}: is it {near!r}? rename it "
+                                 f"(a misspelt column is not guessed at)")
     return columns
+
+
+def _spelling(name: str) -> str:
+    return re.sub(r"[\s-]+", "_", name.strip().lower())
+
+
+def near_name(name: str, known: list[str]) -> str | None:
+    """The name of ``known`` that ``name`` is a slip from -- one letter left out, added, changed or two
+    swapped (two such for a name of 6 or more letters; none for a name of 1 or 2) -- or None.  The
+    nearest wins, the first of ``known`` on a tie."""
+    if len(name) < 3:
+        return None
+    most = 1 if len(name) < 6 else 2
+    best, found = most + 1, None
+    for candidate in known:
+        if abs(len(candidate) - len(name)) > most or len(candidate) < 2:
+            continue
+        distance = _slips(name, candidate)
+        if distance < best:
+            best, found = distance, candidate
+    return found
+
+
+def _slips(a: str, b: str) -> int:
+    """The edit distance of ``a`` and ``b`` where a swap of two neighbouring letters is one edit
+    (optimal string alignment)."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
+
+
+def unused_columns(names: list[str], used: set[int]) -> tuple[str, ...]:
+    """The header's cells at positions not in ``used``: columns the reader does not read."""
+    return tuple(name.strip() for i, name in enumerate(names) if i not in used and name.strip())
 
 
 def split_cells(text: str, delimiter: str) -> list[str]:

@@ -18,7 +18,7 @@ from itertools import chain, repeat
 from typing import BinaryIO, Iterator
 
 from slabcalc.errors import InputError
-from slabcalc.inputs.rows import FIRST_REJECTIONS, Accounting, Rejection
+from slabcalc.inputs.rows import COMPRESSED_SUFFIXES, FIRST_REJECTIONS, Accounting, Rejection
 from slabcalc.model.item import VALUE_MAX
 from slabcalc.model.ops import FILL, TIME_MAX
 
@@ -30,7 +30,11 @@ SUFFIXES = (".oraclegeneral", ".oraclegeneral.bin", ".oracle_general", ".oracleg
 
 
 def is_oracle_general(path: str) -> bool:
-    return path.lower().endswith(SUFFIXES)
+    """By its name, compressed (``.gz``, ``.bz2``, ``.xz``: read by the standard library) or not."""
+    lowered = path.lower()
+    for compressed in COMPRESSED_SUFFIXES:
+        lowered = lowered.removesuffix(compressed)
+    return lowered.endswith(SUFFIXES)
 
 
 def read_oracle_general(stream: BinaryIO, source: str, *, key_length: int | None = None,

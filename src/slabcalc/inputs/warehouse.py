@@ -11,8 +11,8 @@ of the file's rows: rows read = placed + too large + rejected, the rejected ones
 from __future__ import annotations
 
 from slabcalc.errors import InputError, ValueRefused
-from slabcalc.inputs.aliases import ITEM_COLUMNS
-from slabcalc.inputs.rows import Accounting, Rejection
+from slabcalc.inputs.aliases import ITEM_COLUMNS, by_alias
+from slabcalc.inputs.rows import Accounting, Rejection, header_columns
 from slabcalc.model.distribution import Item
 from slabcalc.model.item import VALUE_MAX
 
@@ -60,6 +60,7 @@ def read_warehouse(path: str, settings, key_length: int | None = None) -> tuple[
     con = duckdb.connect()
     try:
         described = con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
+        header_columns([name for name, *_ in described], by_alias(ITEM_COLUMNS), path)   # a misspelt name
         columns = {name.strip().lower(): (name, kind) for name, kind, *_ in described}
         found = {}
         for column, aliases in ITEM_COLUMNS.items():
@@ -89,7 +90,12 @@ def read_warehouse(path: str, settings, key_length: int | None = None) -> tuple[
         raise InputError(f"{path}: DuckDB: {_cause(exc)}") from None
     finally:
         con.close()
-    return _triples(groups, path, fmt, settings.profile.key_max)
+    triples, accounting = _triples(groups, path, fmt, settings.profile.key_max)
+    read = {found[column][0] for column in ("key", "value", "flags", "count") if column in found}
+    if key is not None:
+        read.add(key[0])
+    accounting.unused = tuple(name for name, *_ in described if name not in read)
+    return triples, accounting
 
 
 def _quoted(name: str) -> str:

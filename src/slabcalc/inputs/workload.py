@@ -3,13 +3,15 @@
 Two forms, told apart by the first non-blank line:
 
 ``csv``
-    A header naming columns (any case; others ignored): ``time`` (seconds,
+    A header naming columns (any case; others not read, and named in
+    :attr:`Accounting.unused`; a misspelt one is an error): ``time`` (seconds,
     not decreasing; ``timestamp``, ``ts``), ``op`` (``set`` when absent or
     empty, ``get``/``gets``, ``delete``, ``touch``; ``operation``, ``cmd``),
     ``key`` (a string; when absent every set is a new distinct key),
     ``key_size`` (the key's length when ``key`` is absent, or overriding its
     length: ``key_len``, ``klen``), ``value_size`` (``value``, ``vlen``,
-    ``size``), ``ttl`` (seconds, 0 = never; ``exptime``) and ``flags``.
+    ``size``), ``ttl`` (the exptime a client sends: seconds, 0 = never, over 30 days a unix time, as
+    memcached reads it: :func:`read_workload`; ``exptime``) and ``flags``.
     Comma-separated, or tab- or semicolon-separated when the header has no
     comma.  Without a time column every operation happens at time 0.
 ``twitter``
@@ -45,8 +47,10 @@ from slabcalc.inputs.rows import (
     first_line,
     header_columns,
     key_max_of,
+    unused_columns,
 )
 from slabcalc.inputs.rows import split_cells as _split
+from slabcalc.model.exptime import REALTIME_MAXDELTA, UnknownClock, replay_ttl, unix_time_of
 from slabcalc.model.item import FLAGS_MAX, VALUE_MAX
 from slabcalc.model.ops import DELETE, GET, SET, TIME_MAX, TOUCH
 
@@ -68,7 +72,7 @@ class _Bad(Exception):
 
 def read_workload(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False,
                   progress: Callable[[int], None] | None = None, form: str | None = None,
-                  key_max: int | None = None) -> tuple[Iterator[tuple], Accounting]:
+                  key_max: int | None = None, time_zero: int | None = None) -> tuple[Iterator[tuple], Accounting]:
     """The operations of ``stream`` as ``(time, op, key, key_size, value_size, ttl, flags)``.
 
     The form is read from the first non-blank line at once (an unusable
@@ -78,8 +82,14 @@ def read_workload(stream: TextIO, source: str, *, key_length: int | None = None,
     nor a key_size column; ``key_max`` the longest key (the profile's: :func:`key_max_of`);
     ``progress(rows)`` is called every 65 536 rows; ``form`` (``csv`` or
     ``twitter``) overrides telling the form from the first line.
+
+    A ``ttl`` is the exptime a client sends, read as memcached reads it (:mod:`slabcalc.model.exptime`):
+    over 30 days it is a unix time, replayed as the seconds left until it at the row's unix time --
+    ``time_zero + time``, or the time itself when it is a unix time (10^9 or more) and ``time_zero`` is
+    None; with neither, such a row is an :class:`InputError` naming the file, the line and the value.  A
+    negative ttl, and a unix time already past, is an item stored already expired.
     """
-    reader = _WorkloadReader(stream, source, key_length, strict, progress, form, key_max)
+    reader = _WorkloadReader(stream, source, key_length, strict, progress, form, key_max, time_zero)
     return reader.ops(), reader.acct
 
 
@@ -90,9 +100,11 @@ class _WorkloadReader:
     key_max: int
     line: int                   # the number of the first non-blank line
     first: str | None           # that line when it is a row (twitter), None when it is the header
+    unused: tuple[str, ...]     # the header's columns not read
 
-    def __init__(self, stream, source, key_length, strict, progress, form=None, key_max=None):
+    def __init__(self, stream, source, key_length, strict, progress, form=None, key_max=None, time_zero=None):
         self.key_max = key_max_of(key_max)
+        self.time_zero = time_zero
         self.stream, self.source, self.strict, self.progress = stream, source, strict, progress
         self.rereadable = _at_start(stream)             # before first_line reads it
         first, self.line = first_line(stream, source)
@@ -105,6 +117,7 @@ class _WorkloadReader:
         if twitter:
             fmt, self.delimiter, columns = "twitter", ",", {n: i for i, n in enumerate(_TWITTER) if n}
             self.first = first
+            self.unused = ()
         else:
             fmt, columns = "csv", self._read_header(text)
             self.first = None
@@ -120,22 +133,27 @@ class _WorkloadReader:
                              f"{', '.join(_ALIASES['value_size'])})")
         if fmt == "csv" and "count" in columns and "key_size" in columns:
             fmt = "csv (MetaKV)"
-        self.acct = Accounting(source, fmt, keys_named="key" in columns)
+        self.acct = Accounting(source, fmt, keys_named="key" in columns, unused=self.unused)
 
     def _read_header(self, text: str) -> dict[str, int]:
         self.delimiter = next((d for d in ",\t;" if d in text), ",")
         names = _split(text, self.delimiter)
-        columns = header_columns(names, _COLUMN, f"{self.source}:{self.line}")
-        if not columns or all(_NUMBER.fullmatch(n.strip()) for n in names):
+        if all(_NUMBER.fullmatch(n.strip()) for n in names):
             raise InputError(f"{self.source}:{self.line}: no header: the first line must name the columns "
                              f"(time,op,key,value_size,ttl,...), not {text!r}")
+        columns = header_columns(names, _COLUMN, f"{self.source}:{self.line}")
+        if not columns:
+            raise InputError(f"{self.source}:{self.line}: no header: the first line must name the columns "
+                             f"(time,op,key,value_size,ttl,...), not {text!r}")
+        self.unused = unused_columns(names, set(columns.values()))
         return columns
 
     def ops(self) -> Iterator[tuple]:
         i_time, i_op, i_key, i_ksize, i_vsize, i_ttl, i_flags, i_count = self._indexes()
         delimiter, ops, key_max, key_length = self.delimiter, OPS, self.key_max, self.key_length
         progress, native = self.progress, NATIVE      # native: _whole where compiled, int() where not
-        set_op, get_op, value_max, flags_max = SET, GET, VALUE_MAX, FLAGS_MAX   # locals, not lookups per row
+        # locals, not lookups per row; a ttl above maxdelta (or below 0) is read by _row, as memcached reads it
+        set_op, get_op, value_max, flags_max, maxdelta = SET, GET, VALUE_MAX, FLAGS_MAX, REALTIME_MAXDELTA
         width = max(self.at.values()) + 1
         last, serial, rows, accepted = 0.0, 0, 0, 0
         line = self.line - (1 if self.first is not None else 0)
@@ -186,9 +204,9 @@ class _WorkloadReader:
                         flags = (0 if i_flags < 0 or not cells[i_flags] else _whole(cells[i_flags]) if native
                                  else int(cells[i_flags]))
                         repeat = int(cells[i_count]) if i_count >= 0 else 1
-                        careful = careful or op < 0 or not (last <= t < TIME_MAX and 0 < size <= key_max and ttl >= 0
-                                                             and 0 <= value <= value_max and 0 <= flags <= flags_max
-                                                             and repeat >= 1)
+                        careful = careful or op < 0 or not (last <= t < TIME_MAX and 0 < size <= key_max
+                                                             and 0 <= ttl <= maxdelta and 0 <= value <= value_max
+                                                             and 0 <= flags <= flags_max and repeat >= 1)
                     except ValueError:
                         careful = True
                     if careful:
@@ -305,9 +323,9 @@ class _WorkloadReader:
             value = int(cells[i_vsize]) if op == SET else 0
             ttl = int(cells[i_ttl]) if i_ttl >= 0 and cells[i_ttl].strip() else 0
             flags = int(cells[i_flags]) if i_flags >= 0 and cells[i_flags].strip() else 0
-            if not (last <= t < TIME_MAX and 0 < size <= self.key_max and 0 <= value <= VALUE_MAX and ttl >= 0
+            if not (last <= t < TIME_MAX and 0 < size <= self.key_max and 0 <= value <= VALUE_MAX
                     and 0 <= flags <= FLAGS_MAX):
-                raise _Bad(*self._why(t, last, size, value, ttl, flags))
+                raise _Bad(*self._why(t, last, size, value, flags))
             repeat = int(cells[i_count]) if i_count >= 0 else 1
             if repeat < 1:
                 raise _Bad("op_count must be 1 or more", cells[i_count].strip())
@@ -316,11 +334,24 @@ class _WorkloadReader:
         except ValueError:
             reason, text = self._which(cells, op)
         else:
+            if not 0 <= ttl <= REALTIME_MAXDELTA:      # an InputError, not a rejected row (outside the try)
+                ttl = self._exptime(line, ttl, t) if op in (SET, TOUCH) else 0
             return serial, (t, op, key, size, value, ttl, flags, repeat)
         self._reject(line, raw, reason, text)
         return serial, None
 
-    def _why(self, t, last, size, value, ttl, flags) -> tuple[str, str]:
+    def _exptime(self, line: int, exptime: int, t: float) -> int:
+        """The replay's TTL of a set's or touch's ``exptime`` over 30 days or negative: memcached reads it
+        as a unix time (:func:`~slabcalc.model.exptime.replay_ttl`); InputError when the row's unix time
+        is not known."""
+        try:
+            return replay_ttl(exptime, unix_time_of(t, self.time_zero))
+        except UnknownClock:
+            raise InputError(f"{self.source}:{line}: ttl {exptime} is over 30 days: memcached reads it as a "
+                             f"unix time (memcached.c realtime()); give --time-zero UNIX, the unix time of the "
+                             f"workload's time 0") from None
+
+    def _why(self, t, last, size, value, flags) -> tuple[str, str]:
         if not 0 <= t < TIME_MAX:
             return f"time must be a number of seconds, 0 to {TIME_MAX} (66 years: the replay's clock)", str(t)
         if t < last:
@@ -329,8 +360,6 @@ class _WorkloadReader:
             return f"key length must be 1..{self.key_max}", str(size)
         if not 0 <= value <= VALUE_MAX:
             return f"value_size must be 0..{VALUE_MAX}", str(value)
-        if ttl < 0:
-            return "negative ttl", str(ttl)
         return f"flags must be 0..{FLAGS_MAX}", str(flags)
 
     def _which(self, cells: list[str], op: int) -> tuple[str, str]:

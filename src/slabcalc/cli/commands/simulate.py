@@ -7,7 +7,8 @@ import click
 from slabcalc.cli.common import draw, input_workload, say_rejected, settings_from
 from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
-from slabcalc.cli.options import check_key, format_option, input_options, model_options, plot_option
+from slabcalc.cli.options import (check_key, format_option, input_options, model_options, plot_option,
+                                  time_zero_option)
 from slabcalc.cli.simulate_output import print_simulation
 from slabcalc.model.ops import UPTIME_MAX
 
@@ -29,7 +30,8 @@ from slabcalc.model.ops import UPTIME_MAX
               help="The trace's format: auto tells CSV (MetaKV's columns included) and twitter/cache-trace "
                    "by the first line, libCacheSim's binary oracleGeneral by its name (*.oracleGeneral); "
                    "*.parquet, *.jsonl and *.csv.gz are read through DuckDB (the duckdb extra) with the "
-                   "same columns.")
+                   "same columns; any gzip, bzip2 or xz input (told by its first bytes, stdin too) with the "
+                   "standard library.")
 @click.option("--sample", "sample", type=click.FloatRange(0, 1, min_open=True), default=None, metavar="RATE",
               help="Replay only the keys whose hash falls under RATE (0 < RATE <= 1; SHARDS-style spatial "
                    "sampling), each page holding RATE of its chunks, and scale the counts back, with their "
@@ -40,11 +42,12 @@ from slabcalc.model.ops import UPTIME_MAX
               help="Keep string keys as 60-bit hashes, not their text: 80 bytes less memory a resident item "
                    "for replays too large for the machine.  The model line states the bound on two keys "
                    "sharing a hash.  One -m only.")
+@time_zero_option
 @plot_option
 @model_options
 @format_option(command="simulate")
-def simulate_command(file, key_length, strict, every, uptime, input_format, sample, hash_keys, plot, fmt,
-                     **model):
+def simulate_command(file, key_length, strict, every, uptime, input_format, sample, hash_keys, time_zero, plot,
+                     fmt, **model):
     """Replay a workload under -m: pages, LRUs, expiry, evictions, page moves, calcification.
 
     FILE (or standard input) is a CSV with a header -- time, op (set, get,
@@ -102,10 +105,11 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
             raise Refusal("--every draws the timeline of one replay: give one -m with it, not a list")
         if hash_keys:
             raise Refusal("--hash-keys saves the memory of one replay: a curve holds the whole workload anyway")
-        return _curve(every_settings, file, input_format, key_length, strict, uptime, sample, plot, fmt)
+        return _curve(every_settings, file, dict(input_format=input_format, key_length=key_length, strict=strict,
+                                                 time_zero=time_zero), uptime, sample, plot, fmt)
     settings = every_settings[0]
     with input_workload(file, "simulate", input_format=input_format, key_length=key_length, strict=strict,
-                        key_max=settings.profile.key_max) as (ops, accounting):
+                        key_max=settings.profile.key_max, time_zero=time_zero) as (ops, accounting):
         result = refusing_coarse(lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample,
                                                          hash_keys=hash_keys))(ops)
     say_rejected(accounting)
@@ -131,7 +135,7 @@ def refusing_coarse(run):
     return refusing
 
 
-def _curve(every_settings, file, input_format, key_length, strict, uptime, sample, plot, fmt):
+def _curve(every_settings, file, reading, uptime, sample, plot, fmt):
     """``-m A,B,C``: the workload replayed at each limit, and through the ideal LRU of each."""
     import sys
 
@@ -140,8 +144,7 @@ def _curve(every_settings, file, input_format, key_length, strict, uptime, sampl
     from slabcalc.records.curve import curve_record
 
     progress = progress_printer() if sys.stderr.isatty() else None
-    with input_workload(file, "simulate", input_format=input_format, key_length=key_length, strict=strict,
-                        key_max=every_settings[0].profile.key_max) as (ops, accounting):
+    with input_workload(file, "simulate", key_max=every_settings[0].profile.key_max, **reading) as (ops, accounting):
         curve = refusing_coarse(lambda ops: hit_ratio_curve(every_settings, ops, boot=uptime, sample=sample,
                                                              progress=progress))(ops)
     say_rejected(accounting)
