@@ -103,6 +103,30 @@ def _point_of_received(settings: Settings, boot: float, sample: float | None) ->
     return point(settings, _received, boot, sample)
 
 
+def hit_ratio_steps(settings: Settings, ops: Sequence[tuple], times: Sequence[float], *, boot: float = 0.0,
+                    hash_keys: bool = False) -> tuple[tuple[float, int, int], ...]:
+    """``(time, gets, hits)`` of the steps of a timeline (``simulate(..., every=...)``'s row times):
+    the gets and hits of the operations after the step before and before ``time``.
+
+    One more replay of ``ops``, keeping the state at each time up to the last operation (``at``:
+    the counts before that time's operations, as a timeline row reads them); a time after the
+    last operation (the timeline's last row) gets the replay's end.  The snapshots catch the
+    background up to each time, which changes none of the replay's counts (the hits a get makes
+    depend on the operations before it)."""
+    if not ops:
+        return ()
+    last = max(op[0] for op in ops)
+    marks = sorted({t for t in times if t <= last})
+    sim = simulate(settings, ops, boot=boot, at=marks, hash_keys=hash_keys)
+    counts = {t: (s.totals.gets, s.totals.hits) for t, s in sim.snapshots}
+    steps, before = [], (0, 0)
+    for t in sorted(set(times)):
+        now = counts.get(t, (sim.totals.gets, sim.totals.hits))
+        steps.append((t, now[0] - before[0], now[1] - before[1]))
+        before = now
+    return tuple(steps)
+
+
 class TargetError(ValueError):
     """A hit ratio no search can look for: outside (0, 1], or a workload without a get."""
 
@@ -173,4 +197,4 @@ def target_limit(curve: Curve, target: float, settings_at: Callable[[int], Setti
     return Target(target, high, reached, below, replays)
 
 
-__all__ = ["Curve", "CurvePoint", "Target", "TargetError", "hit_ratio_curve", "point", "reaches", "target_limit"]
+__all__ = ["Curve", "CurvePoint", "Target", "TargetError", "hit_ratio_curve", "hit_ratio_steps", "point", "reaches", "target_limit"]

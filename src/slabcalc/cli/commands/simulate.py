@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from slabcalc.cli.common import draw, input_workload, say_rejected, settings_from
+from slabcalc.cli.common import input_workload, say_rejected, settings_from
 from slabcalc.cli.curve_output import run_curve, settings_or_none
 from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import check_key, format_option, input_options, model_options, plot_option
-from slabcalc.cli.simulate_output import print_simulation
+from slabcalc.cli.simulate_output import plot_simulation, print_simulation
 from slabcalc.model.ops import UPTIME_MAX
 
 
@@ -116,17 +116,15 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
     settings = every_settings[0]
     with input_workload(file, "simulate", input_format=input_format, key_length=key_length, strict=strict,
                         key_max=settings.profile.key_max) as (ops, accounting):
+        if plot and every is not None and sample is None:
+            ops = list(ops)         # replayed once more for the hit ratio of each step
         result = refusing_coarse(lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample,
                                                          hash_keys=hash_keys))(ops)
     say_rejected(accounting)
     record = simulation_record(result, accounting)
     print_simulation(result, record, fmt)
-    if plot and "timeline" in record:
-        draw("plot_timeline", [{**row, "evicted": row["evicted_total"]} for row in record["timeline"]], plot)
-    elif plot:
-        from slabcalc.records.simulate import memory_records
-
-        draw("plot_classes", memory_records(result), plot)
+    if plot:
+        plot_simulation(result, record, plot, ops if isinstance(ops, list) else None, uptime, hash_keys)
 
 
 def refusing_coarse(run):
