@@ -175,7 +175,7 @@ def test_the_write_buffers_are_one_figure_with_one_name():
     result = run("report", *args, env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.output
     text = " ".join(result.stdout.split())
-    outside = re.search(r"outside -m (\d+) bytes of extstore write buffers \((\d+) of (\d+) of 4m", text)
+    outside = re.search(r"outside -m (\d+) bytes of extstore write buffers: (\d+) of the (\d+) calloc'd", text)
     process = re.search(r"\+ (\d+) extstore write buffers \+", text)
     assert outside and process, text
     assert int(outside.group(1)) == int(process.group(1)) == 4 << 20
