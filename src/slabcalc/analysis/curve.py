@@ -197,4 +197,5 @@ def target_limit(curve: Curve, target: float, settings_at: Callable[[int], Setti
     return Target(target, high, reached, below, replays)
 
 
-__all__ = ["Curve", "CurvePoint", "Target", "TargetError", "hit_ratio_curve", "hit_ratio_steps", "point", "reaches", "target_limit"]
+__all__ = ["Curve", "CurvePoint", "Target", "TargetError", "hit_ratio_curve", "hit_ratio_steps", "point", "reaches",
+           "target_limit"]
