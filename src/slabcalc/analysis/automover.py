@@ -395,7 +395,9 @@ def _wait(view: View, dest: ClassView, evicting: Sequence[ClassView]) -> tuple[i
     if view.automove_for is not None:
         least, most = view.automove_for
         latest = max(full - int(least), need - min(evicted_for, int(least)), 0) + 1
-        soonest = max(full - math.ceil(most), 0) + 1
+        # its first run comes at once (last_automove_check != current_time, items.c:1674), the next one
+        # at each tick of the server's clock: window + 1 runs take a little over window - 1 s
+        soonest = max(view.window - 1 - math.ceil(most), 0)
         return latest, (f"within about {latest} s (no sooner than {soonest} s: it started at most "
                         f"{_seconds(most)} s ago and its window of {view.window} s fills from then)")
     fill = max(0, full - view.uptime) if view.uptime is not None else full

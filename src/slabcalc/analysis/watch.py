@@ -84,7 +84,8 @@ def watch(readings: Iterable[tuple[float, Sequence[tuple[str, Dump | SlabcalcErr
                     changes.append(f"{prefix}read again")
                     down.discard(name)
                 changes += [prefix + line for line in said]
-                _note_start(started, name, last.get(name), elapsed, reading.stats.dump)
+                _note_start(started, name, last.get(name) if reading.span is not None else None, elapsed,
+                            reading.stats.dump)        # no span: first reading, or restarted (its window anew)
                 last[name] = (elapsed, reading.stats.dump)
                 if reading.span is not None:
                     moved[name] = moved.get(name, 0) + (reading.span.slabs_moved or 0)
@@ -97,7 +98,7 @@ def watch(readings: Iterable[tuple[float, Sequence[tuple[str, Dump | SlabcalcErr
 def _note_start(started: dict, name: str, previous: tuple[float, Dump] | None, elapsed: float, dump: Dump) -> None:
     """Keep when the node's automover started (between its previous reading and this one), for the
     readings after: its window fills from then (:func:`slabcalc.analysis.diagnosis.automover_started`)."""
-    if dump.settings.get("slab_automove") != "1":
+    if dump.settings.get("slab_automove") != "1" or previous is None:
         started.pop(name, None)
     elif previous is not None and automover_started(previous[1].settings, dump.settings):
         started[name] = (previous[0], elapsed)
