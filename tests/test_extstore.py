@@ -159,3 +159,27 @@ def test_place_gives_the_true_reason_an_item_stays_in_ram():
     doc = json.loads(run("place", "--key", "8", "--value", "1000", "--profile", "1.6.18", "-o", "ext_path=/x:1g",
                          "--format", "json").stdout)
     assert doc["extstore"]["stays_in_ram"] is None and doc["extstore"]["flushed"]
+
+
+def test_the_write_buffers_are_one_figure_with_one_name():
+    """report states extstore's write buffers once: the bytes the buffers written to hold, named alike in the
+    "outside -m" line and in the process memory (it said "4 write buffers of 4m = 16777216" beside
+    "0 extstore wbufs").  The 1.6.18 default has 4 page buckets (4 buffers calloc'd at start-up, extstore.c
+    393-401); this fill writes one bucket, so one 4 MiB buffer is touched (extstore.c 454-511)."""
+    import re
+
+    from helpers import ROOT, doc, run
+
+    args = (str(ROOT / "examples" / "extstore-issue.csv"), "--profile", "1.6.18", "-m", "64",
+            "-o", "ext_path=/tmp/ext.data:1g")
+    result = run("report", *args, env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    outside = re.search(r"outside -m (\d+) bytes of extstore write buffers: (\d+) of the (\d+) calloc'd", text)
+    process = re.search(r"\+ (\d+) extstore write buffers \+", text)
+    assert outside and process, text
+    assert int(outside.group(1)) == int(process.group(1)) == 4 << 20
+    assert (int(outside.group(2)), int(outside.group(3))) == (1, 4)
+    assert "wbufs" not in text and "write buffers of 4m =" not in text
+    parts = doc("report", *args)["process"]["parts"]
+    assert parts["extstore_write_buffers"] == 4 << 20 and "extstore_wbufs" not in parts

@@ -97,6 +97,8 @@ class View:
     page_size: int                # slab_page_size
     seconds: int | None = None    # the interval of two readings
     moved: int | None = None      # slabs_moved in the interval
+    # seconds the automover has run, at least and at most, when readings saw it start; None: unknown
+    automove_for: tuple[float, float] | None = None
     modelled: bool = True         # the release's profile models this automove mode (background.automove_modes)
 
 
@@ -183,16 +185,30 @@ def from_reading(node) -> View:
     return _node(node, classes=tuple(classes))
 
 
+def mover_drops(span) -> dict[int, int]:
+    """Classes whose evictions in the interval are the page mover's, not sets': class -> items dropped.
+
+    A class that received no set (``cmd_set`` did not grow) evicts only when the page mover empties a
+    page it takes from it and finds no free chunk to rescue an item into: on 1.6.45 it pulls the
+    class's LRU tail with LRU_PULL_EVICT (slabs_mover.c:214-219), counted in the class's ``evicted``
+    (items.c:1194) like a set's eviction; 1.6.18 counts such drops apart, in
+    ``slab_reassign_evictions_nomem`` (slabs.c:985).  The class lost pages, or the interval moved some."""
+    moved = (span.slabs_moved or 0) > 0
+    return {c.id: c.evicted for c in span.classes
+            if c.sets == 0 and c.evicted and ((c.pages_delta or 0) < 0 or moved)}
+
+
 def from_interval(span, node) -> View:
     """A view of two readings (:class:`slabcalc.analysis.diagnosis.Interval` and the later reading)."""
     since_boot = {c.id: c.evicted for c in node.classes}
+    drops = mover_drops(span)       # the page mover's, in a class no set came to: not a class starved of pages
     classes = tuple(ClassView(
         c.id, c.perslab, c.pages, c.free_chunks, c.items, c.age, c.evicted_time, since_boot.get(c.id),
-        None if c.evicted is None else (c.evicted or 0) + (c.outofmemory or 0) > 0,
+        None if c.evicted is None else (c.evicted or 0) + (c.outofmemory or 0) > 0 and c.id not in drops,
         None if c.evicted is None else c.evicted / span.seconds,
         None if c.sets is None else c.sets / span.seconds, c.pages_delta,
         c.evicted / c.sets if c.sets and c.evicted is not None else None) for c in span.classes)
-    return _node(node, classes=classes, seconds=span.seconds, moved=span.slabs_moved)
+    return _node(node, classes=classes, seconds=span.seconds, moved=span.slabs_moved, automove_for=span.automove_for)
 
 
 # -- the diagnosis ----------------------------------------------------------------------------
@@ -353,19 +369,48 @@ def _pending(view: View, source: ClassView, dest: ClassView, evicting: Sequence[
         return Finding("automover-moving", _join(said, f"the automover is moving pages from class {source.id} to "
                        f"class {dest.id} ({_plural(view.moved, 'page')} in {view.seconds} s; class {source.id} "
                        f"can give {spare} more) ({rules})"), (NOTHING,), view.release)
-    # slab_automove.c:162: the window must have filled once since the server started;
-    # :148: the class must have evicted in over half its runs, or a quarter of all evictions
-    fill = max(0, view.window + 1 - view.uptime) if view.uptime is not None else view.window + 1
-    need = view.window // 4 + 1 if len(evicting) == 1 else view.window // 2 + 1
-    wait = max(fill, need - _evicting_for(view, dest), 0) + 1     # + the move itself
+    wait, when = _wait(view, dest, evicting)
     if view.seconds is not None and not view.moved and view.seconds > wait + view.window:
         return Finding("automover-stuck", _join(said, f"the automover's rules allow a move from class {source.id} "
                        f"to class {dest.id}, yet none happened in {view.seconds} s ({rules})"),
                        (Action("command", REASSIGN.format(source=source.id, dest=dest.id), "one page now"),),
                        view.release)
     return Finding("automover-pending", _join(said, f"inside the automover's window: it should move a page from "
-                   f"class {source.id} to class {dest.id} within about {wait} s, then at most one a second while "
+                   f"class {source.id} to class {dest.id} {when}, then at most one a second while "
                    f"its rules hold ({rules})"), (NOTHING,), view.release)
+
+
+def _wait(view: View, dest: ClassView, evicting: Sequence[ClassView]) -> tuple[int, str]:
+    """When the automover's first move should come: the latest wait in seconds, and the words.
+
+    slab_automove.c:162: no decision before its window has filled once (``window_cur >
+    window_size``: window + 1 runs, one a second, items.c:1674) since the automover started --
+    with the server when ``slab_automove`` was 1 at start, else at ``slabs automove 1`` (or a new
+    ratio), when its window starts empty; :148: the class must have evicted in over half the
+    window's runs, or a quarter of all its evictions.  Readings that saw it start bound how long
+    it has run; one that did not cannot tell a start at boot from one at run time, and says both."""
+    need = view.window // 4 + 1 if len(evicting) == 1 else view.window // 2 + 1
+    evicted_for = _evicting_for(view, dest)
+    full = view.window + 1
+    if view.automove_for is not None:
+        least, most = view.automove_for
+        latest = max(full - int(least), need - min(evicted_for, int(least)), 0) + 1
+        # its first run comes at once (last_automove_check != current_time, items.c:1674), the next one
+        # at each tick of the server's clock: window + 1 runs take a little over window - 1 s
+        soonest = max(view.window - 1 - math.ceil(most), 0)
+        return latest, (f"within about {latest} s (no sooner than {soonest} s: it started at most "
+                        f"{_seconds(most)} s ago and its window of {view.window} s fills from then)")
+    fill = max(0, full - view.uptime) if view.uptime is not None else full
+    wait = max(fill, need - evicted_for, 0) + 1     # + the move itself
+    if fill >= full:                   # up less than a second (or uptime unknown): the whole window
+        return wait, f"within about {wait} s"
+    late = max(full, need) + 1
+    return late, (f"within about {wait} s if slab_automove has been 1 since the server started, up to {late} s if "
+                  f"'slabs automove 1' (or a new ratio) came later: its window of {view.window} s fills from then")
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}" if value != int(value) else str(int(value))
 
 
 def _working_set(dest: ClassView) -> int | None:

@@ -6,6 +6,11 @@ that ``-m`` (counter for counter what ``slabcalc simulate -m N`` prints) and the
 calcification cost are the gap between the two.  The replays are independent, so they run one
 process per core (``concurrent.futures``), the workload read once and handed to each worker as
 it starts.
+
+"Which ``-m`` for 95 % hits?" is :func:`target_limit`: the first point of the curve that reaches the
+hit ratio, then a bisection on ``-m`` (whole megabytes, memcached's unit) between it and the point
+before, each step a whole replay, down to two limits a megabyte apart: the one that reaches the
+ratio and the one below that does not, both replayed.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Callable, Iterable, Sequence
 
 from slabcalc.engines.ideal import IdealLru, ideal_lru
@@ -97,4 +103,99 @@ def _point_of_received(settings: Settings, boot: float, sample: float | None) ->
     return point(settings, _received, boot, sample)
 
 
-__all__ = ["Curve", "CurvePoint", "hit_ratio_curve", "point"]
+def hit_ratio_steps(settings: Settings, ops: Sequence[tuple], times: Sequence[float], *, boot: float = 0.0,
+                    hash_keys: bool = False) -> tuple[tuple[float, int, int], ...]:
+    """``(time, gets, hits)`` of the steps of a timeline (``simulate(..., every=...)``'s row times):
+    the gets and hits of the operations after the step before and before ``time``.
+
+    One more replay of ``ops``, keeping the state at each time up to the last operation (``at``:
+    the counts before that time's operations, as a timeline row reads them); a time after the
+    last operation (the timeline's last row) gets the replay's end.  The snapshots catch the
+    background up to each time, which changes none of the replay's counts (the hits a get makes
+    depend on the operations before it)."""
+    if not ops:
+        return ()
+    last = max(op[0] for op in ops)
+    marks = sorted({t for t in times if t <= last})
+    sim = simulate(settings, ops, boot=boot, at=marks, hash_keys=hash_keys)
+    counts = {t: (s.totals.gets, s.totals.hits) for t, s in sim.snapshots}
+    steps, before = [], (0, 0)
+    for t in sorted(set(times)):
+        now = counts.get(t, (sim.totals.gets, sim.totals.hits))
+        steps.append((t, now[0] - before[0], now[1] - before[1]))
+        before = now
+    return tuple(steps)
+
+
+class TargetError(ValueError):
+    """A hit ratio no search can look for: outside (0, 1], or a workload without a get."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """The smallest ``-m`` (MB) that reaches a hit ratio, searched between the curve's points.
+
+    ``limit_mb`` reaches ``hit_ratio`` (its replay: ``reached``) and ``limit_mb - 1`` does not
+    (``below``; None when ``limit_mb`` is 1, the smallest limit there is, or when the release refuses
+    to start with ``limit_mb - 1``).  None: not even the
+    largest ``-m`` of the curve reaches it (``reached`` is then that replay, the best there is).
+    The search takes the first point of the curve that reaches the ratio and the point before it
+    as the bracket: a hit ratio that falls as ``-m`` grows inside the bracket (calcification can
+    do that) may hide a smaller limit that reaches it, but the two replays always hold."""
+
+    hit_ratio: float
+    limit_mb: int | None
+    reached: Simulation
+    below: Simulation | None
+    replays: int                 # replays the search made beyond the curve's own points
+
+
+def _ratio(simulation: Simulation) -> Fraction | None:
+    t = simulation.totals
+    return Fraction(t.hits, t.gets) if t.gets else None
+
+
+def reaches(simulation: Simulation, target: float) -> bool:
+    """Hits over gets at or above ``target``, exactly (the ratio as written: 0.95 is 19/20)."""
+    ratio = _ratio(simulation)
+    return ratio is not None and ratio >= Fraction(repr(target))
+
+
+def target_limit(curve: Curve, target: float, settings_at: Callable[[int], Settings | None], ops: Sequence[tuple], *,
+                 boot: float = 0.0, sample: float | None = None) -> Target:
+    """The smallest ``-m`` (MB) whose replay of ``ops`` reaches hit ratio ``target``, searched by
+    bisection between the first point of ``curve`` that reaches it and the point before (or -m 1).
+
+    ``settings_at(mb)`` makes the settings of one ``-m`` (every other setting the curve's own), None
+    for a limit the release refuses to start with (``-I`` over half of ``-m``): no replay, and below
+    the answer when the answer is above it;
+    ``boot`` and ``sample`` are the curve's.  Raises :class:`TargetError` for a target outside
+    (0, 1] or a workload without a get."""
+    if not 0 < target <= 1:
+        raise TargetError(f"a hit ratio is above 0 and at most 1, not {target}")
+    points = sorted(curve.points, key=lambda p: p.limit_maxbytes)
+    if all(p.simulation.totals.gets == 0 for p in points):
+        raise TargetError("the workload has no get: there is no hit ratio to reach")
+    first = next((i for i, p in enumerate(points) if reaches(p.simulation, target)), None)
+    if first is None:
+        return Target(target, None, points[-1].simulation, None, 0)
+    high, reached = points[first].limit_maxbytes >> 20, points[first].simulation
+    low, below = (points[first - 1].limit_maxbytes >> 20, points[first - 1].simulation) if first else (0, None)
+    replays = 0
+    while high - low > 1:
+        middle = (low + high) // 2
+        settings = settings_at(middle)
+        if settings is None:           # refused by the release: no server runs with it, nor smaller
+            low, below = middle, None
+            continue
+        run = simulate(settings, ops, boot=boot, sample=sample)
+        replays += 1
+        if reaches(run, target):
+            high, reached = middle, run
+        else:
+            low, below = middle, run
+    return Target(target, high, reached, below, replays)
+
+
+__all__ = ["Curve", "CurvePoint", "Target", "TargetError", "hit_ratio_curve", "hit_ratio_steps", "point", "reaches",
+           "target_limit"]

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
+from slabcalc.analysis.automover import mover_drops
 from slabcalc.analysis.stats import DumpError, NodeStats
 from slabcalc.inputs.dumps import GENERAL, ITEMS, SLABS, Dump
 
@@ -67,6 +68,9 @@ class Interval:
     automove: str | None         # "slab_automove=1 (ratio 0.8, window 30)" as stats settings says
     evictions: int | None        # all evictions in the interval (stats)
     finding: object = None       # the automover-aware finding (slabcalc.analysis.automover.Finding)
+    # seconds the automover has run, at least and at most, when the readings saw it start (slab_automove
+    # 0 -> 1, or a new ratio, which starts its window again: 1.6.18 items.c:1674-1679); None: unknown
+    automove_for: tuple[float, float] | None = None
 
 
 def _number(table: Mapping[str, str], name: str) -> int | None:
@@ -89,12 +93,24 @@ def counter_delta(before: Mapping[str, str], after: Mapping[str, str], name: str
     return None if new is None else new - (_number(before, name) or 0)
 
 
-def interval(before: Dump, after: NodeStats, seconds: float | None = None) -> Interval:
+def automover_started(before: Mapping[str, str], now: Mapping[str, str]) -> bool:
+    """Whether the automover started between two readings' ``stats settings``: ``slab_automove`` went to 1
+    (``slabs automove 1`` at run time), or its ratio changed while on (the LRU maintainer frees and inits
+    it again, 1.6.18 items.c:1675-1679).  Either way its window starts empty (slab_automove.c:34-52)."""
+    if now.get("slab_automove") != "1" or "slab_automove" not in before:
+        return False
+    return before.get("slab_automove") != "1" or before.get("slab_automove_ratio") != now.get("slab_automove_ratio")
+
+
+def interval(before: Dump, after: NodeStats, seconds: float | None = None,
+             automove_for: tuple[float, float] | None = None) -> Interval:
     """The interval between ``before`` and ``after``'s dump, or a DumpError naming what is wrong.
 
     Its length is the servers' ``time`` (whole seconds) unless ``seconds`` says it,
     measured by the reader's clock (live readings, ``--interval`` and ``--watch``: a
-    second apart, ``time`` may move by 0 or 2).
+    second apart, ``time`` may move by 0 or 2).  ``automove_for`` is how long the automover has
+    run, at least and at most, when earlier readings saw it start (``--watch``); readings that
+    see it start between them know it ran at most the interval.
     """
     now = after.dump
     for dump in (before, now):
@@ -137,9 +153,11 @@ def interval(before: Dump, after: NodeStats, seconds: float | None = None) -> In
             _number(stat, "evicted_time") if items_given else None,
             delta(before.items, now.items, c.id, "reclaimed") if items_given else None,
             delta(before.items, now.items, c.id, "crawler_reclaimed") if items_given else None))
+    if automover_started(before.settings, now.settings):
+        automove_for = (0, seconds)
     span = Interval(after.node, seconds, tuple(classes), counter_delta(before.general, now.general, "slabs_moved"),
                     after.pool_pages, _automove(now.settings),
-                    counter_delta(before.general, now.general, "evictions"))
+                    counter_delta(before.general, now.general, "evictions"), automove_for=automove_for)
     from slabcalc.analysis.automover import diagnose, from_interval
 
     return replace(span, finding=diagnose(from_interval(span, after)))
@@ -175,7 +193,11 @@ def _per_second(count: int, seconds: int) -> str:
 def now_findings(span: Interval) -> list[str]:
     """What happens in the interval: which classes evict, what could serve them, what the automover does."""
     seconds = span.seconds
-    starving = [c for c in span.classes if (c.evicted or 0) + (c.outofmemory or 0) > 0]
+    drops = mover_drops(span)
+    starving = [c for c in span.classes if (c.evicted or 0) + (c.outofmemory or 0) > 0 and c.id not in drops]
+    dropped = "".join(f"; class {cls} loses {_per_second(count, seconds)} to the page mover (page-mover drops: no "
+                      f"set came to it, items evicted to empty the pages it gives)"
+                      for cls, count in sorted(drops.items()))
     moved = span.slabs_moved
     automove = span.automove or "the automover's settings unknown (no 'stats settings')"
     moved_text = f"{automove} moved {moved} page{'s' if moved != 1 else ''} in the interval" \
@@ -183,7 +205,7 @@ def now_findings(span: Interval) -> list[str]:
     action = f"; action for memcached {span.finding.release}: " + ", or ".join(
         a.text() for a in span.finding.actions) if span.finding is not None else ""
     if not starving:
-        return [f"now: no class evicts (over {seconds} s); {moved_text}{action}"]
+        return [f"now: no class evicts (over {seconds} s){dropped}; {moved_text}{action}"]
     parts = []
     for c in sorted(starving, key=lambda c: -((c.evicted or 0) + (c.outofmemory or 0))):
         text = f"class {c.id} evicts {_per_second(c.evicted or 0, seconds)}"
@@ -198,7 +220,7 @@ def now_findings(span: Interval) -> list[str]:
     # what the starving classes throw away
     held = []
     for c in span.classes:
-        if c in starving or not c.pages:
+        if c in starving or c.id in drops or not c.pages:
             continue
         free_pages = c.free_chunks // c.perslab if c.perslab else 0
         old = c.age is not None and youngest_victim is not None and c.age > youngest_victim
@@ -213,7 +235,7 @@ def now_findings(span: Interval) -> list[str]:
                    f"hold{'' if len(held) > 1 else 's'} {pages} page{'s' if pages != 1 else ''} of {what}")
     if span.pool_pages:
         serving += f"{' and' if serving else ' while'} the global page pool holds {span.pool_pages} pages"
-    lines = [f"now (over {seconds} s): {'; '.join(parts)}{serving}; {moved_text}"]
+    lines = [f"now (over {seconds} s): {'; '.join(parts)}{serving}{dropped}; {moved_text}"]
     if span.finding is not None:
         # the automover's rules decide the words (slabcalc.analysis.automover): within its window
         # it is not yet calcification; past what its rules allow, the real limit

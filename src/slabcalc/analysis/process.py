@@ -186,12 +186,18 @@ def runtime_parts(settings, slab_pages: int, items: int, connections: int | None
         mapped = slab_pages if until is None or items <= until else -(-slab_pages * until // items)
         parts.append(("page_headers", mapped * rules.mmap_header))
     if ext is not None:
-        # a bucket's buffer goes back on top of the stack when flushed and is taken again
-        # (extstore.c 482-511, 454-470): one buffer touched per bucket written, the rest never
-        # touched (calloc'd); unknown: the default and chunked buckets
-        written = 2 if wbuf_buckets is None else wbuf_buckets
-        parts.append(("extstore_wbufs", min(ext.wbuf_count, written) * ext.wbuf_size))
+        parts.append(("extstore_write_buffers", write_buffers_touched(ext, wbuf_buckets) * ext.wbuf_size))
     return tuple(parts)
+
+
+def write_buffers_touched(ext, buckets_written: int | None) -> int:
+    """extstore's write buffers that hold memory: one per page bucket written to.
+
+    All ``ext.wbuf_count`` are calloc'd at start-up (extstore.c 393-401) and take no memory until
+    written; a bucket's buffer goes back on top of the stack when flushed and is taken again
+    (extstore.c 482-511, 454-470), so each bucket written touches one.  Unknown (None): the default
+    and chunked buckets, 2."""
+    return min(ext.wbuf_count, 2 if buckets_written is None else buckets_written)
 
 
 def _read_buf_mem_limit(settings) -> int:

@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
-from slabcalc.analysis.diagnosis import Interval, counter_delta, interval
+from slabcalc.analysis.automover import mover_drops
+from slabcalc.analysis.diagnosis import Interval, automover_started, counter_delta, interval
 from slabcalc.analysis.stats import NodeStats
 from slabcalc.errors import DumpError, SlabcalcError
 from slabcalc.inputs.dumps import Dump
@@ -64,11 +65,14 @@ def watch(readings: Iterable[tuple[float, Sequence[tuple[str, Dump | SlabcalcErr
     spans: dict[str, Interval | None] = {}          # node -> its previous interval
     down: set[str] = set()
     moved: dict[str, int] = {}                      # node -> slabs_moved since the watch began
+    started: dict[str, tuple[float, float]] = {}    # node -> the readings either side of its automover's start
     for number, (elapsed, nodes) in enumerate(readings, 1):
         out, changes = [], []
         for name, dump in nodes:
             prefix = f"{name}: " if len(nodes) > 1 else ""
-            reading, said = _node(name, dump, last.get(name), elapsed, analyse)
+            began = started.get(name)
+            ran = None if began is None else (elapsed - began[1], elapsed - began[0])
+            reading, said = _node(name, dump, last.get(name), elapsed, analyse, ran)
             if reading.error is not None:
                 if name not in down:
                     changes.append(f"{prefix}cannot be read: {reading.error}")
@@ -80,6 +84,8 @@ def watch(readings: Iterable[tuple[float, Sequence[tuple[str, Dump | SlabcalcErr
                     changes.append(f"{prefix}read again")
                     down.discard(name)
                 changes += [prefix + line for line in said]
+                _note_start(started, name, last.get(name) if reading.span is not None else None, elapsed,
+                            reading.stats.dump)        # no span: first reading, or restarted (its window anew)
                 last[name] = (elapsed, reading.stats.dump)
                 if reading.span is not None:
                     moved[name] = moved.get(name, 0) + (reading.span.slabs_moved or 0)
@@ -89,8 +95,18 @@ def watch(readings: Iterable[tuple[float, Sequence[tuple[str, Dump | SlabcalcErr
         yield Reading(number, elapsed, tuple(out), tuple(changes))
 
 
+def _note_start(started: dict, name: str, previous: tuple[float, Dump] | None, elapsed: float, dump: Dump) -> None:
+    """Keep when the node's automover started (between its previous reading and this one), for the
+    readings after: its window fills from then (:func:`slabcalc.analysis.diagnosis.automover_started`)."""
+    if dump.settings.get("slab_automove") != "1" or previous is None:
+        started.pop(name, None)
+    elif previous is not None and automover_started(previous[1].settings, dump.settings):
+        started[name] = (previous[0], elapsed)
+
+
 def _node(name: str, dump: Dump | SlabcalcError, previous: tuple[float, Dump] | None, elapsed: float,
-          analyse: Callable[[Dump], NodeStats]) -> tuple[NodeReading, list[str]]:
+          analyse: Callable[[Dump], NodeStats],
+          ran: tuple[float, float] | None = None) -> tuple[NodeReading, list[str]]:
     """One node's reading against its previous one, and a line when the baseline starts again."""
     if isinstance(dump, SlabcalcError):
         return NodeReading(name, None, None, error=str(dump)), []
@@ -102,7 +118,7 @@ def _node(name: str, dump: Dump | SlabcalcError, previous: tuple[float, Dump] | 
         return NodeReading(name, stats, None), []
     before_elapsed, before = previous
     try:
-        span = interval(before, stats, span_seconds(elapsed - before_elapsed))
+        span = interval(before, stats, span_seconds(elapsed - before_elapsed), ran)
     except DumpError as exc:   # restarted (or another server on the address): start again from here
         return NodeReading(name, stats, None), [f"starts again: {exc}"]
     counters = tuple((c, counter_delta(before.general, dump.general, c)) for c in COUNTERS)
@@ -110,11 +126,13 @@ def _node(name: str, dump: Dump | SlabcalcError, previous: tuple[float, Dump] | 
 
 
 def _evicting(span: Interval | None) -> dict[int, int]:
-    """Classes that evicted (or failed to allocate) in the span: class -> count."""
+    """Classes that evicted (or failed to allocate) in the span for sets: class -> count (the page
+    mover's drops in a class no set came to are not its evictions: :func:`mover_drops`)."""
     if span is None:
         return {}
+    drops = mover_drops(span)
     return {c.id: (c.evicted or 0) + (c.outofmemory or 0) for c in span.classes
-            if (c.evicted or 0) + (c.outofmemory or 0) > 0}
+            if (c.evicted or 0) + (c.outofmemory or 0) > 0 and c.id not in drops}
 
 
 def _rate(count: int, seconds: float) -> str:
@@ -133,6 +151,9 @@ def changed(before: Interval | None, now: Interval, moved_since_start: int) -> l
             lines.append(f"class {cls} {verb} ({_rate(evicting[cls], now.seconds)})")
         elif cls in was and cls not in evicting:
             lines.append(f"class {cls} stopped evicting")
+    for cls, count in sorted(mover_drops(now).items()):
+        lines.append(f"class {cls}: page-mover drops ({_rate(count, now.seconds)}): the page mover evicts its "
+                     "items to empty the pages it takes; no set came to it")
     pages = [(c.id, c.pages_delta) for c in now.classes if c.pages_delta]
     if pages or now.slabs_moved:
         shown = ", ".join(f"class {cls} {delta:+d}" for cls, delta in pages) or "no class changed"

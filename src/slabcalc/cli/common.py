@@ -14,11 +14,11 @@ from slabcalc.model.settings import Settings, chunk_max_value
 from slabcalc.model.units import parse_size
 
 
-def draw(kind: str, data, path: str) -> None:
+def draw(kind: str, data, path: str, **extra) -> None:
     from slabcalc.cli import plot as plotting
 
     try:
-        getattr(plotting, kind)(data, path)
+        getattr(plotting, kind)(data, path, **extra)
     except plotting.PlotUnavailable as exc:
         raise DataError(str(exc)) from None
     except OSError as exc:

@@ -1,10 +1,12 @@
-"""``simulate -m A,B,C``: the hit-ratio curve as a table, CSV or JSON, and its progress on a terminal."""
+"""``simulate -m A,B,C``: the hit-ratio curve (and ``--target-hit-ratio``'s limit) replayed, then printed as a
+table, CSV or JSON, with its progress on a terminal."""
 
 from __future__ import annotations
 
 import click
 
 from slabcalc.cli import output
+from slabcalc.cli.errors import Refusal
 from slabcalc.cli.tables import CURVE_COLUMNS
 
 
@@ -17,6 +19,8 @@ def print_curve(record: dict, fmt: str) -> None:
     if fmt == "csv":
         click.echo(f"model: {record['model']['text']}", err=True)
         click.echo(output.render_rows(record["curve"], CURVE_FIELDS, "csv"))
+        if record.get("target_limit_mb") is not None:      # not reached: the error says so
+            click.echo(f"target: {record['target']['text']}", err=True)
         return
     rows = [{**row, **{name: _ratio(row[name]) for name in ("hit_ratio", "ideal_lru_hit_ratio")}}
             for row in record["curve"]]
@@ -38,6 +42,8 @@ def _curve_lines(record: dict) -> list[tuple[str, str]]:
         ("replays", f"{len(record['curve'])}, one per -m; each row is what simulate -m N prints"),
         ("ideal_lru", record["ideal_lru"]),
     ]
+    if record.get("target_limit_mb") is not None:
+        lines.append(("target", record["target"]["text"]))
     if "sample" in record:
         s = record["sample"]
         lines.append(("sample", f"{s['sampled_ops']} of {s['ops']} operations replayed at each -m (keys hashing "
@@ -53,3 +59,46 @@ def progress_printer():
         click.echo(f"\r-m {point.limit_maxbytes >> 20} replayed ({done} of {total})"
                    + ("" if ratio is None else f", hit ratio {ratio:.4f}") + " " * 8, err=True)
     return show
+
+
+def run_curve(every_settings, file, input_format, key_length, strict, uptime, sample, plot, fmt, target=None,
+              settings_at=None, time_zero=None):
+    """``-m A,B,C``: the workload replayed at each limit, and through the ideal LRU of each; with a
+    ``target`` hit ratio, the smallest -m that reaches it (``settings_at(mb)``: the settings of one -m)."""
+    import sys
+
+    from slabcalc.analysis.curve import TargetError, hit_ratio_curve, target_limit
+    from slabcalc.cli.commands.simulate import refusing_coarse
+    from slabcalc.cli.common import draw, input_workload, say_rejected
+    from slabcalc.records.curve import curve_record, target_text
+
+    progress = progress_printer() if sys.stderr.isatty() else None
+    found = None
+    with input_workload(file, "simulate", input_format=input_format, key_length=key_length, strict=strict,
+                        key_max=every_settings[0].profile.key_max, time_zero=time_zero) as (ops, accounting):
+        ops = ops if isinstance(ops, (list, tuple)) else list(ops)      # held for the search's replays too
+        curve = refusing_coarse(lambda ops: hit_ratio_curve(every_settings, ops, boot=uptime, sample=sample,
+                                                             progress=progress))(ops)
+        if target is not None:
+            try:
+                found = refusing_coarse(lambda ops: target_limit(curve, target, settings_at, ops, boot=uptime,
+                                                                 sample=sample))(ops)
+            except TargetError as exc:
+                raise Refusal(f"--target-hit-ratio: {exc}") from None
+    say_rejected(accounting)
+    record = curve_record(curve, accounting, found)
+    print_curve(record, fmt)
+    if plot:
+        draw("plot_curve", record["curve"], plot)
+    if found is not None and found.limit_mb is None:
+        raise Refusal(f"--target-hit-ratio: {target_text(found)}")
+
+
+def settings_or_none(make):
+    """``make(mb)``'s settings, None for a limit the release refuses to start with (the search's floor)."""
+    def at(mb: int):
+        try:
+            return make(mb)
+        except Refusal:
+            return None
+    return at

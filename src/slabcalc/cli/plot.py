@@ -1,4 +1,4 @@
-"""Pictures of where the memory goes: per-class bars and a simulation timeline.
+"""Pictures of where the memory goes: per-class bars, a simulation timeline and hit-ratio curves.
 
 matplotlib is an optional extra (``pip install 'slabcalc[plot]'``), imported
 only when a plot is drawn, with the Agg backend (no display needed).  The
@@ -90,8 +90,23 @@ def plot_classes(rows: Iterable[Mapping], path: str, title: str | None = None) -
         plt.close(fig)
 
 
-def plot_timeline(timeline: Sequence[Mapping], path: str, title: str | None = None) -> None:
-    """A simulation over time: pages held per class, and items and evictions per class.
+TOP_CLASSES = 8        # classes of the timeline drawn each on its own; the rest are summed as one
+
+
+def _ranked(timeline: Sequence[Mapping], top: int) -> tuple[list, list]:
+    """The ``top`` classes by the most pages they held at any step (ties: the lower id), and the rest."""
+    most: dict = {}
+    for s in timeline:
+        most[s["class"]] = max(most.get(s["class"], 0), s["pages"])
+    ranked = sorted(most, key=lambda c: (-most[c], c))
+    if len(ranked) <= top + 1:          # one class left over is drawn as itself, not as "1 other"
+        return sorted(ranked), []
+    return sorted(ranked[:top]), sorted(ranked[top:])
+
+
+def plot_timeline(timeline: Sequence[Mapping], path: str, title: str | None = None,
+                  hit_ratio: Sequence[tuple] | None = None, top: int = TOP_CLASSES) -> None:
+    """A simulation over time: pages held per class, items and evictions per class, and the hit ratio.
 
     ``timeline`` is a list of samples, one per class per time step, each a
     mapping with:
@@ -102,34 +117,55 @@ def plot_timeline(timeline: Sequence[Mapping], path: str, title: str | None = No
     * ``items`` -- items stored in the class at that time;
     * ``evicted`` -- evictions from the class so far (cumulative).
 
-    Classes missing from a step are drawn as holding nothing then.  The
-    upper panel stacks pages per class; the lower one draws items (solid)
-    and evictions (dashed) of each class.
+    Classes missing from a step are drawn as holding nothing then.  The ``top`` classes by the
+    most pages they held are drawn each in its own colour, the others summed as one grey series
+    ("N other classes"), so that many classes stay readable; a legend names them.  The upper
+    panel stacks pages per class; the next draws items (solid) and evictions (dashed).
+    ``hit_ratio`` (``(time, gets, hits)`` per step, :func:`slabcalc.analysis.curve.hit_ratio_steps`)
+    adds a panel of each step's hits over its gets (a step without gets is left out).
     """
     fmt = _format(path)
     plt = _pyplot()
     times = sorted({s["time"] for s in timeline})
-    classes = sorted({s["class"] for s in timeline})
+    shown, others = _ranked(timeline, top)
     at = {(s["time"], s["class"]): s for s in timeline}
 
-    def series(cls, name):
-        return [at[(t, cls)][name] if (t, cls) in at else 0 for t in times]
+    def series(classes, name):
+        return [sum(at[(t, c)][name] if (t, c) in at else 0 for c in classes) for t in times]
 
-    fig, (pages_ax, items_ax) = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
+    groups = [([c], f"class {c}") for c in shown]
+    if others:
+        groups.append((others, f"{len(others)} other classes"))
+    palette = [plt.get_cmap("tab10")(i) for i in (0, 1, 2, 3, 4, 5, 6, 8, 9)]     # tab10 without its grey
+    colours = [palette[i % len(palette)] for i in range(len(shown))] + (["#9a9a9a"] if others else [])
+    panels = 3 if hit_ratio else 2
+    fig, axes = plt.subplots(panels, 1, sharex=True, figsize=(9, 2.6 * panels + 1))
+    pages_ax, items_ax = axes[0], axes[1]
     try:
-        if classes:
-            pages_ax.stackplot(times, *[series(c, "pages") for c in classes], labels=[f"class {c}" for c in classes])
+        if groups:
+            pages_ax.stackplot(times, *[series(classes, "pages") for classes, _ in groups],
+                               labels=[label for _, label in groups], colors=colours)
         pages_ax.set_ylabel("pages")
         pages_ax.set_title(title or "simulated memory per slab class")
-        for c in classes:
-            line, = items_ax.plot(times, series(c, "items"), label=f"class {c}")
-            evicted = series(c, "evicted")
+        for (classes, label), colour in zip(groups, colours):
+            items_ax.plot(times, series(classes, "items"), label=label, color=colour)
+            evicted = series(classes, "evicted")
             if any(evicted):
-                items_ax.plot(times, evicted, linestyle="--", color=line.get_color())
+                items_ax.plot(times, evicted, linestyle="--", color=colour, label=f"{label} evicted")
         items_ax.set_ylabel("items (evicted dashed)")
-        items_ax.set_xlabel("time")
-        if classes and len(classes) <= 20:
-            pages_ax.legend(fontsize=7, loc="upper left")
+        if groups:
+            pages_ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="slab class",
+                            title_fontsize=7)
+        if hit_ratio:
+            ratio_ax = axes[2]
+            steps = [(t, hits / gets) for t, gets, hits in hit_ratio if gets]
+            ratio_ax.plot([t for t, _ in steps], [r for _, r in steps], "o-", color="#2a7f3f", markersize=3,
+                          label="hits / gets of each step")
+            ratio_ax.set_ylim(0, 1.02)
+            ratio_ax.set_ylabel("hit ratio")
+            ratio_ax.grid(True, alpha=0.3)
+            ratio_ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        axes[-1].set_xlabel("time")
         fig.tight_layout()
         fig.savefig(path, format=fmt)
     finally:

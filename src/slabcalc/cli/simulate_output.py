@@ -84,3 +84,22 @@ def _simulation_lines(result, record, finding_lines):
         lines += sample_lines(result.sample)
     lines += [(f"rejected line {r['line']}", f"{r['reason']}: {r['text']}") for r in i["rejections"]]
     return lines
+
+
+def plot_simulation(result, record, path: str, ops=None, uptime: float = 0.0, hash_keys: bool = False) -> None:
+    """``--plot``: the timeline (with ``--every``; ``ops`` held: the hit ratio of each step from one more
+    replay, :func:`slabcalc.analysis.curve.hit_ratio_steps`), else the memory per class at the end."""
+    from slabcalc.cli.common import draw
+    from slabcalc.records.simulate import memory_records
+
+    if "timeline" not in record:
+        draw("plot_classes", memory_records(result), path)
+        return
+    steps = None
+    if ops is not None:
+        from slabcalc.analysis.curve import hit_ratio_steps
+
+        steps = hit_ratio_steps(result.settings, ops, sorted({row.time for row in result.timeline}), boot=uptime,
+                                hash_keys=hash_keys)
+    draw("plot_timeline", [{**row, "evicted": row["evicted_total"]} for row in record["timeline"]], path,
+         hit_ratio=steps)

@@ -1,9 +1,10 @@
-"""The JSON of ``slabcalc report`` and its summary lines."""
+"""The JSON of ``slabcalc report`` and its summary lines (it is long because they cover RAM, extstore, process)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
+from slabcalc.analysis.process import write_buffers_touched
 from slabcalc.analysis.report import MIB, ClassUsage, Report
 from slabcalc.model.treatments import given_options, options_text
 
@@ -279,7 +280,7 @@ def _extstore_summary(lines: dict, ext, t: dict) -> dict:
                            f"bytes stay in RAM, {t['ram_items']} items stay whole")
     if ext.capacity is None:
         out["RAM"] = f"-m {ext.ram.memory_limit_needed if ext.ram.classes else 0} holds what stays in RAM"
-    out["flash"] = (f"{flash.bytes_used} item bytes in {flash.wbufs} write buffers of {format_size(e.wbuf_size)} "
+    out["flash"] = (f"{flash.bytes_used} item bytes in {flash.wbufs} {format_size(e.wbuf_size)} write-buffer flushes "
                     f"({flash.wbuf_waste} bytes lost at buffer ends) on {flash.pages} pages of "
                     f"{format_size(e.page_size)}: ext_path needs {ext.flash_pages_needed * e.page_size} bytes "
                     f"({ext.flash_pages_needed} pages"
@@ -287,8 +288,9 @@ def _extstore_summary(lines: dict, ext, t: dict) -> dict:
     if not ext.flash_fits:
         out["flash"] += (f"; the file has {e.usable_pages} usable pages: extstore evicts its oldest pages "
                          f"(extstore_page_evictions)")
-    out["outside -m"] = (f"{e.wbuf_count} write buffers of {format_size(e.wbuf_size)} = "
-                         f"{e.wbuf_bytes} bytes, allocated at start-up")
+    n = write_buffers_touched(e, flash.buckets)
+    out["outside -m"] = (f"{n * e.wbuf_size} bytes of extstore write buffers: {n} of the {e.wbuf_count} calloc'd at "
+                         f"start-up ({e.wbuf_bytes} bytes), one per page bucket written to (process memory's figure)")
     out["compaction"] = (f"starts when fewer than {e.compact_under} of the {e.page_count} pages are free "
                          f"(ext_compact_under) and rewrites pages whose live bytes fell below ext_max_frag "
                          f"({e.max_frag:g}) of a page, scaled by how full the flash is; items never "

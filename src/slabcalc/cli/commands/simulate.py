@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
-from slabcalc.cli.common import draw, input_workload, say_rejected, settings_from
+from slabcalc.cli.common import input_workload, say_rejected, settings_from
+from slabcalc.cli.curve_output import run_curve, settings_or_none
 from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import (check_key, format_option, input_options, model_options, plot_option,
                                   time_zero_option)
-from slabcalc.cli.simulate_output import print_simulation
+from slabcalc.cli.simulate_output import plot_simulation, print_simulation
 from slabcalc.model.ops import UPTIME_MAX
 
 
@@ -42,12 +43,17 @@ from slabcalc.model.ops import UPTIME_MAX
               help="Keep string keys as 60-bit hashes, not their text: 80 bytes less memory a resident item "
                    "for replays too large for the machine.  The model line states the bound on two keys "
                    "sharing a hash.  One -m only.")
+@click.option("--target-hit-ratio", "target", type=float, default=None, metavar="R",
+              help="Name the smallest -m (MB) whose replay reaches hit ratio R (0 < R <= 1): the first limit of "
+                   "the list that reaches it, then a bisection on -m between it and the limit before, down to "
+                   "two limits a megabyte apart, both replayed (JSON: target_limit_mb).  A list's largest -m "
+                   "that does not reach R is an error (exit 2).  See docs/curves.md.")
 @time_zero_option
 @plot_option
 @model_options
 @format_option(command="simulate")
-def simulate_command(file, key_length, strict, every, uptime, input_format, sample, hash_keys, time_zero, plot,
-                     fmt, **model):
+def simulate_command(file, key_length, strict, every, uptime, input_format, sample, hash_keys, target, time_zero,
+                     plot, fmt, **model):
     """Replay a workload under -m: pages, LRUs, expiry, evictions, page moves, calcification.
 
     FILE (or standard input) is a CSV with a header -- time, op (set, get,
@@ -79,7 +85,8 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
     the same bytes -- one LRU over all objects, each the size memcached
     asks its allocator for (ITEM_ntotal), no slab classes: the gap is what
     slab classes and calcification cost.  --plot draws both against -m.
-    See docs/curves.md.
+    --target-hit-ratio R names the smallest -m that reaches R (bisecting
+    between the list's limits).  See docs/curves.md.
 
     \b
     Python: with open_workload(FILE) as (ops, _): simulate(settings, ops, boot=uptime, sample=rate, hash_keys=h)
@@ -90,6 +97,8 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
     from slabcalc.records.simulate import simulation_record
 
     noted: set = set()
+    if target is not None and not 0 < target <= 1:
+        raise Refusal(f"--target-hit-ratio: a hit ratio is above 0 and at most 1, not {target}")
     limits = memory_limits(model.pop("memory_limit"))
     every_settings = [settings_from(**model, memory_limit=limit, noted=noted) for limit in limits]
     check_key(every_settings[0], key_length)
@@ -100,27 +109,27 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
         raise Refusal(str(exc)) from None
     if sample is not None and every_settings[0].extstore is not None:
         raise Refusal("simulate --sample does not model -o ext_path: replay the whole workload")
-    if len(limits) > 1:
+    if len(limits) > 1 or target is not None:
         if every is not None:
-            raise Refusal("--every draws the timeline of one replay: give one -m with it, not a list")
+            raise Refusal("--every draws the timeline of one replay: give one -m with it, not a list "
+                          "or --target-hit-ratio")
         if hash_keys:
             raise Refusal("--hash-keys saves the memory of one replay: a curve holds the whole workload anyway")
-        return _curve(every_settings, file, dict(input_format=input_format, key_length=key_length, strict=strict,
-                                                 time_zero=time_zero), uptime, sample, plot, fmt)
+        at = settings_or_none(lambda mb: settings_from(**model, memory_limit=str(mb), noted=noted))
+        return run_curve(every_settings, file, input_format, key_length, strict, uptime, sample, plot, fmt,
+                         target, at, time_zero=time_zero)
     settings = every_settings[0]
     with input_workload(file, "simulate", input_format=input_format, key_length=key_length, strict=strict,
                         key_max=settings.profile.key_max, time_zero=time_zero) as (ops, accounting):
+        if plot and every is not None and sample is None:
+            ops = list(ops)         # replayed once more for the hit ratio of each step
         result = refusing_coarse(lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample,
                                                          hash_keys=hash_keys))(ops)
     say_rejected(accounting)
     record = simulation_record(result, accounting)
     print_simulation(result, record, fmt)
-    if plot and "timeline" in record:
-        draw("plot_timeline", [{**row, "evicted": row["evicted_total"]} for row in record["timeline"]], plot)
-    elif plot:
-        from slabcalc.records.simulate import memory_records
-
-        draw("plot_classes", memory_records(result), plot)
+    if plot:
+        plot_simulation(result, record, plot, ops if isinstance(ops, list) else None, uptime, hash_keys)
 
 
 def refusing_coarse(run):
@@ -133,22 +142,3 @@ def refusing_coarse(run):
         except TooCoarse as exc:
             raise Refusal(str(exc)) from None
     return refusing
-
-
-def _curve(every_settings, file, reading, uptime, sample, plot, fmt):
-    """``-m A,B,C``: the workload replayed at each limit, and through the ideal LRU of each."""
-    import sys
-
-    from slabcalc.analysis.curve import hit_ratio_curve
-    from slabcalc.cli.curve_output import print_curve, progress_printer
-    from slabcalc.records.curve import curve_record
-
-    progress = progress_printer() if sys.stderr.isatty() else None
-    with input_workload(file, "simulate", key_max=every_settings[0].profile.key_max, **reading) as (ops, accounting):
-        curve = refusing_coarse(lambda ops: hit_ratio_curve(every_settings, ops, boot=uptime, sample=sample,
-                                                             progress=progress))(ops)
-    say_rejected(accounting)
-    record = curve_record(curve, accounting)
-    print_curve(record, fmt)
-    if plot:
-        draw("plot_curve", record["curve"], plot)
