@@ -1,0 +1,87 @@
+"""No crash, hang or unbounded memory on any input (issue 41): every numeric option a finite number
+in its range, -m ranges counted before they are expanded, -o values checked as memcached checks
+them, op_count bounded, a server's reply bounded; each refusal one line with its exit status."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+
+import pytest
+from helpers import ROOT, run
+
+WORKLOAD = str(ROOT / "examples" / "calcification.csv")
+ITEMS = str(ROOT / "examples" / "items.csv")
+
+
+def _one_line(result, status: int, says: str = "") -> None:
+    assert result.exit_code == status, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert says in result.stderr, result.stderr
+
+
+# -- numeric options: NaN, infinity and values past any sensible bound are usage errors ---------------
+
+NUMBERS = [
+    (["simulate", WORKLOAD, "--uptime"], "nan"),           # a traceback (int(nan)) before
+    (["simulate", WORKLOAD, "--uptime"], "inf"),
+    (["simulate", WORKLOAD, "--every"], "nan"),            # exit 0 with NaN in the JSON before
+    (["simulate", WORKLOAD, "--every"], "inf"),
+    (["simulate", WORKLOAD, "--every"], "-inf"),
+    (["simulate", WORKLOAD, "--sample"], "nan"),
+    (["simulate", WORKLOAD, "--uptime"], "1e400"),         # float() reads it as infinity
+    (["optimize", ITEMS, "--validate"], "nan"),
+    (["stats", "--server", "127.0.0.1:1", "--timeout"], "nan"),    # ValueError from the socket before
+    (["stats", "--server", "127.0.0.1:1", "--timeout"], "inf"),    # OverflowError before
+    (["stats", "--server", "127.0.0.1:1", "--watch"], "inf"),
+    (["stats", "--server", "127.0.0.1:1", "--watch"], "nan"),
+    (["stats", "--server", "127.0.0.1:1", "--interval"], "100000000000000000000"),  # sleep() overflowed
+    (["stats", "--server", "127.0.0.1:1", "--count"], "100000000000000000000"),
+    (["place", "--key", "10", "--value", "10", "--flags"], "99999999999999999999"),
+    (["compare", ITEMS, "--varnish-headers"], "99999999999999999999"),
+    (["report", ITEMS, "--nodes", "2", "--connections"], "99999999999999999999"),
+    (["optimize", ITEMS, "--seed"], "99999999999999999999999999"),
+]
+
+
+@pytest.mark.parametrize("args,value", NUMBERS)
+def test_a_number_out_of_range_or_not_finite_is_one_line_and_exit_2(args, value):
+    _one_line(run(*args, value), 2, value)
+
+
+def test_a_finite_number_in_range_still_runs():
+    result = run("simulate", WORKLOAD, "--uptime", "3600", "--every", "0.5", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert "NaN" not in result.stdout and "Infinity" not in result.stdout
+
+
+def test_a_required_key_is_asked_for():
+    """``place`` without ``--key``: click 8.3+ took the explicit default None as given (a traceback)."""
+    _one_line(run("place", "--value", "10"), 2, "--key")
+
+
+# -- -m ranges: counted before they are expanded ------------------------------------------------------
+
+def _limited(*args: str, mib: int = 512) -> subprocess.CompletedProcess:
+    """slabcalc ARGS in a process of at most ``mib`` MiB of address space."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+    return subprocess.run([sys.executable, "-m", "slabcalc", *args], capture_output=True, text=True,
+                          timeout=60, preexec_fn=limit)
+
+
+@pytest.mark.parametrize("limits", ["1..100000000:1", "1..4097:1", "5000,1..4096:1", "1..1000000000000000000:1"])
+def test_a_curve_of_too_many_limits_is_counted_not_expanded(limits):
+    done = _limited("simulate", WORKLOAD, "-m", limits)       # MemoryError before (10**8 limits in a set)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+    assert "at most 4096" in done.stderr and limits in done.stderr
+
+
+def test_a_curve_of_4096_limits_is_counted_as_4096():
+    from slabcalc.cli.common import memory_limits
+
+    assert len(memory_limits("1..4096:1,2..4096:2")) == 4096
