@@ -85,3 +85,40 @@ def test_a_curve_of_4096_limits_is_counted_as_4096():
     from slabcalc.cli.common import memory_limits
 
     assert len(memory_limits("1..4096:1,2..4096:2")) == 4096
+
+
+# -- -o values: as memcached checks them, and what it takes but the replay cannot represent ----------
+
+@pytest.mark.parametrize("word,says", [
+    ("hashpower=65", "Initial hashtable multiplier of 65 is too high"),      # accepted before
+    ("hashpower=33", "Initial hashtable multiplier of 33 is too high"),      # 12..32 since 1.5.2
+    ("hashpower=2147483647", "Initial hashtable multiplier of 2147483647 is too high"),   # a traceback before
+    ("hashpower=11", "Initial hashtable multiplier of 11 is too low"),
+    ("hashpower", "Missing numeric argument for hashpower"),
+])
+def test_hashpower_is_checked_as_memcached_checks_it(word, says):
+    for command in (["report", ITEMS], ["classes"], ["simulate", WORKLOAD]):
+        _one_line(run(*command, "--profile", "1.6.18", "-o", word), 2, says)
+
+
+def test_hashpower_64_is_taken_before_1_5_2():
+    assert run("classes", "--profile", "1.5.1", "-o", "hashpower=64").exit_code == 0
+    _one_line(run("classes", "--profile", "1.5.2", "-o", "hashpower=64"), 2, "is too high")
+
+
+@pytest.mark.parametrize("word", ["hot_max_factor=1e9", "warm_max_factor=1e9", "warm_max_factor=2.5",
+                                  "hot_max_factor=nan", "warm_max_factor=inf", "slab_automove_ratio=nan"])
+def test_simulate_refuses_a_value_memcached_takes_but_the_replay_cannot_represent(word):
+    """1e9 crashed the compiled maintainer ("int too large to convert to i32"), nan a traceback."""
+    _one_line(run("simulate", WORKLOAD, "--profile", "1.6.18", "-o", word), 2, word.split("=")[0])
+    assert run("report", ITEMS, "--profile", "1.6.18", "-o", word).exit_code == 0    # no bearing on a layout
+
+
+def test_memcached_takes_the_values_simulate_refuses(memcached):
+    """The real server starts with them: the refusal is the model's, and says so (not memcached's)."""
+    from memcached_server import run_vv
+
+    for word in ("hot_max_factor=1e9", "warm_max_factor=nan", "slab_automove_ratio=nan"):
+        assert run_vv(["-o", word], memcached=memcached).started, word
+    for word in ("hashpower=33", "hashpower=65", "hashpower=11"):
+        assert not run_vv(["-o", word], memcached=memcached).started, word
