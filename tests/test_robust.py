@@ -122,3 +122,36 @@ def test_memcached_takes_the_values_simulate_refuses(memcached):
         assert run_vv(["-o", word], memcached=memcached).started, word
     for word in ("hashpower=33", "hashpower=65", "hashpower=11"):
         assert not run_vv(["-o", word], memcached=memcached).started, word
+
+
+# -- a server's reply: bounded in lines and bytes, not kept to the deadline ---------------------------
+
+def _endless_stats(conn, line=b"STAT curr_items 1\r\n"):
+    """Answers version, then a stats reply that never ends (no real memcached does this)."""
+    from test_stats_faults import REPLIES
+
+    conn.recv(4096)
+    conn.sendall(REPLIES["version"])
+    conn.recv(4096)
+    block = line * 4096
+    while True:
+        conn.sendall(block)
+
+
+@pytest.mark.parametrize("line", [b"STAT curr_items 1\r\n", b"STAT x " + b"9" * 60000 + b"\r\n"])
+def test_a_stats_reply_that_never_ends_is_cut_off_at_a_bound(line):
+    """Kept line by line until --timeout before: 2.8 GB in 45 s."""
+    import time
+
+    from test_stats_faults import FakeServer
+
+    server = FakeServer(lambda conn: _endless_stats(conn, line))
+    try:
+        started = time.monotonic()
+        result = run("stats", "--server", server.address, "--timeout", "60")
+        assert time.monotonic() - started < 20                  # long before the deadline
+    finally:
+        server.close()
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.stderr.count("\n") == 1 and "without its END: not memcached" in result.stderr, result.stderr
+

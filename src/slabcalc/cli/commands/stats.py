@@ -22,7 +22,7 @@ from slabcalc.errors import ValueRefused
                    "or a unix socket path.  Not given: FILE holds saved readings.")
 @click.option("--timeout", type=real(0, 3600, low_open=True), default=2.0, show_default=True,
               help="Seconds to connect to a node and for each of its replies.")
-@click.option("--sample-items", type=whole(1, COUNT_MAX), default=None, metavar="N",
+@click.option("--sample-items", type=whole(1, 10_000_000), default=None, metavar="N",
               help="Also read up to N item sizes (lru_crawler metadump) and model them under the "
                    "server's own settings.  Not given: counters only.")
 @click.option("--interval", type=whole(1, DAY), default=None, metavar="SECONDS",
