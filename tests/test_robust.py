@@ -155,3 +155,25 @@ def test_a_stats_reply_that_never_ends_is_cut_off_at_a_bound(line):
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.stderr.count("\n") == 1 and "without its END: not memcached" in result.stderr, result.stderr
 
+
+
+# -- op_count: a stated bound, a data error past it --------------------------------------------------
+
+@pytest.mark.parametrize("count", ["1000000000000", "1048577"])
+@pytest.mark.parametrize("limits", ["8", "4,8"])
+def test_an_op_count_past_its_bound_is_a_data_error_naming_file_line_and_value(tmp_path, count, limits):
+    """10**12 on one row replayed for days (or aborted with SIGABRT in a curve) before."""
+    path = tmp_path / "w.csv"
+    path.write_text(f"time,op,key,value_size,ttl,op_count\n0,set,a,10,0,1\n1,get,a,,,{count}\n")
+    _one_line(run("simulate", str(path), "-m", limits, "--profile", "1.6.29"), 1, f"w.csv:3: op_count")
+    assert repr(count) in run("simulate", str(path), "-m", limits, "--profile", "1.6.29").stderr
+
+
+def test_an_op_count_at_its_bound_is_replayed_in_full(tmp_path):
+    from slabcalc.inputs.workload import OP_COUNT_MAX
+
+    path = tmp_path / "w.csv"
+    path.write_text(f"time,op,key,value_size,ttl,op_count\n0,set,a,10,0,1\n1,get,a,,,{OP_COUNT_MAX}\n")
+    result = run("simulate", str(path), "--profile", "1.6.29", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert f'"get_hits": {OP_COUNT_MAX}' in result.stdout
