@@ -177,3 +177,47 @@ def test_an_op_count_at_its_bound_is_replayed_in_full(tmp_path):
     result = run("simulate", str(path), "--profile", "1.6.29", "--format", "json")
     assert result.exit_code == 0, result.output
     assert f'"get_hits": {OP_COUNT_MAX}' in result.stdout
+
+
+# -- a short seeded pass of the fuzzer (scripts/fuzz.py), in-process ----------------------------------
+
+def _fuzz():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("slabcalc_fuzz", ROOT / "scripts" / "fuzz.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module          # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_seeded_fuzz_pass_finds_no_traceback_hang_or_bad_status(tmp_path, monkeypatch):
+    import signal
+
+    from click.testing import CliRunner
+
+    from slabcalc.cli import cli
+
+    fuzz = _fuzz()
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "input.csv"
+
+    def hang(signum, frame):
+        raise TimeoutError("hang")
+
+    previous = signal.signal(signal.SIGALRM, hang)
+    found = []
+    try:
+        for case in fuzz.cases(seed=41, n=60):
+            path.write_bytes(case.data)
+            signal.alarm(20)
+            try:
+                result = CliRunner(env={"COLUMNS": "120"}).invoke(cli, case.argv(str(path)), prog_name="slabcalc")
+            finally:
+                signal.alarm(0)
+            crashed = result.exception is not None and not isinstance(result.exception, SystemExit)
+            if crashed or result.exit_code not in fuzz.OK_STATUSES:
+                found.append(f"{case.args}: {result.exit_code} {result.exception!r}")
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert not found, found
