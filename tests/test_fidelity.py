@@ -53,6 +53,7 @@ VALID = [
     "-o slab_automove=0", "-o slab_automove=2", "-o slab_automove", "-o slab_automove=x",
     "-o slab_automove_ratio=0.5,slab_automove_window=3", "-o hot_lru_pct=79,warm_lru_pct=1",
     "-o hot_max_factor=0.5,warm_max_factor=3", "-o no_lru_crawler,no_lru_maintainer",
+    "-o hashpower=13", "-o hashpower=24", "-o hot_max_factor=1e9",   # (the last: simulate refuses it, configure not)
     # the process's own options: threads, connections, one block of -m with a page per class
     "-t 1", "-t 16 -c 200", "-L -m 64", "-L -m 39", "-L -m 100 -f 1.5",
 ]
@@ -70,6 +71,9 @@ INVALID = [
     "-o slab_automove_ratio", "-o slab_automove_window=2", "-o hot_lru_pct=80", "-o warm_lru_pct=0",
     "-o hot_max_factor=0", "-o warm_max_factor=-1", "-o hot_lru_pct=0,bogus",
     "-t 0", "-t -3", "-c 0", "-L -m 38", "-L -m 16 -f 1.5",
+    # -o hashpower: 12..32 (12..64 before 1.5.2); 2147483647 was a traceback, 65 accepted
+    "-o hashpower=11", "-o hashpower=33", "-o hashpower=65", "-o hashpower=2147483647", "-o hashpower",
+    "-o hashpower=abc",
 ]
 
 

@@ -67,12 +67,24 @@ def memory_limits(text: str | None) -> tuple[str | None, ...]:
         if every < 1 or last < first:
             raise Refusal(f"-m/--memory-limit: the range {part} must go up from START to STOP by a STEP of 1 or "
                           f"more megabytes")
-        limits.update(range(first, last + 1, every))
+        points = range(first, last + 1, every)
+        if len(points) > CURVE_POINTS_MAX:      # counted, not expanded: 1..100000000:1 is 10**8 of them
+            _too_many(text, f"{part} alone is {len(points)}")
+        limits.update(points)
+        if len(limits) > CURVE_POINTS_MAX:
+            _too_many(text, f"the first {len(limits)} already")
     if 0 in limits:
         raise Refusal(f"-m/--memory-limit: {text} has -m 0, no limit at all: a curve needs a limit at each point")
-    if len(limits) > 4096:
-        raise Refusal(f"-m/--memory-limit: {text} is {len(limits)} limits; a curve takes at most 4096")
+    if len(limits) > CURVE_POINTS_MAX:
+        _too_many(text, str(len(limits)))
     return tuple(str(mb) for mb in sorted(limits))
+
+
+CURVE_POINTS_MAX = 4096     # the most limits one curve replays
+
+
+def _too_many(text: str, count: str) -> None:
+    raise Refusal(f"-m/--memory-limit: {text} is too many limits ({count}); a curve takes at most {CURVE_POINTS_MAX}")
 
 
 def _one(value: str, text: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from typing import Callable
 
 import click
@@ -31,6 +32,34 @@ class SizeType(click.ParamType):
 
 
 SIZE = SizeType()
+
+
+class FiniteRange(click.FloatRange):
+    """A real number within bounds that is a number at all: ``nan`` and ``inf`` (which Python's
+    ``float`` reads, and which pass every comparison a range makes or fail none) are refused."""
+
+    name = "number"
+
+    def convert(self, value, param, ctx):
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return super().convert(number, param, ctx)
+
+
+def real(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> click.ParamType:
+    """A number option's type: finite, from ``low`` to ``high`` (both required: no option is unbounded)."""
+    return FiniteRange(low, high, min_open=low_open, max_open=high_open)
+
+
+def whole(low: int, high: int) -> click.ParamType:
+    """A whole-number option's type, from ``low`` to ``high`` (both required: no option is unbounded)."""
+    return click.IntRange(low, high)
+
+
+# Bounds shared by several commands' options.
+DAY = 86400
+COUNT_MAX = (1 << 31) - 1          # a count of readings, items, connections: a C int's range
 
 
 def model_options(func: Callable) -> Callable:
@@ -83,8 +112,10 @@ KEY_HELP = ("Key length for inputs without a key column (a column of value sizes
 
 def key_option(key_help: str = KEY_HELP, required: bool = False) -> Callable:
     """``--key BYTES``: a key length, 1 to the release's key_max (checked by :func:`check_key`)."""
-    return click.option("--key", "key_length", type=int, default=None, required=required, metavar="BYTES",
-                        help=key_help)
+    # no default when required: click 8.3+ takes an explicit default=None as given, and would not ask
+    default = {} if required else {"default": None}
+    return click.option("--key", "key_length", type=whole(-COUNT_MAX, COUNT_MAX), required=required, metavar="BYTES",
+                        help=key_help, **default)
 
 
 def input_options(key_help: str = KEY_HELP) -> Callable:
@@ -206,7 +237,7 @@ def _fill_rate(ctx, param, value):
         raise click.BadParameter(str(exc)) from None
 
 
-rate_option = click.option("--rate", "rate", type=int, default=None, metavar="SETS", callback=_fill_rate,
+rate_option = click.option("--rate", "rate", type=whole(-COUNT_MAX, COUNT_MAX), default=None, metavar="SETS", callback=_fill_rate,
                            help="With -o ext_path and -m: the sets a second the items arrive at in the replayed "
                                 "fill that gives the capacity, 500 to 4000 (docs/extstore-capacity.md).  Not given: "
                                 "2000.")
@@ -298,11 +329,11 @@ def tls_options(func: Callable) -> Callable:
 def watch_options(func: Callable) -> Callable:
     """``--watch SECONDS`` and ``--count N``: read the nodes again and again."""
     options = [
-        click.option("--watch", "watch", type=click.FloatRange(1), default=None, metavar="SECONDS",
-                     help="Keep reading each --server every SECONDS (1 or more) and print, as each reading "
+        click.option("--watch", "watch", type=real(1, DAY), default=None, metavar="SECONDS",
+                     help="Keep reading each --server every SECONDS (1 to 86400) and print, as each reading "
                           "comes, the rates since the one before, pages moved and what changed; Ctrl-C "
                           "stops (default: read once)."),
-        click.option("--count", "count", type=click.IntRange(1), default=None, metavar="N",
+        click.option("--count", "count", type=whole(1, COUNT_MAX), default=None, metavar="N",
                      help="With --watch: stop after N readings (default: until Ctrl-C)."),
     ]
     for option in reversed(options):
@@ -335,12 +366,12 @@ def deploy_options(func: Callable) -> Callable:
         click.option("--overhead", "overhead", default=None, metavar="SIZE|PCT",
                      help="Process memory besides slab pages and the hash table (connections, threads, "
                           "the rest): a size (64m), or a share of the whole process (25%).  Default 0."),
-        click.option("--connections", "connections", type=click.IntRange(0), default=None, metavar="N",
+        click.option("--connections", "connections", type=whole(0, COUNT_MAX), default=None, metavar="N",
                      help="Client connections open at once, for the process model (default: -c, 1024)."),
         click.option("--container", "container", type=SIZE, default=None, metavar="SIZE",
                      help="The -m to set so the whole process fits a container or node of SIZE "
                           "(compared with the -m x 1.2 rule).  Not given: no container sizing."),
-        click.option("--nodes", "nodes", type=click.IntRange(1, 1 << 20), default=None, metavar="N",
+        click.option("--nodes", "nodes", type=whole(1, 1 << 20), default=None, metavar="N",
                      help="Split the items evenly over N nodes: per-node -m, items, pages, process memory.  "
                           "Not given: one node."),
         click.option("--node-ram", "node_ram", type=SIZE, default=None, metavar="SIZE",
@@ -351,7 +382,7 @@ def deploy_options(func: Callable) -> Callable:
         click.option("--fill", "fill", default=None, metavar="PCT",
                      help="With --nodes/--node-ram: the share of -m the items fill (room to grow; the whole "
                           "-m is budgeted).  Default 100."),
-        click.option("--spare-nodes", "spare_nodes", type=click.IntRange(0), default=0, show_default=True,
+        click.option("--spare-nodes", "spare_nodes", type=whole(0, 1 << 20), default=0, show_default=True,
                      metavar="N", help="With --nodes/--node-ram: nodes that may be down while the rest hold "
                                        "every item (1 for N+1)."),
         click.option("--spread", "spread", type=click.Choice(["ketama", "even"]), default="ketama",

@@ -41,6 +41,10 @@ from slabcalc.errors import (
 DEFAULT_PORT = 11211
 COMMANDS = ("version", "stats", "stats slabs", "stats items", "stats settings")
 LINE_MAX = 1 << 16   # longer "lines" are not memcached's
+# A stats reply holds a line per counter, per class for slabs and items: a few thousand lines, some
+# hundred kilobytes.  A reply past these bounds is not memcached's, and is not kept to the deadline.
+REPLY_LINES_MAX = 1 << 16
+REPLY_BYTES_MAX = 1 << 23
 
 
 @dataclass(frozen=True)
@@ -185,9 +189,11 @@ class Connection:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def lines(self, command: str, deadline: float | None = None) -> Iterator[str]:
-        """Send ``command`` and yield its reply lines (without line ends) as they arrive."""
+    def lines(self, command: str, deadline: float | None = None, most: int = REPLY_LINES_MAX) -> Iterator[str]:
+        """Send ``command`` and yield its reply lines (without line ends) as they arrive: at most
+        ``most`` lines and ``most`` x 128 bytes (at least REPLY_BYTES_MAX), else a NodeError."""
         deadline = time.monotonic() + self.timeout if deadline is None else deadline
+        count, size, size_max = 0, 0, max(REPLY_BYTES_MAX, most * 128)
         try:
             self._sock.sendall(command.encode("ascii") + b"\r\n")
         except OSError as exc:
@@ -203,6 +209,10 @@ class Connection:
                 continue
             raw = bytes(self._buffer[:end]).rstrip(b"\r")
             del self._buffer[:end + 1]
+            count, size = count + 1, size + end + 1
+            if count > most or size > size_max:
+                raise NodeError(f"{command}: a reply of more than {min(count, most)} lines or {size_max} bytes "
+                                f"without its END: not memcached")
             try:
                 yield raw.decode("ascii")
             except UnicodeDecodeError:
@@ -257,7 +267,7 @@ class Connection:
         """
         lines: list[str] = []
         deadline = time.monotonic() + self.timeout
-        for line in self.lines("lru_crawler metadump all", deadline):
+        for line in self.lines("lru_crawler metadump all", deadline, most=limit + 2):
             if line == "END":
                 return lines, None
             if line == "OK" and not lines:   # 1.6.45 acknowledges the command before the first item

@@ -54,6 +54,11 @@ from slabcalc.model.exptime import REALTIME_MAXDELTA, UnknownClock, replay_ttl, 
 from slabcalc.model.item import FLAGS_MAX, VALUE_MAX
 from slabcalc.model.ops import DELETE, GET, SET, TIME_MAX, TOUCH
 
+# The most operations one row (MetaKV's op_count) stands for.  Each is replayed: the same request
+# twice at one second is not the same state as once (counters, LRU bumps, the maintainer's wake-ups),
+# so they are not folded into one; 10**12 on a row replayed for days before.
+OP_COUNT_MAX: Final = 1 << 20
+
 FORMATS = ("csv", "twitter")
 
 OPS = {"set": SET, "get": GET, "gets": GET, "delete": DELETE, "touch": TOUCH}
@@ -206,7 +211,7 @@ class _WorkloadReader:
                         repeat = int(cells[i_count]) if i_count >= 0 else 1
                         careful = careful or op < 0 or not (last <= t < TIME_MAX and 0 < size <= key_max
                                                              and 0 <= ttl <= maxdelta and 0 <= value <= value_max
-                                                             and 0 <= flags <= flags_max and repeat >= 1)
+                                                             and 0 <= flags <= flags_max and 1 <= repeat <= OP_COUNT_MAX)
                     except ValueError:
                         careful = True
                     if careful:
@@ -334,6 +339,9 @@ class _WorkloadReader:
         except ValueError:
             reason, text = self._which(cells, op)
         else:
+            if repeat > OP_COUNT_MAX:       # a data error, not a row to skip: its operations would be most of the replay
+                raise InputError(f"{self.source}:{line}: op_count must be 1 to {OP_COUNT_MAX} (a row's operations "
+                                 f"are replayed one by one): {cells[i_count].strip()!r}")
             if not 0 <= ttl <= REALTIME_MAXDELTA:      # an InputError, not a rejected row (outside the try)
                 ttl = self._exptime(line, ttl, t) if op in (SET, TOUCH) else 0
             return serial, (t, op, key, size, value, ttl, flags, repeat)

@@ -224,7 +224,7 @@ def _run_checks(checks: tuple[Check, ...], *, value: int, maxbytes: int = 0, ite
             "divides_page": lambda: page % chunk_max != 0,
         }[rule]()
         if failed:
-            message = check.message.format(chunk_max=chunk_max, item_size_max=item_size_max, page=page)
+            message = check.message.format(chunk_max=chunk_max, item_size_max=item_size_max, page=page, value=value)
             raise Refused(message, check.exit)
 
 
@@ -365,8 +365,11 @@ def _read_suboptions(o: _Options, value: str) -> None:
             # outside -m: only the whole-process model (process.py) reads them
             if name == "no_hashexpand":
                 o.hash_expand = False
-            elif has_value:
+            elif has_value or p.hashpower_checks:
+                if not has_value:     # case HASHPOWER_INIT: a bare word is refused (1.6.18 memcached.c 5237-5240)
+                    raise Refused(p.hashpower_missing or "Missing numeric argument for hashpower", 1)
                 o.hashpower_init = c_atoi(subvalue)
+                _run_checks(p.hashpower_checks, value=o.hashpower_init)   # 12..32 (5241-5251; 12..64 before 1.5.2)
         elif effect is not None:
             _apply_effect(o, effect)
             if effect.value_to == "slab_sizes" and has_value:

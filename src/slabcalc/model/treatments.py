@@ -8,6 +8,7 @@ treatment, ``report``, ``place`` and ``optimize`` the ``layout`` one.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from slabcalc.errors import ValueRefused
@@ -64,12 +65,44 @@ def given_options(settings: Settings, use: str) -> tuple[GivenOption, ...]:
 
 def check_treated(settings: Settings, use: str, command: str, error: type = ValueRefused) -> tuple[GivenOption, ...]:
     """:func:`given_options`, refusing (``error``, one line naming it) the first word ``use`` does
-    not model but that bears on its answer."""
+    not model but that bears on its answer, and (for ``simulate``) a value memcached takes that the
+    replay cannot represent (:func:`check_replayable`)."""
     given = given_options(settings, use)
     for option in given:
         if option.treatment == "refused":
             raise error(f"{command} does not model -o {option.name}: {option.why}")
+    if use == "simulate":
+        check_replayable(settings, command, error)
     return given
+
+
+# memcached turns the COLD tail's age times hot_max_factor / warm_max_factor into a rel_time_t, a
+# 32-bit unsigned (1.6.18 items.c 1418-1431); the replay's clock reaches CLOCK_MAX (model/ops.py), so
+# above this factor the product can leave the type's range: undefined in C, not a figure to replay.
+AGE_FACTOR_MAX = 2.0     # (2**32 - 1) / CLOCK_MAX is 2.0000000009
+
+
+def check_replayable(settings: Settings, command: str = "simulate", error: type = ValueRefused) -> None:
+    """Refuse (``error``, one line) a background value memcached accepts but the replay cannot
+    represent: its checks let NaN through (``atof("nan") <= 0`` is false: 1.6.18 memcached.c
+    5370-5391 and 5270-5280), and a factor past :data:`AGE_FACTOR_MAX` overflows an age."""
+    from slabcalc.model.settings import background_values
+
+    profile = settings.profile
+    if profile.background is None:
+        return
+    values = background_values(profile, settings.suboptions)
+    for name in ("slab_automove_ratio", "hot_max_factor", "warm_max_factor"):
+        value = values.get(name)
+        if value is None:
+            continue
+        if not math.isfinite(value):
+            raise error(f"{command} cannot replay -o {name}={value}: memcached takes it (its check lets "
+                        f"{value} through) but computes with it what C leaves undefined")
+        if name.endswith("max_factor") and value > AGE_FACTOR_MAX:
+            raise error(f"{command} cannot replay -o {name}={value:g}: memcached keeps the COLD tail's age x "
+                        f"{name} in a 32-bit rel_time_t (items.c lru_maintainer_juggle), which overflows "
+                        f"above {AGE_FACTOR_MAX:g} (undefined in C); give at most {AGE_FACTOR_MAX:g}")
 
 
 def options_text(given: tuple[GivenOption, ...], modelled: bool = True) -> str:

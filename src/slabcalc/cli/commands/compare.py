@@ -9,12 +9,12 @@ from slabcalc.cli.commands.report import report
 from slabcalc.cli.common import check_layout_options, input_items, say_rejected, settings_from
 from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
-from slabcalc.cli.options import SIZE, check_key, format_option, model_options
+from slabcalc.cli.options import SIZE, check_key, format_option, model_options, whole
 from slabcalc.cli.tables import COMPARE_COLUMNS
 
 
 @cli.command()
-@click.option("--varnish-headers", "varnish_headers", type=click.IntRange(0), default=400, show_default=True,
+@click.option("--varnish-headers", "varnish_headers", type=whole(0, 1 << 30), default=400, show_default=True,
               metavar="BYTES", help="Varnish: header workspace of each object (headers kept, +1 per line).")
 @click.option("--varnish-chunked", is_flag=True,
               help="Varnish: bodies come without Content-Length, in fetch_chunksize segments.")

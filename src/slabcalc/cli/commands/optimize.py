@@ -8,21 +8,22 @@ from slabcalc.cli.common import check_layout_options, input_items, input_workloa
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.optimize_output import print_optimum
-from slabcalc.cli.options import check_key, format_option, gate_options, input_options, measured, model_options
+from slabcalc.cli.options import (check_key, format_option, gate_options, input_options, measured, model_options, real,
+                                 whole)
 from slabcalc.errors import SlabcalcError
 
 
 @cli.command()
 @click.argument("file", default="-", metavar="[FILE]")
 @input_options()
-@click.option("--max-classes", "max_classes", type=click.IntRange(1, 199), default=None, metavar="K",
+@click.option("--max-classes", "max_classes", type=whole(1, 199), default=None, metavar="K",
               help="At most K sizes in -o slab_sizes (default: the release's limit, 62).")
-@click.option("--validate", "validate", type=click.FloatRange(0, 1, max_open=True), default=0.2, show_default=True,
+@click.option("--validate", "validate", type=real(0, 1, high_open=True), default=0.2, show_default=True,
               metavar="FRACTION", help="Hold back this random part of the items, optimise on the rest, and "
                                        "recommend a change only when it gains on the held-back items too; 0 "
                                        "optimises and scores on every item.  A mix too small to hold back 20 "
                                        "items is scored on every item, and the output says so.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of --validate's split.")
+@click.option("--seed", type=whole(-(1 << 63), (1 << 63) - 1), default=0, show_default=True, help="Random seed of --validate's split.")
 @click.option("--workload", "workload", default=None, metavar="FILE",
               help="Also replay this workload (simulate's input) under the baseline and each space's best, "
                    "and report their get hits: a change that would cut hits says so.  Not given: bytes only.")

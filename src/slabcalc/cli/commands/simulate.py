@@ -8,20 +8,20 @@ from slabcalc.cli.common import input_workload, say_rejected, settings_from
 from slabcalc.cli.curve_output import run_curve, settings_or_none
 from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
-from slabcalc.cli.options import (check_key, format_option, input_options, model_options, plot_option,
+from slabcalc.cli.options import (check_key, format_option, input_options, model_options, plot_option, real,
                                   time_zero_option)
 from slabcalc.cli.simulate_output import plot_simulation, print_simulation
-from slabcalc.model.ops import UPTIME_MAX
+from slabcalc.model.ops import TIME_MAX, UPTIME_MAX
 
 
 @cli.command("simulate")
 @click.argument("file", default="-", metavar="[FILE]")
 @input_options("Key size of sets when the input has neither a key nor a key_size column, 1 to the "
                "release's key_max.  Not given: such an input is refused (oracleGeneral: 16).")
-@click.option("--every", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
+@click.option("--every", type=real(0, TIME_MAX, low_open=True), default=None, metavar="SECONDS",
               help="Add a timeline: pages, items and evictions per class every SECONDS of workload time.  "
                    "Not given: the end state only.")
-@click.option("--uptime", type=click.FloatRange(0, UPTIME_MAX), default=0.0, metavar="SECONDS",
+@click.option("--uptime", type=real(0, UPTIME_MAX), default=0.0, metavar="SECONDS",
               help="How long the server had run when the workload began (its background threads, and "
                    "the automover's window, start with the server, and its clock ticks every second from "
                    "then: 0.5 puts the ticks half a second into each workload second).  Default 0; at most "
@@ -33,7 +33,7 @@ from slabcalc.model.ops import UPTIME_MAX
                    "*.parquet, *.jsonl and *.csv.gz are read through DuckDB (the duckdb extra) with the "
                    "same columns; any gzip, bzip2 or xz input (told by its first bytes, stdin too) with the "
                    "standard library.")
-@click.option("--sample", "sample", type=click.FloatRange(0, 1, min_open=True), default=None, metavar="RATE",
+@click.option("--sample", "sample", type=real(0, 1, low_open=True), default=None, metavar="RATE",
               help="Replay only the keys whose hash falls under RATE (0 < RATE <= 1; SHARDS-style spatial "
                    "sampling), each page holding RATE of its chunks, and scale the counts back, with their "
                    "error: for nodes too large to replay whole.  A RATE at which -m cannot hold 20 sampled chunks "

@@ -9,7 +9,8 @@ import click
 from slabcalc.cli.common import draw, input_dumps, measure
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
-from slabcalc.cli.options import format_option, gate_options, measured, plot_option, tls_options, watch_options
+from slabcalc.cli.options import (COUNT_MAX, DAY, format_option, gate_options, measured, plot_option, real, tls_options,
+                                 watch_options, whole)
 from slabcalc.cli.stats_output import print_stats
 from slabcalc.errors import ValueRefused
 
@@ -19,12 +20,12 @@ from slabcalc.errors import ValueRefused
 @click.option("--server", "servers", multiple=True, metavar="HOST:PORT|SOCKET",
               help="A live memcached (repeat for a pool): host:port, host (port 11211), [v6]:port "
                    "or a unix socket path.  Not given: FILE holds saved readings.")
-@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=2.0, show_default=True,
+@click.option("--timeout", type=real(0, 3600, low_open=True), default=2.0, show_default=True,
               help="Seconds to connect to a node and for each of its replies.")
-@click.option("--sample-items", type=click.IntRange(1), default=None, metavar="N",
+@click.option("--sample-items", type=whole(1, 10_000_000), default=None, metavar="N",
               help="Also read up to N item sizes (lru_crawler metadump) and model them under the "
                    "server's own settings.  Not given: counters only.")
-@click.option("--interval", type=click.IntRange(1), default=None, metavar="SECONDS",
+@click.option("--interval", type=whole(1, DAY), default=None, metavar="SECONDS",
               help="Read each --server twice, SECONDS apart, and say what happens now: evictions and sets "
                    "per second per class, item ages, pages moved by the automover.  Not given: one reading.")
 @click.option("--since", "since", multiple=True, metavar="FILE",

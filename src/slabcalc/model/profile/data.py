@@ -250,6 +250,8 @@ class Profile:
     extstore: ExtstoreRules | None = None
     process: ProcessRules | None = None
     treatments: Mapping[str, Treatment] = field(default_factory=dict)
+    hashpower_checks: tuple[Check, ...] = ()   # -o hashpower=N: atoi, then these bounds (memcached.c HASHPOWER_INIT)
+    hashpower_missing: str | None = None       # what it prints for the bare word (exit 1)
 
     @property
     def has_cas_option(self) -> bool:

@@ -302,6 +302,8 @@ def _option_rules(r: RuleReader) -> dict:
                                                      optional=True)),
         slab_chunk_max_checks=r.checks("options.slab_chunk_max.checks"),
         slab_sizes=r.get("options.slab_sizes", (bool, str), choices=(True, False, "freed_buffer")),
+        hashpower_checks=r.checks("options.hashpower.checks"),
+        hashpower_missing=r.get("options.hashpower.missing", str, optional=True),
         illegal_suboption_stream=r.get("options.illegal_suboption.stream", str, choices=("stdout", "stderr")),
         illegal_suboption_exit=r.get("options.illegal_suboption.exit", int),
         illegal_suboption_shows=r.get("options.illegal_suboption.shows", str, choices=("token", "rest")),
