@@ -17,8 +17,10 @@ of ``tests/paced.py`` ``ext_issue_case``; or VALUE bytes each; or ``--mix`` and 
 set one per round trip into ``memcached -m M -o ext_path=FILE:1g`` (``--flash``; ``$SLABCALC_MEMCACHED`` or
 the one on PATH), in order, at RATE sets a second (0: as fast as the replies come).  ``stats`` is
 read before every 50th set (``--poll``; 0: only at the end, so that an unpaced client is not slowed
-by the reads); the first read with ``evictions`` (or ``extstore_page_evictions``: ``ran_out``) above 0 brackets the first eviction and ends the
-run (``--after N``: N sets more, ``evictions`` read at each poll, to show whether they go on).  Prints that, and ``stats`` and ``stats slabs``'s pages then: the figures
+by the reads); the first read with ``evictions`` (or ``extstore_page_evictions``: ``ran_out``)
+above 0 brackets the first eviction and ends the run (``--after N``: N sets more, ``evictions``
+read at each poll, to show whether they go on).  Prints that, and ``stats`` and ``stats slabs``'s
+pages then: the figures
 ``tests/test_extstore_capacity.py`` holds ``report``'s and ``place``'s replayed capacity to.
 ``--json`` writes every run (figures at the first eviction, the load average beside) to a file.
 """
