@@ -259,10 +259,11 @@ def _capacity_line(ext) -> str:
 
 
 def _held(f) -> str:
-    passing = f", {f.passing} evicted before as passing misses the write thread recovers from" if f.passing else ""
+    passing = f"{f.passing} evicted only as passing misses the write thread recovers from" if f.passing else ""
     held = f"all {f.items}" if f.items == f.loaded else f"{f.items} of {f.loaded}"
-    return (f"holds {f.items} items when {f.evicted} starts evicting (after {f.loaded} sets{passing})" if f.evicted
-            else f"holds {held} items, none evicted{passing}")
+    return (f"holds {f.items} items when {f.evicted} starts evicting (after {f.loaded} sets; {f.passing} passing "
+            f"misses before)" if f.evicted and f.passing else f"holds {f.items} items when {f.evicted} starts "
+            f"evicting (after {f.loaded} sets)" if f.evicted else f"holds {held} items, {passing or 'none evicted'}")
 
 
 def _extstore_summary(lines: dict, ext, t: dict) -> dict:
