@@ -7,14 +7,20 @@
     python scripts/measure_extstore_fill.py 40000 2000 16 --runs 5 --json tests/data/extstore-fill/m16.json
     python scripts/measure_extstore_fill.py 40000 2000 16 --burst --runs 3 \
         --json tests/data/extstore-fill/m16-burst.json
+    SLABCALC_MEMCACHED=/path/1.6.45/memcached python scripts/measure_extstore_fill.py 80000 2000 64 \
+        --mix exp:1000:30000:7000 --seed 41 --key-length 13 --flash 512m --after 2000 \
+        --json tests/data/extstore-fill/v45-m64-exp.json.gz     # issue 41's mix
 
 A second after the server starts (SETTLE), items of 2-20 KB (``random.Random(2820)``, the sizes
-of ``tests/paced.py`` ``ext_issue_case``; or VALUE bytes each; keys ``x00000``..., 6 bytes) are
-set one per round trip into ``memcached -m M -o ext_path=FILE:1g`` (``$SLABCALC_MEMCACHED`` or
+of ``tests/paced.py`` ``ext_issue_case``; or VALUE bytes each; or ``--mix`` and ``--seed``:
+``tests/extstore_mixes.py``; keys ``x00000``..., 6 bytes or ``--key-length``) are
+set one per round trip into ``memcached -m M -o ext_path=FILE:1g`` (``--flash``; ``$SLABCALC_MEMCACHED`` or
 the one on PATH), in order, at RATE sets a second (0: as fast as the replies come).  ``stats`` is
 read before every 50th set (``--poll``; 0: only at the end, so that an unpaced client is not slowed
-by the reads); the first read with ``evictions`` above 0 brackets the first eviction and ends the
-run.  Prints that, and ``stats`` and ``stats slabs``'s pages then: the figures
+by the reads); the first read with ``evictions`` (or ``extstore_page_evictions``: ``ran_out``)
+above 0 brackets the first eviction and ends the run (``--after N``: N sets more, ``evictions``
+read at each poll, to show whether they go on).  Prints that, and ``stats`` and ``stats slabs``'s
+pages then: the figures
 ``tests/test_extstore_capacity.py`` holds ``report``'s and ``place``'s replayed capacity to.
 ``--json`` writes every run (figures at the first eviction, the load average beside) to a file.
 """
@@ -22,6 +28,7 @@ run.  Prints that, and ``stats`` and ``stats slabs``'s pages then: the figures
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import random
@@ -31,6 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+import extstore_mixes  # noqa: E402
 from memcached_server import MemcachedServer  # noqa: E402
 
 # seconds between the server's start and the first set: sets sent the instant it listens left the
@@ -39,12 +47,14 @@ from memcached_server import MemcachedServer  # noqa: E402
 SETTLE = 1.0
 BURST_POLL = 5
 FIELDS = ("hash_power_level", "curr_items", "evictions", "extstore_objects_written", "total_items",
-          "slab_global_page_pool")
+          "slab_global_page_pool", "extstore_page_evictions")
 
 
-def sizes(count: int, value: int | None = None) -> list[int]:
+def sizes(count: int, value: int | None = None, mix: str | None = None, seed: int | None = None) -> list[int]:
     if value is not None:       # place's case: one value size
         return [value] * count
+    if mix is not None:
+        return extstore_mixes.sizes(count, mix, extstore_mixes.DEFAULT_SEED if seed is None else seed)
     rng = random.Random(2820)
     return [rng.randint(2000, 20000) for _ in range(count)]
 
@@ -54,7 +64,8 @@ def _pages(server) -> dict[int, int]:
 
 
 def run(count: int, rate: float, memory: str, value: int | None, poll: int, burst: bool = False,
-        burst_poll: int = BURST_POLL) -> dict:
+        burst_poll: int = BURST_POLL, mix: str | None = None, seed: int | None = None, key_length: int = 6,
+        flash: str = "1g", after: int = 0) -> dict:
     """One server, one fill: the first eviction's bracket and the server's figures then.  ``burst``:
     once a read finds the global page pool at the write thread's floor (1 or 2 pages: the extstore
     automover's watermark is at least 2, slab_automove_extstore.c 128-130), the sets go as fast as the
@@ -64,38 +75,51 @@ def run(count: int, rate: float, memory: str, value: int | None, poll: int, burs
     path = f"/tmp/slabcalc-extstore-fill-{os.getpid()}"
     first = burst_at = None
     bursting = False
+    at_first = kind = None
+    series: list[list[int]] = []        # [set, evictions, curr_items] at each poll from the first eviction
     try:
-        with MemcachedServer(["-m", memory, "-o", f"ext_path={path}:1g"], timeout=30.0) as server:
+        with MemcachedServer(["-m", memory, "-o", f"ext_path={path}:{flash}"], timeout=30.0) as server:
+            version = server.stats().get("version")
             time.sleep(SETTLE)
             start = time.monotonic()
             sent = count
-            for i, size in enumerate(sizes(count, value)):
+            for i, size in enumerate(sizes(count, value, mix, seed)):
                 if rate and not bursting:
                     time.sleep(max(0.0, start + i / rate - time.monotonic()))
                 every = burst_poll if bursting else poll
                 if every and i % every == 0:
                     stats = server.stats()
-                    if int(stats["evictions"]):
+                    if first is not None:
+                        series.append([i, int(stats["evictions"]), int(stats["curr_items"])])
+                        if i >= first[1] + after:
+                            sent = i
+                            break
+                    elif int(stats["evictions"]) or int(stats.get("extstore_page_evictions", 0)):
                         first, sent = (i - every, i), i
-                        break
+                        kind = "RAM" if int(stats["evictions"]) else "flash"
+                        at_first = stats, _pages(server)
+                        series.append([i, int(stats["evictions"]), int(stats["curr_items"])])
+                        if not after:
+                            break
                     pool = int(stats["slab_global_page_pool"])
                     if burst and burst_at is None and 0 < pool <= 2:
                         bursting, burst_at = True, [i, None]
                     elif bursting and pool == 0:
                         bursting, burst_at[1] = False, i
                         start = time.monotonic() - i / rate if rate else start
-                server.set(f"x{i:05d}", b"v" * size)
+                server.set(extstore_mixes.key(i, key_length), b"v" * size)
             took = time.monotonic() - start
-            stats = server.stats()
-            pages = _pages(server)
+            stats, pages = at_first or (server.stats(), _pages(server))
     finally:
         if os.path.exists(path):
             os.unlink(path)
-    return {"count": count, "rate": rate, "memory": int(memory), "value": value, "poll": poll, "sent": sent,
+    return {"version": version, "count": count, "rate": rate, "memory": int(memory), "value": value,
+            "mix": mix, "seed": seed, "key_length": key_length, "flash": flash, "poll": poll, "sent": sent,
             "burst_between": burst_at, "burst_poll": burst_poll if burst else None,
-            "seconds": round(took, 3), "first_eviction_between": first,
+            "seconds": round(took, 3), "first_eviction_between": first, "ran_out": kind,
             "stats": {name: int(stats[name]) for name in FIELDS if name in stats},
             "total_pages": {str(cls): n for cls, n in sorted(pages.items())},
+            "evictions_after": series,
             "loadavg": os.getloadavg()[0]}
 
 
@@ -110,18 +134,28 @@ def main() -> None:
     parser.add_argument("--burst", action="store_true",
                         help="outrun the write thread once, as the page pool reaches its floor")
     parser.add_argument("--burst-poll", type=int, default=BURST_POLL, help="sets between stats reads in a burst")
-    parser.add_argument("--json", help="write the runs to this file")
+    parser.add_argument("--mix", help="value sizes: tests/extstore_mixes.py (uniform:LOW:HIGH, exp:LOW:HIGH:MEAN)")
+    parser.add_argument("--seed", type=int, default=None, help="the mix's random seed")
+    parser.add_argument("--key-length", type=int, default=6)
+    parser.add_argument("--flash", default="1g", help="ext_path's size")
+    parser.add_argument("--after", type=int, default=0, help="sets to go on after the first eviction")
+    parser.add_argument("--json", help="write the runs to this file (.gz: compressed)")
     args = parser.parse_args()
     runs = []
     for _ in range(args.runs):
-        r = run(args.count, args.rate, args.memory, args.value, args.poll, args.burst, args.burst_poll)
+        r = run(args.count, args.rate, args.memory, args.value, args.poll, args.burst, args.burst_poll,
+                args.mix, args.seed, args.key_length, args.flash, args.after)
         runs.append(r)
         print(f"{r['sent']} sets in {r['seconds']} s; first eviction between sets {r['first_eviction_between']}; "
               f"burst {r['burst_between']}; "
               f"load {r['loadavg']:.1f}; {r['stats']}; total_pages {r['total_pages']}", flush=True)
     if args.json:
-        Path(args.json).write_text(json.dumps({"script": "scripts/measure_extstore_fill.py", "argv": sys.argv[1:],
-                                               "runs": runs}, indent=1) + "\n")
+        text = json.dumps({"script": "scripts/measure_extstore_fill.py", "argv": sys.argv[1:], "runs": runs},
+                          indent=1) + "\n"
+        if args.json.endswith(".gz"):
+            Path(args.json).write_bytes(gzip.compress(text.encode(), mtime=0))
+        else:
+            Path(args.json).write_text(text)
 
 
 if __name__ == "__main__":

@@ -6,16 +6,31 @@ The static picture (:mod:`slabcalc.analysis.extstore`) counts every flushable it
 and fills all of ``-m`` with header items; a real 1.6.18 does not get there: with extstore all of
 ``-m`` is handed to the global pool at start (memcached.c 6023), the large classes take pages while
 the storage write thread catches up, and the header class is left with the pages it had when the
-pool ran dry (memcached issues #541, #794).  So the capacity is what the engine holds when it first
-evicts an item (``evictions``: a whole item or a header), or all the items when none is evicted,
-with the pages each class ended with.  The hash table is then sized for those items (assoc.c 2^16
-buckets, doubled when items > 1.5 x buckets: :func:`slabcalc.analysis.process.hashpower_for`).
+pool ran dry (memcached issues #541, #794).  So the capacity is what the engine holds when it
+starts evicting items (``evictions``: a whole item or a header) -- the first eviction it goes on
+from (:data:`SUSTAINED`), not one the write thread recovers from -- or when a flash page is first
+evicted, or all the items when none is evicted, with the pages each class ended with.  The hash
+table is then sized for those items (assoc.c 2^16 buckets, doubled when items > 1.5 x buckets:
+:func:`slabcalc.analysis.process.hashpower_for`).
 
 The items arrive at ``rate`` sets a second (``--rate``; :data:`FILL_RATE` by default, the pace of the
 ``ext-issue`` paced capture, 20 000 items in 10 s), at most :data:`RATE_KEPT`.  Once the global pool
 is down to the write thread's floor, which class gets its last pages is a race the write thread wins
 only if it keeps pace: the fill is replayed twice, the thread keeping pace and the thread falling
-behind once (:func:`_replay`), and both figures are given (docs/extstore-capacity.md).
+behind once (:func:`_replay`), and both figures are given, the range ``capacity_behind``
+(:attr:`Fill.low`) to ``capacity`` (docs/extstore-capacity.md).
+
+Why not the first eviction (issue 41): the write thread skips a class for ``backoff`` passes, one
+more after each pass that wrote nothing from it (1.6.18 storage.c 606-610, 637-641; 1.6.45
+storage.c 643-645, 704-708, where a pass that sleeps sets them all back to 1: 714-718).  On 1.6.18
+that is thousands of passes before the pool reaches its floor, so a class is visited about every
+70th pass (30-200 ms) when flushing starts.  A large class that runs out of free chunks between two
+visits, the pool empty, evicts two or three items until the thread comes (items.c 184-205
+``do_item_alloc_pull``), then never again; whether it does depends on where the server's clock puts
+the passes (a boot 20 ms later in the replay and it does not).  In issue 41's fill neither real
+server made them; at ``-m 32`` with values up to 100 KB the real 1.6.18 did.  Such evictions are
+counted (``passing``), not taken for ``capacity``; a thread that falls behind is what makes them,
+so ``capacity_behind`` counts the first eviction of its replay, passing or not.
 """
 
 from __future__ import annotations
@@ -39,6 +54,11 @@ RATE_SLOWEST = 500        # sets a second: the slowest pace checked against the 
 #                           -m 64 the automover's 30 s window then hands the header class 6 pages, and the
 #                           replay holds all 60 000 items as the server did, 58 018 written on both)
 FILL_LIMIT = 100_000      # sets replayed at most (about 12 s of CPU here): larger inputs keep the static figure
+SUSTAINED = (0.5, 1.0)    # seconds: an eviction starts the server evicting when another follows it between
+#                           half a second and a second later (the evicting header class: one about every other
+#                           set; the write thread's passing misses: two or three within 50 ms, then none for
+#                           thousands of sets); one with none after it before the input ends is passing (the
+#                           real 1.6.45 held all 40 000 of issue 41's items; the replay made one at set 38 801)
 
 
 @dataclass(frozen=True)
@@ -58,6 +78,17 @@ class Fill:
     #                                       count in a row, in the order they first came
     behind: Fill | None = None            # the write thread fallen behind once as the pool ran dry
     #                                       (_replay's stall), where that ends otherwise; None: the same
+    passing: int = 0                      # items evicted before: misses the write thread recovered from
+    #                                       (SUSTAINED), which a real server makes or not by its threads' timing
+    first: int | None = None              # curr_items at the first eviction, a passing one included (None: none)
+
+    @property
+    def low(self) -> int:
+        """The range's lower end: the items held when a write thread that falls behind first evicts -- a
+        passing miss included, as ``stats`` counts it (the thread late for a class is what makes one) --
+        never above ``items``."""
+        low = self.behind if self.behind is not None else self
+        return min(self.items, low.items, low.first if low.first is not None else low.items)
 
 
 def _sets(pairs: Iterable[tuple[Item, int]], rate: int, total: int) -> Iterator[tuple]:
@@ -95,7 +126,8 @@ def fill(settings: Settings, pairs: list[tuple[Item, int]], until: int | None = 
     eviction -- ``until``: the input again and again, up to that many sets (``place``'s full server of
     one item) -- and None when that is more than ``limit`` sets, an item is known only by its size, or
     ``simulate`` would refuse the settings.  ``behind`` is the same fill with the write thread falling
-    behind once, as the pool runs dry (:func:`_replay`)."""
+    behind once, as the pool runs dry (:func:`_replay`); the returned figure is the kept-pace one (the
+    range's upper end: :attr:`Fill.low` the lower)."""
     total = sum(count for _, count in pairs) if until is None else until
     if not total or total > limit or any(item.key is None or item.value is None for item, _ in pairs):
         return None
@@ -116,7 +148,12 @@ def fill(settings: Settings, pairs: list[tuple[Item, int]], until: int | None = 
 
 
 def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, stall: bool) -> tuple[Fill, bool]:
-    """One replay until the first eviction, and whether the pool came down to the thread's floor.
+    """One replay until the server starts evicting (:data:`SUSTAINED`) or evicts a flash page, and
+    whether the pool came down to the thread's floor.
+    Not ``stall``: the write thread keeps pace -- from the set at which the pool first holds no more
+    than the thread's floor until it is empty, the thread's pass skips no class for its backoff
+    (:func:`_keep_pace`), the scheduling under which the real 1.6.18 gave the header class the pool's
+    last page (23 756 items of issue 41's mix: the replay 23 755-23 757 at any boot offset).
     ``stall``: the storage write thread is not scheduled from the set at which the global pool first
     holds no more than the thread's floor
     (``ext_global_pool_min``, where it starts flushing with age 0: storage.c 618-620) until the pool
@@ -134,14 +171,14 @@ def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, 
     pool = engine.slabs.pool
     # watch: the pool not yet empty; floor: it came down to the write thread's floor with pages left
     state = {"loaded": 0, "items": 0, "watch": storage is not None, "floor": False}
+    watch = _Evictions(counts, flash, rate)
 
-    def lost() -> bool:
-        """An item evicted from RAM, or a flash page with its values (extstore_page_evictions)."""
-        return any(c.evicted for c in counts) or (flash is not None and flash.page_evictions > 0)
+    def evicted() -> bool:
+        return watch.evicting(state["loaded"], state["items"])
 
     def until_evicted():
         for op in _sets(pairs, rate, total):
-            if lost():
+            if evicted():
                 return
             if state["watch"]:
                 if not pool:
@@ -150,18 +187,67 @@ def _replay(settings, background, pairs, total: int, rate: int, in_order: bool, 
                     state["floor"] = True
                     if stall:
                         storage.stall(op[0] + 1 / rate)    # asleep through the next set too
+                    else:
+                        _keep_pace(storage)
             state["items"] = engine.curr_items()
             state["loaded"] += 1
             yield op
 
     engine.run(until_evicted())
-    gone = "flash" if flash is not None and flash.page_evictions else "RAM" if any(c.evicted for c in counts) else None
-    items = state["items"] if gone else engine.curr_items()      # held when the first one went
+    gone = watch.gone       # an eviction in the input's last second, none after it: not known to go on
+    loaded, items = watch.first if gone else (state["loaded"], engine.curr_items())
+    passing = watch.seen if not gone else watch.passing
     result = engine.results(None)
     pages = tuple((c.slab_class.id, c.pages) for c in result.classes if c.pages)
     page_bytes = result.totals.total_malloced      # all of -m: prefilled into the pool at start
     written = storage.counters().get("extstore_objects_written", 0) if storage else 0
-    return Fill(items, state["loaded"], total, gone, pages, page_bytes, written, rate, in_order), state["floor"]
+    return (Fill(items, loaded, total, gone, pages, page_bytes, written, rate, in_order, passing=passing,
+                 first=watch.any[1] if watch.any else None),
+            state["floor"])
+
+
+class _Evictions:
+    """Whether the server has started evicting, read before each set: a flash page evicted with its values
+    (``extstore_page_evictions``), or an item evicted from RAM that another follows between
+    :data:`SUSTAINED` seconds later; the evictions of episodes that stop before are ``passing``."""
+
+    def __init__(self, counts, flash, rate: int):
+        self.counts, self.flash = counts, flash
+        self.least, self.most = (int(rate * s) for s in SUSTAINED)      # in sets
+        self.first: tuple[int, int] | None = None    # (sets, items) at an eviction not yet known to go on
+        self.any: tuple[int, int] | None = None      # (sets, items) at the first eviction of all
+        self.seen = self.passing = 0
+        self.gone: str | None = None
+
+    def evicting(self, loaded: int, items: int) -> bool:
+        if self.flash is not None and self.flash.page_evictions > 0:
+            self.gone, self.first = "flash", (loaded, items)
+            return True
+        seen = sum(c.evicted for c in self.counts)
+        first = self.first
+        if first is not None and loaded - first[0] > self.most:        # none came: the thread recovered
+            self.passing = self.seen
+            self.first = first = None
+        if seen > self.seen:
+            self.seen = seen
+            self.any = self.any or (loaded, items)
+            if first is None:
+                self.first = (loaded, items)
+            elif loaded - first[0] >= self.least:
+                self.gone = "RAM"
+                return True
+        return False
+
+
+def _keep_pace(storage) -> None:
+    """The write thread visits every class at its next pass: each class's backoff (the passes it is
+    skipped for, 1.6.18 storage.c 606-610; 1.6.45 643-645) brought down to 1, as if the passes that
+    found nothing to write had come as the flushing began -- the scheduling under which a thread keeps
+    pace.  Not a rule of memcached: one of the two orders the race for the pool's last pages can take."""
+    backoff = storage.backoff
+    for x, b in enumerate(backoff):
+        if b > 1:
+            backoff[x] = 1
 
 
 class InputOrder:

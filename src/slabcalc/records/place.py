@@ -29,8 +29,8 @@ def place_record(settings: Settings, placement: Placement, other: Placement | No
             found.update({"capacity": capacity.items, "limiting_class": capacity.limiting_class,
                           "process_bytes": capacity.process.total, "hash_bytes": capacity.process.hash_bytes})
             fill = capacity.ext.capacity.fill if capacity.ext is not None and capacity.ext.capacity else None
-            if fill is not None:   # the write thread fallen behind once (analysis/extstore_fill.py): fewer
-                found["capacity_behind"] = fill.behind.items if fill.behind is not None else fill.items
+            if fill is not None:   # the write thread falling behind (analysis/extstore_fill.py): the range's low end
+                found["capacity_behind"] = fill.low
     other_name = "without_cas" if settings.use_cas else "with_cas"
     return {"settings": settings_record(settings), **placed, **found,
             other_name: placement_record(other) if other is not None else None}

@@ -69,12 +69,12 @@ def report_record(report: Report, accounting, what_if: Sequence[tuple[str, Repor
         "waste_pct": round(report.waste_pct, 2),
     }
     classes = [_class_record(c, page_bytes, has_mem_requested) for c in report.classes]
-    capacity = (report.capacity.items, report.capacity.limiting_class) if report.capacity else (None, None)
+    capacity = (report.capacity.items, report.capacity.limiting_class, None) if report.capacity else (None,) * 3
     if ext is not None:
         classes = _extstore_classes(classes, ext)
         totals = {**totals, **_extstore_totals(totals, ext)}
-        if ext.capacity is not None:
-            capacity = (ext.capacity.items, None)
+        if ext.capacity is not None:        # a range under extstore: capacity_behind its low end (extstore_fill.py)
+            capacity = (ext.capacity.items, None, ext.capacity.fill.low if ext.capacity.fill else None)
     worst = report.worst_class
     summary = _summary(report, accounting, totals)
     if ext is not None:
@@ -88,6 +88,7 @@ def report_record(report: Report, accounting, what_if: Sequence[tuple[str, Repor
         "classes": classes,
         "totals": totals,
         "capacity": capacity[0],
+        "capacity_behind": capacity[2],
         "limiting_class": capacity[1],
         "capacity_basis": report.capacity.basis if report.capacity else None,   # "order" or "mix"
         "memory_limit_needed_mb": report.memory_limit_needed if report.classes else None,
@@ -229,13 +230,10 @@ def _extstore_record(ext) -> dict:
 
 def fill_record(f) -> dict | None:
     """The replayed fill behind the capacity (analysis/extstore_fill.py), None when it was not run."""
-    if f is None:
-        return None
-    return {"sets_per_second": f.rate, "in_order": f.in_order, "loaded": f.loaded, "of": f.total, "ran_out": f.evicted,
-            "curr_items": f.items, "extstore_objects_written": f.written,
-            "total_pages": {str(cls): pages for cls, pages in f.pages},
-            # the write thread fallen behind once as the pool ran dry: None when that ends the same
-            "behind": fill_record(f.behind)}
+    return None if f is None else {"sets_per_second": f.rate, "in_order": f.in_order, "loaded": f.loaded, "of": f.total, "ran_out": f.evicted,
+            "curr_items": f.items, "extstore_objects_written": f.written, "passing_evictions": f.passing,
+            "first_eviction_items": f.first, "total_pages": {str(cls): pages for cls, pages in f.pages},
+            "behind": fill_record(f.behind)}        # the thread fallen behind once: None when it ends the same
 
 
 def _capacity_line(ext) -> str:
@@ -251,11 +249,10 @@ def _capacity_line(ext) -> str:
     pages = dict(f.pages)
     header, most = (min(pages), max(pages.values())) if pages else (None, 0)
     order = "the file's rows set in order" if f.in_order else "each distinct item set its count in a row"
-    b = f.behind          # the write thread fallen behind once as the pool ran dry (analysis/extstore_fill.py)
-    kept = dict(b.pages).get(header, 0) if b is not None else 0
-    behind = ("" if b is None else f", fewer if it falls behind as the page pool runs dry (once: {b.items} when "
-              f"{b.evicted} first evicts, after {b.loaded} sets, class {header} "
-              f"{f'on {kept} pages' if kept else 'with no page yet'})")
+    b = f.behind or f     # the write thread fallen behind once as the pool ran dry (analysis/extstore_fill.py)
+    kept, gone = dict(b.pages).get(header, 0), "RAM" if f.low == b.first else b.evicted or "RAM"
+    behind = ("" if f.low == f.items else f", {f.low} if it falls behind as the page pool runs dry (when {gone} "
+              f"first evicts, class {header} {f'on {kept} page' + 's' * (kept > 1) if kept else 'with no page yet'})")
     return (f"{head} {_held(f)}, if the write thread keeps pace{behind}: {order} at {f.rate} sets a second through "
             f"simulate's extstore replay; {f.written} written to flash; class {header} had {pages.get(header, 0)} "
             f"pages, other classes up to {most} (static, every flushable item on flash: RAM alone {c.ram_items}, "
@@ -263,8 +260,11 @@ def _capacity_line(ext) -> str:
 
 
 def _held(f) -> str:
-    return (f"holds {f.items} items when {f.evicted} first evicts (after {f.loaded} sets)" if f.evicted
-            else f"holds all {f.items} items, none evicted")
+    passing = f"{f.passing} evicted only as passing misses the write thread recovers from" if f.passing else ""
+    held = f"all {f.items}" if f.items == f.loaded else f"{f.items} of {f.loaded}"
+    return (f"holds {f.items} items when {f.evicted} starts evicting (after {f.loaded} sets; {f.passing} passing "
+            f"misses before)" if f.evicted and f.passing else f"holds {f.items} items when {f.evicted} starts "
+            f"evicting (after {f.loaded} sets)" if f.evicted else f"holds {held} items, {passing or 'none evicted'}")
 
 
 def _extstore_summary(lines: dict, ext, t: dict) -> dict:

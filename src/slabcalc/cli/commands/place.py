@@ -133,10 +133,9 @@ def _extstore_lines(settings, record):
         how = (f"{c['limited_by']} evicts first when they are set at {r['sets_per_second']} a second through "
                f"simulate's extstore replay; static: RAM alone" if r is not None
                else f"{c['limited_by']} runs out first: static, RAM alone")
-        b = r.get("behind") if r is not None else None
-        pace = ("" if r is None else " if the write thread keeps pace" if b is None else
-                f" if the write thread keeps pace, fewer if it falls behind as the page pool runs dry (once: "
-                f"{b['curr_items']})")
+        low = record.get("capacity_behind")
+        pace = ("" if r is None else " if the write thread keeps pace" if low in (None, c["items"]) else
+                f" if the write thread keeps pace, {low} if it falls behind as the page pool runs dry")
         lines.append(("RAM + flash", f"-m {settings.maxbytes >> 20} and {e.usable_pages} flash pages hold "
                                      f"{c['items']} such items{pace} ({how} {c['ram_items']}, flash alone "
                                      f"{c['flash_items']})"))
