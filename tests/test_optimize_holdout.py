@@ -63,22 +63,28 @@ def _as_options(memcached_args):
     return out
 
 
-@pytest.mark.parametrize("draw,overfits", [
+@pytest.mark.parametrize("draw,doubtful", [
     pytest.param(_mix, True, id="issue-mix"),
     pytest.param(_bimodal, False, id="bimodal", marks=pytest.mark.slow),
     pytest.param(_log_uniform, False, id="log-uniform", marks=pytest.mark.slow)])
-def test_the_default_recommendation_needs_no_more_memory_than_the_defaults_on_unseen_items(tmp_path, draw, overfits):
+def test_the_default_recommendation_needs_no_more_memory_than_the_defaults_on_unseen_items(tmp_path, draw, doubtful):
     seen, unseen = _write(tmp_path / "seen.csv", draw(1)), _write(tmp_path / "unseen.csv", draw(2))
     found = json.loads(run("optimize", seen, "--format", "json").stdout)
     assert found["validate"] == 0.2 and found["seed"] == 0 and found["held_out_items"] > 5000
-    assert not found["defaults_fine"] and found["verdict"]["on"] == "held_out"
+    assert found["verdict"]["on"] == "fresh"
     best = found["best"]
+    if doubtful:   # its best change (slab_chunk_max) can lose on a fresh sample: its interval says so
+        assert found["defaults_fine"] and best["fresh"]["low_pct"] < found["verdict"]["margin_pct"]
+        return
+    assert not found["defaults_fine"]
     base_unseen = _page_bytes(unseen, [])
     best_unseen = _page_bytes(unseen, _as_options(best["memcached_args"]))
     assert best_unseen <= base_unseen
     gain_unseen = 100 * (base_unseen - best_unseen) / base_unseen
-    if overfits:   # 34 slab sizes for the searched items: the held-out gain foretells the unseen one better
-        assert abs(best["held_out"]["gain_pct"] - gain_unseen) < abs(best["gain_pct"] - gain_unseen)
+    # the claim (issue 41): within 1.5 points of the unseen sample's gain, inside its interval
+    fresh = best["fresh"]
+    assert abs(fresh["gain_pct"] - gain_unseen) <= 1.5, (fresh, gain_unseen)
+    assert fresh["low_pct"] <= gain_unseen <= fresh["high_pct"], (fresh, gain_unseen)
 
 
 def test_no_listed_size_serves_less_than_a_page_for_a_sliver_of_the_items():

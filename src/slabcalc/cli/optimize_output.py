@@ -51,6 +51,9 @@ def print_optimum(record, limit, fmt) -> None:
     if said:
         click.echo(output.note(said))
     click.echo(_verdict(record, limit))
+    said = _stability(record)
+    if said:
+        click.echo(output.note(said))
 
 
 def _row(candidate: dict, validated: bool, fmt: str) -> dict:
@@ -69,7 +72,9 @@ def _validation(record) -> str | None:
 
     if record["validate"] is not None:
         pct = round(100 * record["validate"])
-        return (f"validated: optimised on {100 - pct}% of the items and scored on the other {pct}% "
+        fresh = (" counted at the mix's full size, and on fresh samples of the mix drawn from them"
+                 if record["verdict"]["on"] == "fresh" else "")
+        return (f"validated: optimised on {100 - pct}% of the items and scored on the other {pct}%{fresh} "
                 f"({record['held_out_items']} items held back at random, --seed {record['seed']}); a change is "
                 f"recommended only when it gains {record['verdict']['margin_pct']:g}% or more on them, a margin "
                 f"for drift")
@@ -103,6 +108,22 @@ def _flag_notes(candidates) -> list[str]:
     return [""] + lines if lines else []
 
 
+def _stability(record) -> str | None:
+    """Whether another sample of the mix would choose the same: the share of the fresh samples in which
+    the best is best, and the others within the noise."""
+    why, best = record["verdict"], record["best"]
+    if why.get("stable") is None or record["defaults_fine"]:
+        return None
+    share = best["fresh"]["best_in_pct"]
+    others = "; ".join(f"{c['space']} {c['flags']} gains {c['gain_pct']:.2f}% (best in {c['best_in_pct']:g}%)"
+                       for c in why["within_noise"])
+    if why["stable"]:
+        said = f"stable: {best['space']} is the best in {share:g}% of the fresh samples"
+        return f"{said}; within the noise: {others}" if others else said
+    return (f"not stable: {best['space']} is the best in only {share:g}% of the fresh samples; another "
+            f"sample of the mix may choose another; within the noise: {others or 'none'}")
+
+
 def _hot_text(rule) -> str:
     return "fetch=yes" if rule == "fetched" else f"la= within {rule} s of the newest"
 
@@ -112,10 +133,16 @@ def _verdict(record, limit) -> str:
     what = "more items fit" if limit is not None else "fewer page bytes"
     if why["on"] == "held_out":
         what += " on the held-out items"
+    elif why["on"] == "fresh" and best:
+        fresh = best["fresh"]
+        what += (f" on a fresh sample of {fresh['items']} items ({fresh['level_pct']}% of samples: "
+                 f"{fresh['low_pct']:.2f}% to {fresh['high_pct']:.2f}%)")
     if record["defaults_fine"]:
         gain = f"{why['gain_pct']:.2f}%" if best else "nothing"
+        under = (f"under {why['margin_pct']:g}%" if not best or why["gain_pct"] < why["margin_pct"] else
+                 f"and under {why['margin_pct']:g}% in some samples")
         return (f"defaults are fine: the best change ({best['space'] if best else 'none'}) gains {gain} {what} "
-                f"(under {why['margin_pct']:g}%)")
+                f"({under})")
     said = f"best: {best['space']} gains {why['gain_pct']:.2f}% {what}"
     if why["preferred_to"]:
         other = why["preferred_to"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from slabcalc.analysis.advice import class_cap_trap, elsewhere
 from slabcalc.analysis.hits import HotItems, WorkloadHits, change_pct
 from slabcalc.analysis.optimize import GAIN_THRESHOLD_PCT, Candidate, Optimum
+from slabcalc.analysis.optimize.spread import LEVEL, STABLE_PCT
 
 
 def _candidate_record(opt: Optimum, c: Candidate, workload: WorkloadHits | None = None) -> dict:
@@ -33,6 +34,11 @@ def _candidate_record(opt: Optimum, c: Candidate, workload: WorkloadHits | None 
             "capacity": held.capacity.items if held.capacity else None,
             "gain_pct": round(opt.held_out_gain_pct(c), 2),
         }
+    if c.fresh is not None:
+        record["fresh"] = {"items": opt.whole_baseline.items if opt.whole_baseline else None,
+                           "gain_pct": round(c.fresh.gain, 2), "low_pct": round(c.fresh.low, 2),
+                           "high_pct": round(c.fresh.high, 2), "level_pct": LEVEL,
+                           "best_in_pct": None if c.wins is None else round(100 * c.wins, 1)}
     got = workload.of(c.flags) if workload is not None else None
     if got is not None:
         record["get_hits"], record["get_hits_change_pct"] = got.hits, round(change_pct(got, workload.base), 2)
@@ -44,11 +50,18 @@ def verdict(opt: Optimum) -> dict:
     it was preferred to, when one gained more but within the margin."""
     best = opt.best
     if best is None:
-        return {"gain_pct": None, "on": None, "preferred_to": None, "margin_pct": GAIN_THRESHOLD_PCT}
+        return {"gain_pct": None, "on": None, "preferred_to": None, "margin_pct": GAIN_THRESHOLD_PCT,
+                "stable": None, "within_noise": []}
     firsts = [c for c in opt.candidates if c is opt.first_of(c.space)]
     top = max(firsts, key=opt.verdict_gain)
     return {"gain_pct": round(opt.verdict_gain(best), 2),
-            "on": "held_out" if opt.held_out_gain_pct(best) is not None else "items",
+            "on": "fresh" if best.fresh is not None else "held_out" if opt.held_out_gain_pct(best) is not None
+            else "items",
+            "stable": None if best.wins is None else 100 * best.wins >= STABLE_PCT,
+            "within_noise": [] if best.fresh is None else [
+                {"space": c.space, "flags": c.flags, "gain_pct": round(c.fresh.gain, 2),
+                 "best_in_pct": round(100 * (c.wins or 0), 1)}
+                for c in firsts if c is not best and c.fresh.high >= best.fresh.gain],
             "preferred_to": None if top is best or opt.verdict_gain(top) <= opt.verdict_gain(best) else
             {"space": top.space, "flags": top.flags, "gain_pct": round(opt.verdict_gain(top), 2),
              "why": "class_cap" if class_cap_trap(top.report.settings) else "simpler"},

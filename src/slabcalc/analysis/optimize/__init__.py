@@ -21,7 +21,7 @@ searches) and :mod:`.front` (:func:`optimize`, which runs them all, and its resu
 from slabcalc.analysis.optimize.dp import (SlabSizes, align_up, candidate_sizes, constant_page_length,
                                            listed_sizes, solve)
 from slabcalc.analysis.optimize.front import (GAIN_THRESHOLD_PCT, MIN_HELD_OUT, SIMPLER, SPACES, VALIDATE_DEFAULT,
-                                              Candidate, Optimum, optimize, split)
+                                              Candidate, Optimum, full_scale, optimize, split)
 from slabcalc.analysis.optimize.grid import (CHUNK_MAX_SMALLEST, FACTORS, N_RANGE, Scored, grid_page_bytes,
                                              search_chunk_max, search_n_f)
 from slabcalc.analysis.optimize.requests import (BoundParts, Requests, capacity_bound, capacity_of, chunk_requests,
@@ -33,6 +33,6 @@ _BoundParts = BoundParts   # its name before the package was split (tests/test_o
 __all__ = ["CHUNK_MAX_SMALLEST", "FACTORS", "GAIN_THRESHOLD_PCT", "MIN_HELD_OUT", "N_RANGE", "SIMPLER", "SPACES",
            "THIN_SHARE_PCT", "VALIDATE_DEFAULT", "BoundParts", "Candidate", "Optimum", "Requests", "Scored",
            "SlabSizes", "align_up", "best_slab_sizes", "candidate_sizes", "capacity_bound", "capacity_of",
-           "chunk_requests", "class_chunks", "constant_page_length", "grid_page_bytes", "items_that_fit",
+           "chunk_requests", "class_chunks", "constant_page_length", "full_scale", "grid_page_bytes", "items_that_fit",
            "listed_sizes", "merge_thin_sizes", "optimize", "page_bytes", "requests_of", "search_chunk_max",
            "search_n_f", "settings_for", "solve", "split", "usage"]

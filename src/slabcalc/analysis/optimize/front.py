@@ -8,6 +8,7 @@ from typing import Iterable, Sequence
 from slabcalc.analysis.advice import class_cap_trap
 from slabcalc.analysis.optimize.grid import CHUNK_MAX_SMALLEST, search_chunk_max, search_n_f
 from slabcalc.analysis.optimize.requests import chunk_requests, page_bytes
+from slabcalc.analysis.optimize.spread import Claim
 from slabcalc.analysis.optimize.slab_sizes import best_slab_sizes, merge_thin_sizes, settings_for
 from slabcalc.analysis.report import Report, build_report
 from slabcalc.errors import ValueRefused
@@ -28,7 +29,10 @@ class Candidate:
     space: str          # "baseline", "n_f", "slab_sizes" or "slab_chunk_max"
     flags: str          # paste-ready memcached flags ("" for the baseline)
     report: Report      # build_report of the (training) distribution under it
-    held_out: Report | None = None   # with --validate: the report of the held-back part
+    held_out: Report | None = None   # with --validate: the report of the held-back part at full scale
+    fresh: Claim | None = None       # with --validate, fewest page bytes: the gain on fresh samples of the
+                                     # mix and its interval (:mod:`.spread`)
+    wins: float | None = None        # with fresh: the share of the fresh draws in which it is the best
 
     @property
     def page_bytes(self) -> int:
@@ -42,7 +46,8 @@ class Optimum:
     memory_limit: int | None
     validate: float | None = None
     seed: int | None = None
-    held_out_items: int = 0               # with validate: how many items were held out
+    held_out_items: int = 0               # with validate: how many items were held out (each Candidate's
+                                          # held_out report counts them at full scale: :func:`full_scale`)
     whole_baseline: Report | None = None  # with validate: the baseline's report of every item (the gate's)
 
     def gain_pct(self, c: Candidate) -> float:
@@ -63,8 +68,11 @@ class Optimum:
         return 100.0 * (pages - report.total("page_bytes")) / pages if pages else 0.0
 
     def verdict_gain(self, c: Candidate) -> float:
-        """The gain the verdict goes by: on the held-out items when there are some (they were not
+        """The gain the verdict goes by: on fresh samples of the mix drawn from the held-out items when
+        there are some (page bytes: :mod:`.spread`), else on the held-out items (they were not
         optimised for), else on the items."""
+        if c.fresh is not None:
+            return c.fresh.gain
         held = self.held_out_gain_pct(c)
         return self.gain_pct(c) if held is None else held
 
@@ -89,8 +97,11 @@ class Optimum:
 
     @property
     def defaults_fine(self) -> bool:
+        """No change gains the margin; with fresh samples, none gains it on all but the lowest
+        ``(100 - LEVEL) / 2`` % of them (a claim whose interval reaches under the margin is no claim)."""
         best = self.best
-        return best is None or self.verdict_gain(best) < GAIN_THRESHOLD_PCT
+        return (best is None or self.verdict_gain(best) < GAIN_THRESHOLD_PCT
+                or (best.fresh is not None and best.fresh.low < GAIN_THRESHOLD_PCT))
 
 
 def split(distribution: Sequence[tuple], fraction: float, seed: int) -> tuple[list, list]:
@@ -111,6 +122,29 @@ def split(distribution: Sequence[tuple], fraction: float, seed: int) -> tuple[li
     return kept_part, held_part
 
 
+def full_scale(part: Sequence[tuple], items: int) -> list:
+    """``part`` (pairs ``(Item, count)``) with its counts scaled to ``items`` items in all, in the same
+    proportions (largest remainders): the held-out items as a fresh sample of the whole mix's size.
+
+    A fifth of the items fills a fifth of the pages, and every class used rounds its chunks up to a
+    whole page: scored at a fifth of the scale, a page's rounding weighs five times what it weighs on
+    the node, and one page more or less in a class moves the gain by points (issue 41).  Scaled, each
+    class is counted at the size the recommendation will meet.
+    """
+    import numpy as np
+
+    counts = np.fromiter((t[1] for t in part), dtype=object, count=len(part))   # Python ints: no overflow
+    held = int(counts.sum()) if len(part) else 0
+    if not held or held == items:
+        return list(part)
+    exact = counts * items
+    base, rest = exact // held, exact % held
+    short = items - int(base.sum())
+    order = np.argsort(-rest.astype(np.float64), kind="stable")[:short]
+    base[order] += 1
+    return [(t[0], int(n)) for t, n in zip(part, base.tolist()) if n]
+
+
 def optimize(settings: Settings, distribution: Iterable[tuple], *,
              max_classes: int | None = None, validate: float | None = None, seed: int = 0,
              size_key_length: int = 16, keep: int = 3) -> Optimum:
@@ -129,8 +163,9 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *,
     if validate is not None and sum(n for _, n in distribution) * validate < MIN_HELD_OUT:
         validate = None     # too few items to hold any out meaningfully: scored on them all (the record says so)
     if validate is not None:
-        distribution, held_out = split(distribution, validate, seed)
-        held_out = _as_columns(held_out)
+        distribution, held_pairs = split(distribution, validate, seed)
+        held_out_items = sum(n for _, n in held_pairs)
+        held_out = _as_columns(full_scale(held_pairs, sum(n for _, n in everything)))
     distribution = _as_columns(distribution)
 
     def candidate(space: str, flags: str, s: Settings, expected: int | None) -> Candidate:
@@ -164,9 +199,40 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *,
             found.append(candidate("slab_chunk_max", scored.flags, scored.settings, scored.page_bytes))
     if held_out is None:
         return Optimum(baseline, tuple(found), memory_limit)
-    return Optimum(baseline, tuple(found), memory_limit, validate, seed, baseline.held_out.items,
+    if not with_capacity:
+        baseline, found = _with_spread(baseline, found, held_pairs, sum(n for _, n in everything), seed,
+                                       size_key_length)
+    return Optimum(baseline, tuple(found), memory_limit, validate, seed, held_out_items,
                    build_report(settings, _as_columns(everything), capacity=with_capacity,
                                 size_key_length=size_key_length))
+
+
+def _with_spread(baseline: Candidate, found: list[Candidate], held_pairs, items: int, seed: int,
+                 size_key_length: int) -> tuple[Candidate, list[Candidate]]:
+    """Each candidate with the interval of its gain on fresh samples of ``items`` items
+    (:mod:`slabcalc.analysis.optimize.spread`)."""
+    from slabcalc.analysis.optimize import spread
+
+    import numpy as np
+
+    cells = spread.Cells.of(baseline.report.settings, held_pairs)
+    fresh, twice = spread.draws(cells, items, seed)
+    scorer = spread.Scorer(baseline.report.settings, cells, size_key_length)
+    base, base_twice = scorer.page_bytes(fresh), scorer.page_bytes(twice)
+    out, per_draw = [], []
+    for c in found:
+        scorer = spread.Scorer(c.report.settings, cells, size_key_length)
+        gained = spread.gains(base, scorer.page_bytes(fresh))
+        per_draw.append(gained)
+        out.append(replace(c, fresh=spread.claim(gained, spread.gains(base_twice, scorer.page_bytes(twice)))))
+    firsts = [i for i, c in enumerate(out) if c.space not in {d.space for d in out[:i]}]
+    if firsts:      # in each fresh draw, the first of a space that gains most (the simpler on a tie)
+        table = np.stack([per_draw[i] for i in firsts])
+        order = sorted(range(len(firsts)), key=lambda j: SIMPLER.index(out[firsts[j]].space))
+        winner = np.asarray(order)[np.argmax(table[order], axis=0)]
+        for j, i in enumerate(firsts):
+            out[i] = replace(out[i], wins=float(np.mean(winner == j)))
+    return replace(baseline, fresh=Claim(0.0, 0.0, 0.0)), out
 
 
 def _as_columns(distribution: list[tuple]) -> list:
