@@ -211,7 +211,8 @@ class _WorkloadReader:
                         repeat = int(cells[i_count]) if i_count >= 0 else 1
                         careful = careful or op < 0 or not (last <= t < TIME_MAX and 0 < size <= key_max
                                                              and 0 <= ttl <= maxdelta and 0 <= value <= value_max
-                                                             and 0 <= flags <= flags_max and 1 <= repeat <= OP_COUNT_MAX)
+                                                             and 0 <= flags <= flags_max
+                                                             and 1 <= repeat <= OP_COUNT_MAX)
                     except ValueError:
                         careful = True
                     if careful:
@@ -339,7 +340,7 @@ class _WorkloadReader:
         except ValueError:
             reason, text = self._which(cells, op)
         else:
-            if repeat > OP_COUNT_MAX:       # a data error, not a row to skip: its operations would be most of the replay
+            if repeat > OP_COUNT_MAX:       # a data error, not a row to skip: its operations would be the replay
                 raise InputError(f"{self.source}:{line}: op_count must be 1 to {OP_COUNT_MAX} (a row's operations "
                                  f"are replayed one by one): {cells[i_count].strip()!r}")
             if not 0 <= ttl <= REALTIME_MAXDELTA:      # an InputError, not a rejected row (outside the try)
