@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
 
 from slabcalc._native import mypyc_attr
 from slabcalc.engines.background import Background
+from slabcalc.engines.config import replay_config
 from slabcalc.engines.lru import COLD, GONE, HOT, TEMP, WARM, Chunked, Item, Lrus, new_item
 from slabcalc.engines.readout import simulation, timeline_row, timeline_rows
 from slabcalc.engines.results import Model, Simulation, TimelineRow
@@ -98,14 +99,8 @@ class Engine:
         classes = slab_classes(settings)
         check_placeable(settings, classes)
         self.settings, self.classes, self.bg = settings, classes, background
-        const = background.constant
-        # typed: compiled, the ints are unboxed (the constants come from a dict of Any)
-        self.tail_tries: int = const["tail_tries"]
-        self.alloc_rounds: int = const["alloc_rounds"]
-        self.update_interval: int = const["update_interval"]
-        self.every_hit: bool = background.rules.rules["segmented_access_time"] == "every_hit"
-        self.segmented = background.lru == "segmented"
-        self.link_seg = HOT if self.segmented else COLD
+        self.config = config = replay_config(background)      # read once, shared: frozen
+        self.link_seg = HOT if config.segmented else COLD
         self.temp: TempLru | None = None    # -o temporary_ttl: which items link in TEMP (engines/temp_lru.py)
         if background.temp_lru:
             from slabcalc.engines.temp_lru import TempLru
@@ -116,7 +111,7 @@ class Engine:
         self.perslab = [0] + [c.perslab for c in classes]
         page_len = [0] + [settings.page_length(c.chunk_size, c.perslab) for c in classes]
         self.slabs = Slabs(self.size, self.perslab, page_len, settings.maxbytes, share)
-        self.lrus = Lrus(self, n)
+        self.lrus = Lrus(self, config, n)
         self.largest = classes[-1].id
         # memcached's hash table, key -> item, with the markers of keys lost (engines/table.py)
         self.table = Table(self.lrus.lost, LOST_MAX)
@@ -326,7 +321,7 @@ class Engine:
         cls = self.class_of(size)
         slabs = self.slabs
         free = slabs.free[cls]
-        if free and (self.segmented or self._tail_live(cls)):
+        if free and (self.config.segmented or self._tail_live(cls)):
             addr = free.pop()           # do_item_alloc_pull's first round, when it can only do this
         elif (not free and slabs.limit and not slabs.pool and slabs.pages[cls]
               and slabs.malloced + slabs.page_len[cls] > slabs.limit):
@@ -350,12 +345,12 @@ class Engine:
         exptime = victim.exptime
         if (exptime and exptime < self.now) or victim.chunks is not None:
             return lrus.alloc_pull(cls)
-        if self.segmented and self.storage is None:     # the victim's chunk, not pushed and popped
+        if self.config.segmented and self.storage is None:     # the victim's chunk, not pushed and popped
             lrus.evict(victim, cls, True)
             return victim.addr
         lrus.evict(victim, cls)
-        if not self.segmented and not self._tail_live(cls):
-            return lrus.alloc_pull(cls, self.alloc_rounds - 1)     # round two reclaims first
+        if not self.config.segmented and not self._tail_live(cls):
+            return lrus.alloc_pull(cls, self.config.alloc_rounds - 1)     # round two reclaims first
         return self.slabs.free[cls].pop()                          # the victim's chunk
 
     def _tail_live(self, cls: int) -> bool:
@@ -454,7 +449,7 @@ class Engine:
 
     def bump(self, item: Item) -> None:
         """``do_item_bump`` (items.c 1063): the hit markers, and the bump they ask for."""
-        if self.segmented:
+        if self.config.segmented:
             if item.active:
                 return
             self.lrus.version[item.cls].n += 1
@@ -464,13 +459,13 @@ class Engine:
             item.active = True
             if item.seg != COLD:
                 # "only need to bump time" (1.5.19+); before, do_item_update: once a minute
-                if self.every_hit or item.time < self.now - self.update_interval:
+                if self.config.every_hit or item.time < self.now - self.config.update_interval:
                     item.time = self.now
             else:
                 self.bumps.append(item)              # lru_bump_async: the maintainer moves it
             return
         item.fetched = True
-        if item.time < self.now - self.update_interval:     # do_item_update, compat
+        if item.time < self.now - self.config.update_interval:     # do_item_update, compat
             item.time = self.now
             self.lrus.q[item.seg][item.cls].to_head(item)
             self.lrus.version[item.cls].n += 1

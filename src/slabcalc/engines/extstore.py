@@ -180,7 +180,7 @@ class Storage:
             e.unlink(item, lost=True)
             self._hold(ref.cls, addr)
             return True
-        if (item.fetched and item.active and item.time > e.now - e.update_interval
+        if (item.fetched and item.active and item.time > e.now - e.config.update_interval
                 and self.recache_rate):
             count = self.recache_counter
             self.recache_counter += 1
@@ -283,7 +283,7 @@ class Storage:
         e = self.e
         lrus = e.lrus
         lru = lrus.q[COLD][cls]
-        for _ in range(e.tail_tries):
+        for _ in range(e.config.tail_tries):
             if not lru.n:
                 return None
             item = lru.next
