@@ -33,6 +33,7 @@ from slabcalc._native import mypyc_attr
 from slabcalc.engines.background import Background
 from slabcalc.engines.config import replay_config
 from slabcalc.engines.lru import COLD, GONE, HOT, TEMP, WARM, Chunked, Item, Lrus, new_item
+from slabcalc.engines.maintainer import Maintainer
 from slabcalc.engines.readout import simulation, timeline_row, timeline_rows
 from slabcalc.engines.results import Model, Simulation, TimelineRow
 from slabcalc.engines.slabs import Slabs
@@ -47,7 +48,6 @@ from slabcalc.model.settings import Settings
 
 if TYPE_CHECKING:
     from slabcalc.engines.extstore import Storage
-    from slabcalc.engines.maintainer import Maintainer
     from slabcalc.engines.temp_lru import TempLru
 
 CLOCK_START: Final = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
@@ -142,10 +142,9 @@ class Engine:
         self.pending_move: tuple[int, int, bool] | None = None     # source, destination, evictions allowed
         self.moving = False             # the page mover is at work (it holds its lock)
         self.actors: list = []          # the threads that wake on the clock, each with next_wake and step()
-        if background.lru_maintainer:
-            from slabcalc.engines.maintainer import Maintainer
-
-            self.maintainer = Maintainer(self, start=-lead)
+        # always one: without -o lru_maintainer a null one (no thread, no crawler, no automover)
+        self.maintainer = Maintainer(self, start=-lead, runs=background.lru_maintainer)
+        if self.maintainer.runs:
             self.actors.append(self.maintainer)
         if background.automover_runs and background.automover_thread == "mover":
             from slabcalc.engines.automove import MoverThread
@@ -157,13 +156,13 @@ class Engine:
 
             attach(self, boot)
         self.next_wake: float = float(min((a.next_wake for a in self.actors), default=math.inf))
-        self.lone: Maintainer | None = self.maintainer if background.lru_maintainer else None
         self.idle = None                # fast_forward: idle stretches jumped over, not stepped (.idle)
         if fast_forward and self.actors:
             from slabcalc.engines.idle import Idle
 
             self.idle = Idle(self)
         self.pick_on_evict: bool = bool(background.slab_reassign and background.slab_automove == 2)
+        self.pick_any: Any = None       # slab_automove=2: the class to take a page from (.automove)
         if self.pick_on_evict:
             from slabcalc.engines.automove import PickAny
 
@@ -495,8 +494,8 @@ class Engine:
     def _background_until(self, t_us: float) -> None:
         """Every thread's wake-ups at or before ``t_us``, in time order (idle seconds jumped over)."""
         actors, epoch, idle = self.actors, self.epoch, self.idle
-        # declared: `actors[0] is self.lone` narrows self.lone to actors' Any, and the calls would be Python's
-        lone: Maintainer | None = self.lone if len(actors) == 1 and actors[0] is self.lone else None
+        # declared: `actors[0] is self.maintainer` narrows it to actors' Any, and the calls would be Python's
+        lone: Maintainer | None = self.maintainer if len(actors) == 1 and actors[0] is self.maintainer else None
         while True:
             if lone is not None:        # the maintainer alone (1.6.18's defaults): typed, native calls
                 wake: int = lone.next_wake

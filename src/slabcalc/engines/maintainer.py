@@ -62,7 +62,10 @@ class Wait:
 class Maintainer:
     """Compiled with the engine (setup.py): its fields are declared so that mypyc holds them unboxed,
     and the engine is typed (a TYPE_CHECKING import, as in lru.py), so that what a wake-up reads of it
-    (about one wake-up per replayed operation) is a native field, not a Python attribute lookup."""
+    (about one wake-up per replayed operation) is a native field, not a Python attribute lookup.
+
+    A server without the thread (``-o no_lru_maintainer``, 1.4) has a null one (``runs`` False): no
+    crawler, no automover, no juggles, and never among the engine's threads on the clock."""
 
     e: Engine
     lrus: Lrus
@@ -80,9 +83,11 @@ class Maintainer:
     crawler: Any
     automover: Any
     juggling: bool
+    runs: bool          # False: the null maintainer of a server without one (never on the clock)
 
-    def __init__(self, engine: Engine, start: float) -> None:
+    def __init__(self, engine: Engine, start: float, runs: bool = True) -> None:
         self.e = engine
+        self.runs = runs
         self.lrus, self.temp = engine.lrus, engine.temp
         self.config = config = engine.config
         bg = engine.bg
@@ -104,15 +109,15 @@ class Maintainer:
         self.last_crawler_check = NEVER
         self.last_automove_check = NEVER
         self.crawler = self.automover = None
-        if bg.crawls:
+        if runs and bg.crawls:
             from slabcalc.engines.crawler import Crawler
 
             self.crawler = Crawler(engine)
-        if bg.automover_runs and bg.automover_thread == "maintainer":
+        if runs and bg.automover_runs and bg.automover_thread == "maintainer":
             from slabcalc.engines.automove import WindowedAutomover
 
             self.automover = WindowedAutomover(engine)
-        self.juggling = bg.lru_maintainer
+        self.juggling = runs and bg.lru_maintainer
 
     def step(self) -> None:
         """The wake-up due at :attr:`next_wake` (the engine set the clock to it)."""
