@@ -152,7 +152,7 @@ class Engine:
             self.actors.append(MoverThread(self, start=-lead))
         self.storage: Storage | None = None     # -o ext_path: the storage write thread and flash (.extstore)
         if settings.extstore is not None:
-            from slabcalc.engines.extstore import attach
+            from slabcalc.engines.extstore_attach import attach
 
             attach(self, boot)
         self.next_wake: float = float(min((a.next_wake for a in self.actors), default=math.inf))
