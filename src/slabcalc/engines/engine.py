@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
 
 from slabcalc._native import mypyc_attr
 from slabcalc.engines.background import Background
+from slabcalc.engines.config import replay_config
 from slabcalc.engines.lru import COLD, GONE, HOT, TEMP, WARM, Chunked, Item, Lrus, new_item
+from slabcalc.engines.maintainer import Maintainer
 from slabcalc.engines.readout import simulation, timeline_row, timeline_rows
 from slabcalc.engines.results import Model, Simulation, TimelineRow
 from slabcalc.engines.slabs import Slabs
@@ -46,7 +48,6 @@ from slabcalc.model.settings import Settings
 
 if TYPE_CHECKING:
     from slabcalc.engines.extstore import Storage
-    from slabcalc.engines.maintainer import Maintainer
     from slabcalc.engines.temp_lru import TempLru
 
 CLOCK_START: Final = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
@@ -103,14 +104,8 @@ class Engine:
         classes = slab_classes(settings)
         check_placeable(settings, classes)
         self.settings, self.classes, self.bg = settings, classes, background
-        const = background.constant
-        # typed: compiled, the ints are unboxed (the constants come from a dict of Any)
-        self.tail_tries: int = const["tail_tries"]
-        self.alloc_rounds: int = const["alloc_rounds"]
-        self.update_interval: int = const["update_interval"]
-        self.every_hit: bool = background.rules.rules["segmented_access_time"] == "every_hit"
-        self.segmented = background.lru == "segmented"
-        self.link_seg = HOT if self.segmented else COLD
+        self.config = config = replay_config(background)      # read once, shared: frozen
+        self.link_seg = HOT if config.segmented else COLD
         self.temp: TempLru | None = None    # -o temporary_ttl: which items link in TEMP (engines/temp_lru.py)
         if background.temp_lru:
             from slabcalc.engines.temp_lru import TempLru
@@ -121,7 +116,7 @@ class Engine:
         self.perslab = [0] + [c.perslab for c in classes]
         page_len = [0] + [settings.page_length(c.chunk_size, c.perslab) for c in classes]
         self.slabs = Slabs(self.size, self.perslab, page_len, settings.maxbytes, share)
-        self.lrus = Lrus(self, n)
+        self.lrus = Lrus(self, config, n)
         self.largest = classes[-1].id
         # memcached's hash table, key -> item, with the markers of keys lost (engines/table.py)
         self.table = Table(self.lrus.lost, LOST_MAX)
@@ -153,10 +148,9 @@ class Engine:
         self.pending_move: tuple[int, int, bool] | None = None     # source, destination, evictions allowed
         self.moving = False             # the page mover is at work (it holds its lock)
         self.actors: list = []          # the threads that wake on the clock, each with next_wake and step()
-        if background.lru_maintainer:
-            from slabcalc.engines.maintainer import Maintainer
-
-            self.maintainer = Maintainer(self, start=-lead)
+        # always one: without -o lru_maintainer a null one (no thread, no crawler, no automover)
+        self.maintainer = Maintainer(self, start=-lead, runs=background.lru_maintainer)
+        if self.maintainer.runs:
             self.actors.append(self.maintainer)
         if background.automover_runs and background.automover_thread == "mover":
             from slabcalc.engines.automove import MoverThread
@@ -164,17 +158,17 @@ class Engine:
             self.actors.append(MoverThread(self, start=-lead))
         self.storage: Storage | None = None     # -o ext_path: the storage write thread and flash (.extstore)
         if settings.extstore is not None:
-            from slabcalc.engines.extstore import attach
+            from slabcalc.engines.extstore_attach import attach
 
             attach(self, lead)
         self.next_wake: float = float(min((a.next_wake for a in self.actors), default=math.inf))
-        self.lone: Maintainer | None = self.maintainer if background.lru_maintainer else None
         self.idle = None                # fast_forward: idle stretches jumped over, not stepped (.idle)
         if fast_forward and self.actors:
             from slabcalc.engines.idle import Idle
 
             self.idle = Idle(self)
         self.pick_on_evict: bool = bool(background.slab_reassign and background.slab_automove == 2)
+        self.pick_any: Any = None       # slab_automove=2: the class to take a page from (.automove)
         if self.pick_on_evict:
             from slabcalc.engines.automove import PickAny
 
@@ -332,7 +326,7 @@ class Engine:
         cls = self.class_of(size)
         slabs = self.slabs
         free = slabs.free[cls]
-        if free and (self.segmented or self._tail_live(cls)):
+        if free and (self.config.segmented or self._tail_live(cls)):
             addr = free.pop()           # do_item_alloc_pull's first round, when it can only do this
         elif (not free and slabs.limit and not slabs.pool and slabs.pages[cls]
               and slabs.malloced + slabs.page_len[cls] > slabs.limit):
@@ -356,12 +350,12 @@ class Engine:
         exptime = victim.exptime
         if (exptime and exptime < self.now) or victim.chunks is not None:
             return lrus.alloc_pull(cls)
-        if self.segmented and self.storage is None:     # the victim's chunk, not pushed and popped
+        if self.config.segmented and self.storage is None:     # the victim's chunk, not pushed and popped
             lrus.evict(victim, cls, True)
             return victim.addr
         lrus.evict(victim, cls)
-        if not self.segmented and not self._tail_live(cls):
-            return lrus.alloc_pull(cls, self.alloc_rounds - 1)     # round two reclaims first
+        if not self.config.segmented and not self._tail_live(cls):
+            return lrus.alloc_pull(cls, self.config.alloc_rounds - 1)     # round two reclaims first
         return self.slabs.free[cls].pop()                          # the victim's chunk
 
     def _tail_live(self, cls: int) -> bool:
@@ -460,7 +454,7 @@ class Engine:
 
     def bump(self, item: Item) -> None:
         """``do_item_bump`` (items.c 1063): the hit markers, and the bump they ask for."""
-        if self.segmented:
+        if self.config.segmented:
             if item.active:
                 return
             self.lrus.version[item.cls].n += 1
@@ -470,13 +464,13 @@ class Engine:
             item.active = True
             if item.seg != COLD:
                 # "only need to bump time" (1.5.19+); before, do_item_update: once a minute
-                if self.every_hit or item.time < self.now - self.update_interval:
+                if self.config.every_hit or item.time < self.now - self.config.update_interval:
                     item.time = self.now
             else:
                 self.bumps.append(item)              # lru_bump_async: the maintainer moves it
             return
         item.fetched = True
-        if item.time < self.now - self.update_interval:     # do_item_update, compat
+        if item.time < self.now - self.config.update_interval:     # do_item_update, compat
             item.time = self.now
             self.lrus.q[item.seg][item.cls].to_head(item)
             self.lrus.version[item.cls].n += 1
@@ -507,8 +501,8 @@ class Engine:
     def _background_until(self, t_us: float) -> None:
         """Every thread's wake-ups at or before ``t_us``, in time order (idle seconds jumped over)."""
         actors, epoch, idle = self.actors, self.epoch, self.idle
-        # declared: `actors[0] is self.lone` narrows self.lone to actors' Any, and the calls would be Python's
-        lone: Maintainer | None = self.lone if len(actors) == 1 and actors[0] is self.lone else None
+        # declared: `actors[0] is self.maintainer` narrows it to actors' Any, and the calls would be Python's
+        lone: Maintainer | None = self.maintainer if len(actors) == 1 and actors[0] is self.maintainer else None
         while True:
             if lone is not None:        # the maintainer alone (1.6.18's defaults): typed, native calls
                 wake: int = lone.next_wake

@@ -8,8 +8,9 @@ Rules read from 1.6.18's source (the release's constants are profile data,
 ``extstore.replay``; the option values are :class:`slabcalc.model.extstore.Extstore`'s), as
 below; what later releases changed (1.6.45's source, each change placed at its tag:
 docs/extstore-releases.md) is ``extstore.replay`` data too -- 1.6.20's write thread is
-:func:`.extstore_write.step_later`, 1.6.25's compaction :mod:`.extstore_compact`, 1.6.34's and 1.6.38's
-automover :meth:`.ExtstoreAutomover.run_later`:
+:class:`.extstore_write.LaterStorage`, 1.6.25's compaction :mod:`.extstore_compact`, 1.6.34's and
+1.6.38's automovers :class:`.LaterExtstoreAutomover` and :class:`.NowAgeExtstoreAutomover` (each chosen
+by its name in the profile: :mod:`.extstore_attach`):
 
 The write thread (``storage_write_thread``, storage.c 588-663)
     Sleeps ``to_sleep`` microseconds (500 at least, ``ext_max_sleep`` at most;
@@ -62,7 +63,6 @@ from __future__ import annotations
 import math
 
 from slabcalc.engines.extstore_compact import Compactor
-from slabcalc.engines.extstore_write import step_later
 from slabcalc.engines.flash import CHUNKED, DEFAULT, LOWTTL, Flash
 from slabcalc.engines.lru import COLD, GONE, Item, new_item
 
@@ -100,7 +100,6 @@ class Storage:
         self.sleep_min = replay["write_sleep_min_us"]
         self.halve_over = replay["backoff_halve_over_us"]     # None: a long sleep halves no backoff (1.6.20)
         # where releases differ (profile extstore.replay; docs/extstore-releases.md)
-        self.later = replay["write_target"] == "pool_deficit"     # 1.6.20's write thread
         self.down = replay["write_walk"] == "down"
         self.at_minimum = replay["write_target_at_minimum"]
         self.small_caps = [tuple(cap) for cap in replay["write_small_class_pages"]]
@@ -180,7 +179,7 @@ class Storage:
             e.unlink(item, lost=True)
             self._hold(ref.cls, addr)
             return True
-        if (item.fetched and item.active and item.time > e.now - e.update_interval
+        if (item.fetched and item.active and item.time > e.now - e.config.update_interval
                 and self.recache_rate):
             count = self.recache_counter
             self.recache_counter += 1
@@ -205,10 +204,8 @@ class Storage:
     # -- the write thread --------------------------------------------------------------------
 
     def step(self) -> None:
-        """One pass of ``storage_write_thread``, then its sleep."""
-        if self.later:
-            step_later(self)                    # 1.6.20+ (engines/extstore_write.py)
-            return
+        """One pass of 1.6.18's ``storage_write_thread``, then its sleep (1.6.20's and later:
+        :class:`.extstore_write.LaterStorage`)."""
         e = self.e
         self.flash.io_done()
         if self.next_wake >= self.next_maint:
@@ -283,7 +280,7 @@ class Storage:
         e = self.e
         lrus = e.lrus
         lru = lrus.q[COLD][cls]
-        for _ in range(e.tail_tries):
+        for _ in range(e.config.tail_tries):
             if not lru.n:
                 return None
             item = lru.next
@@ -387,24 +384,3 @@ def check_extstore_replayable(settings) -> None:
     if rules is None or rules.replay is None:
         raise SimulationError(f"simulate does not model -o ext_path on {settings.profile.release}: its storage "
                               f"threads were not read (1.6.18's are: --profile 1.6.18)")
-
-
-def attach(engine, lead: int) -> None:
-    """Extstore in a replay (engines/engine.py): memory prefilled, the write thread among the
-    threads, and the maintainer's automover the extstore one."""
-    from slabcalc.engines.extstore_automove import ExtstoreAutomover
-
-    check_extstore_replayable(engine.settings)
-    if engine.slabs.share != 1:
-        from slabcalc.engines.background import SimulationError
-
-        raise SimulationError("simulate --sample does not model -o ext_path: replay the whole workload")
-    prefill(engine.slabs, engine.settings.slab_page_size)
-    engine.storage = Storage(engine, start=-lead)     # on the engine's clock, which starts with the server's
-    engine.actors.append(engine.storage)
-    maintainer = getattr(engine, "maintainer", None)
-    if maintainer is not None and maintainer.automover is not None:
-        maintainer.automover = ExtstoreAutomover(engine)
-    for actor in engine.actors:             # 1.6.34+: the mover thread runs it (slabs_mover.c 776-781)
-        if getattr(actor, "automover", None) is not None and actor is not maintainer:
-            actor.automover = ExtstoreAutomover(engine)

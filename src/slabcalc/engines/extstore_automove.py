@@ -43,7 +43,6 @@ class ExtstoreAutomover:
         self.cur = 0
         self.watermark = 0
         self.before = self._counters()          # the init's dry run
-        self.version = replay["automove"]       # "1.6.18", "1.6.34" or "1.6.38" (run_later)
 
     def _counters(self):
         e = self.e
@@ -64,8 +63,6 @@ class ExtstoreAutomover:
 
     def run(self) -> tuple[int, int]:
         """``slab_automove_extstore_run``: ``(source, 0)`` or ``(-1, -1)``."""
-        if self.version != "1.6.18":
-            return self.run_later()
         e = self.e
         slabs, storage = e.slabs, e.storage
         held = storage.held
@@ -101,7 +98,20 @@ class ExtstoreAutomover:
             src, dst = oldest, 0
         return src, dst
 
-    def run_later(self) -> tuple[int, int]:
+    def quiet_runs(self, first: int) -> float:
+        """Idle stretches are not jumped over with extstore on (engines/extstore.py)."""
+        return 0
+
+    def skip(self, first: int, runs: int) -> None:     # never called: quiet_runs is 0
+        self.cur += runs
+
+
+class LaterExtstoreAutomover(ExtstoreAutomover):
+    """1.6.34's automover with extstore (profile ``extstore.replay.automove: "1.6.34"``)."""
+
+    now_age = False         # a class's age: its COLD tail's on the window's average
+
+    def run(self) -> tuple[int, int]:
         """1.6.34's and 1.6.38's ``slab_automove_extstore_run`` (1.6.45 slab_automove_extstore.c
         133-250), on the mover thread: only a class of chunks under ``ext_item_size`` can be
         dirty (an eviction, an allocation failure or a page gained in a run of its window), and
@@ -116,7 +126,7 @@ class ExtstoreAutomover:
         held = storage.held
         pool, global_low, at, after = self._open_run()
         (evicted, oom, pages), (b_evicted, b_oom, b_pages) = after, self.before
-        now_age = self.version == "1.6.38"
+        now_age = self.now_age
         if not now_age:
             storage.pool_min = self.watermark
         src = dst = oldest = -1
@@ -150,9 +160,18 @@ class ExtstoreAutomover:
             src, dst = oldest, 0
         return src, dst
 
-    def quiet_runs(self, first: int) -> float:
-        """Idle stretches are not jumped over with extstore on (engines/extstore.py)."""
-        return 0
 
-    def skip(self, first: int, runs: int) -> None:     # never called: quiet_runs is 0
-        self.cur += runs
+class NowAgeExtstoreAutomover(LaterExtstoreAutomover):
+    """1.6.38's (``automove: "1.6.38"``): a class's age is its COLD tail's now, the window filled
+    before the pool's minimum is set."""
+
+    now_age = True
+
+
+# by the profile's extstore.replay.automove (validated: model/profile/data.py REPLAY_KEYS)
+AUTOMOVERS = {"1.6.18": ExtstoreAutomover, "1.6.34": LaterExtstoreAutomover, "1.6.38": NowAgeExtstoreAutomover}
+
+
+def extstore_automover(engine) -> ExtstoreAutomover:
+    """The automover of ``engine``'s release with extstore on."""
+    return AUTOMOVERS[engine.settings.profile.extstore.replay["automove"]](engine)

@@ -1,100 +1,106 @@
 """The storage write thread of 1.6.20 and later (``storage_write_thread``, 1.6.45 storage.c 599-730).
 
-:class:`slabcalc.engines.extstore.Storage` runs 1.6.18's pass itself and this one where its
-release's profile says ``extstore.replay.write_target: pool_deficit``; each function takes the
-``Storage`` as ``self``.  What differs by release within it is profile data too
-(docs/extstore-releases.md): the walk's order (1.6.34), the page freed ahead at the pool's minimum
+:class:`slabcalc.engines.extstore.Storage` runs 1.6.18's pass, :class:`LaterStorage` this one: the
+one a release runs is chosen by its profile's ``extstore.replay.write_target`` (``margin`` or
+``pool_deficit``, validated: :data:`WRITE_THREADS`).  What differs by release within it is profile
+data too (docs/extstore-releases.md): the walk's order (1.6.34), the page freed ahead at the pool's minimum
 and the small classes' caps (1.6.38), the compaction thread's wake (1.6.25).
 """
 
 from __future__ import annotations
 
+from slabcalc.engines.extstore import Storage
 from slabcalc.engines.lru import COLD
 
 
-def step_later(self) -> None:
-    """One pass of 1.6.20's and later write thread (1.6.45 storage.c 599-730; releases differ
-    as profile data): a class is flushed early (any item, age 0) while its free chunks are
-    under ``target`` pages' worth, ``target`` being the global pool's deficit under its
-    minimum (1.6.38: 1 page at the minimum, and at most 3, 4 or 5 pages for classes of
-    chunks under 500, 1000, 2000 bytes); a pass that wrote goes again at once, a pass that
-    wrote nothing sleeps, setting every class's backoff back to 1.  From 1.6.25 the writes
-    and sleeps wake the compaction thread (:func:`kick_compact`)."""
-    e = self.e
-    if self.slept:
-        self.flash.io_done()                # the IO thread wrote the buffers during the sleep
-    if not self.compact_on_writes:
-        maintain_due(self)
-    self.counter += 1
-    counter = self.counter
-    if self.to_sleep > self.max_sleep:
-        self.to_sleep = self.max_sleep
-    pool = len(e.slabs.pool)
-    target_pages = 0
-    if pool < self.pool_min:
-        target_pages = self.pool_min - pool
-    elif pool == self.pool_min:
-        target_pages = self.at_minimum
-    free, perslab, backoff = e.slabs.free, e.perslab, self.backoff
-    page_size = e.settings.slab_page_size
-    cold = e.lrus.q[COLD]
-    walk = self._walk()
-    wrote = False
-    for x in (reversed(walk) if self.down else walk):
-        b = backoff[x]
-        if b and counter % b:
-            continue
-        if not cold[x].n:
-            backoff[x] = b + 1
-            continue
-        chunk_size = page_size // perslab[x]
-        pages = target_pages
-        for under, most in self.small_caps:
-            if chunk_size < under:
-                pages = min(pages, most)
-                break
-        target = perslab[x] * pages
-        chunks_free = len(free[x])
-        moved = False
-        while True:
-            age = 0 if chunks_free < target else self.item_age
-            if not self.write(x, age):
-                break
-            chunks_free += 1
-            moved = True
+class LaterStorage(Storage):
+    """1.6.20's and later storage write thread."""
+
+    def step(self) -> None:
+        """One pass of 1.6.20's and later write thread (1.6.45 storage.c 599-730; releases differ
+        as profile data): a class is flushed early (any item, age 0) while its free chunks are
+        under ``target`` pages' worth, ``target`` being the global pool's deficit under its
+        minimum (1.6.38: 1 page at the minimum, and at most 3, 4 or 5 pages for classes of
+        chunks under 500, 1000, 2000 bytes); a pass that wrote goes again at once, a pass that
+        wrote nothing sleeps, setting every class's backoff back to 1.  From 1.6.25 the writes
+        and sleeps wake the compaction thread (:meth:`kick_compact`)."""
+        e = self.e
+        if self.slept:
+            self.flash.io_done()                # the IO thread wrote the buffers during the sleep
+        if not self.compact_on_writes:
+            self.maintain_due()
+        self.counter += 1
+        counter = self.counter
+        if self.to_sleep > self.max_sleep:
+            self.to_sleep = self.max_sleep
+        pool = len(e.slabs.pool)
+        target_pages = 0
+        if pool < self.pool_min:
+            target_pages = self.pool_min - pool
+        elif pool == self.pool_min:
+            target_pages = self.at_minimum
+        free, perslab, backoff = e.slabs.free, e.perslab, self.backoff
+        page_size = e.settings.slab_page_size
+        cold = e.lrus.q[COLD]
+        walk = self._walk()
+        wrote = False
+        for x in (reversed(walk) if self.down else walk):
+            b = backoff[x]
+            if b and counter % b:
+                continue
+            if not cold[x].n:
+                backoff[x] = b + 1
+                continue
+            chunk_size = page_size // perslab[x]
+            pages = target_pages
+            for under, most in self.small_caps:
+                if chunk_size < under:
+                    pages = min(pages, most)
+                    break
+            target = perslab[x] * pages
+            chunks_free = len(free[x])
+            moved = False
+            while True:
+                age = 0 if chunks_free < target else self.item_age
+                if not self.write(x, age):
+                    break
+                chunks_free += 1
+                moved = True
+                if self.compact_on_writes:
+                    self.kick_compact(chunk_size)
+                if self.to_sleep > self.sleep_min:
+                    self.to_sleep //= 2
+            backoff[x] = 1 if moved else b + 1
+            wrote = wrote or moved
+        self.slept = not wrote or self.sleep_after_moves
+        if self.slept:
+            if self.reset_on_sleep:
+                for x in range(len(backoff)):
+                    backoff[x] = 1
             if self.compact_on_writes:
-                kick_compact(self, chunk_size)
-            if self.to_sleep > self.sleep_min:
-                self.to_sleep //= 2
-        backoff[x] = 1 if moved else b + 1
-        wrote = wrote or moved
-    self.slept = not wrote or self.sleep_after_moves
-    if self.slept:
-        if self.reset_on_sleep:
-            for x in range(len(backoff)):
-                backoff[x] = 1
-        if self.compact_on_writes:
-            kick_compact(self, self.to_sleep * 10)
-        self.next_wake += self.to_sleep
-        self.to_sleep += 1
-    for cls, addr in self.held.items():
-        free[cls].append(addr)
-    self.held.clear()
+                self.kick_compact(self.to_sleep * 10)
+            self.next_wake += self.to_sleep
+            self.to_sleep += 1
+        for cls, addr in self.held.items():
+            free[cls].append(addr)
+        self.held.clear()
+
+    def kick_compact(self, amount: int) -> None:
+        """1.6.25+ (storage.c 660-666, 693-697): a slab page's worth of chunk sizes written (or ten
+        times the sleeps) signals the compaction thread, which compacts while a page qualifies."""
+        self.check_compact -= amount
+        if self.check_compact < 0:
+            self.check_compact = self.e.settings.slab_page_size
+            self.compactor.run_all()
+
+    def maintain_due(self) -> None:
+        """Before 1.6.25: the compaction thread's wake each ``ext_max_sleep`` (``Storage.step``)."""
+        if self.next_wake >= self.next_maint:
+            self.next_maint += self.max_sleep
+            self.compactor.run()
+            if self.maint_evicts and not self.flash.free:
+                self.flash.maintain()
 
 
-def kick_compact(self, amount: int) -> None:
-    """1.6.25+ (storage.c 660-666, 693-697): a slab page's worth of chunk sizes written (or ten
-    times the sleeps) signals the compaction thread, which compacts while a page qualifies."""
-    self.check_compact -= amount
-    if self.check_compact < 0:
-        self.check_compact = self.e.settings.slab_page_size
-        self.compactor.run_all()
-
-
-def maintain_due(self) -> None:
-    """Before 1.6.25: the compaction thread's wake each ``ext_max_sleep`` (``Storage.step``)."""
-    if self.next_wake >= self.next_maint:
-        self.next_maint += self.max_sleep
-        self.compactor.run()
-        if self.maint_evicts and not self.flash.free:
-            self.flash.maintain()
+# by the profile's extstore.replay.write_target (validated: model/profile/data.py REPLAY_KEYS)
+WRITE_THREADS = {"margin": Storage, "pool_deficit": LaterStorage}

@@ -41,8 +41,7 @@ CYCLES_KEPT = 4096      # states remembered for finding a cycle; forgotten when 
 class Idle:
     def __init__(self, engine):
         self.e = engine
-        maintainer = getattr(engine, "maintainer", None)
-        self.crawler = maintainer.crawler if maintainer is not None else None
+        self.crawler = engine.maintainer.crawler     # None: no maintainer thread, or no crawler
         self.next_check = -math.inf
         self.last = None                # (instant, state) of the last look
         self.seen: dict = {}            # state (crawls included) -> instant, within one unchanged stretch

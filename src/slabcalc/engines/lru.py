@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final, Iterator
 
 from slabcalc._native import i32, i64, mypyc_attr, u8
+from slabcalc.engines.config import ReplayConfig
 from slabcalc.engines.slabs import Slabs
 
 if TYPE_CHECKING:        # engine.py imports this module: the type only, for mypyc's direct calls
@@ -220,18 +221,10 @@ class Tick:
 class Lrus:
     """Every class's HOT/WARM/COLD LRUs, their item bytes, and the counters ``stats items`` shows."""
 
-    def __init__(self, engine: Engine, n: int) -> None:
+    def __init__(self, engine: Engine, config: ReplayConfig, n: int) -> None:
         self.e: Engine = engine
-        # the engine's parts and constants the tail pulls read, as typed fields: compiled, read
-        # without a lookup (the engine has set them before it makes its LRUs)
-        self.slabs: Slabs = engine.slabs
-        self.tail_tries: int = engine.tail_tries
-        self.alloc_rounds: int = engine.alloc_rounds
-        self.update_interval: int = engine.update_interval
-        self.segmented: bool = engine.segmented
-        self.every_hit: bool = engine.every_hit
-        self.hot_lru_pct: int = engine.bg.hot_lru_pct
-        self.warm_lru_pct: int = engine.bg.warm_lru_pct
+        self.config = config
+        self.slabs: Slabs = engine.slabs    # typed: compiled, read without a lookup (made before the LRUs)
         self.q = [[Lru() for _ in range(n)] for _ in SEGMENTS]
         self.counts = [Counts() for _ in range(n)]      # per class
         # per class, bumped by every change of its LRUs or of an item in them: the maintainer
@@ -307,10 +300,11 @@ class Lrus:
         COLD it is evicted when ``evict``, else moved to WARM if ACTIVE.
         """
         e = self.e
+        config = self.config
         lru = self.q[seg][cls]
         now: i32 = e.now
         removed = 0
-        for _try in range(self.tail_tries):     # named: mypyc boxes `_` (an object) at every turn
+        for _try in range(config.tail_tries):     # named: mypyc boxes `_` (an object) at every turn
             if not lru.n:
                 break
             item = lru.next
@@ -323,27 +317,27 @@ class Lrus:
                 if evict:
                     self.evict(item, cls)
                     removed += 1
-                elif item.active and self.segmented:
+                elif item.active and config.segmented:
                     item.active = False
                     self.relink(item, WARM)
                     self.counts[cls].moves_to_warm += 1
                     removed += 1
                 break
             if seg == HOT:
-                limit = total_bytes * self.hot_lru_pct // 100
+                limit = total_bytes * config.hot_lru_pct // 100
             else:
                 limit = 0
             if limit == 0:          # a HOT limit of 0 falls through to WARM's (items.c 1199)
-                limit = total_bytes * self.warm_lru_pct // 100
+                limit = total_bytes * config.warm_lru_pct // 100
             if item.active:
                 item.active = False
                 removed += 1
                 if seg == WARM:
                     # 1.5.19+ relinks it; before, do_item_update_nolock: only when its time is a
                     # minute old, with the time bumped (1.5.18 items.c 1178-1179, 550-562)
-                    if self.every_hit:
+                    if config.every_hit:
                         lru.to_head(item)
-                    elif item.time < now - self.update_interval:
+                    elif item.time < now - config.update_interval:
                         item.time = now
                         lru.to_head(item)
                     self.version[cls].n += 1
@@ -366,9 +360,9 @@ class Lrus:
         HOT tail down (the compat one gives up).
         """
         slabs = self.slabs
-        segmented = self.segmented
+        segmented = self.config.segmented
         # self.pull_tail(), slabs.alloc(): direct calls when compiled (a bound method is a Python call)
-        for _round in range(self.alloc_rounds if rounds is None else rounds):
+        for _round in range(self.config.alloc_rounds if rounds is None else rounds):
             if not segmented:
                 self.pull_tail(cls, COLD)
             addr = slabs.alloc(cls)

@@ -33,6 +33,7 @@ from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Lru, Lrus
 if TYPE_CHECKING:        # engine.py imports this module: the types only, for mypyc's direct calls
     from slabcalc.engines.engine import Engine
     from slabcalc.engines.temp_lru import TempLru
+from slabcalc.engines.config import ReplayConfig
 
 US: Final = 1_000_000
 NEVER: Final = -1          # a second no check was made at (current_time starts at 62: engine.py CLOCK_START)
@@ -61,15 +62,15 @@ class Wait:
 class Maintainer:
     """Compiled with the engine (setup.py): its fields are declared so that mypyc holds them unboxed,
     and the engine is typed (a TYPE_CHECKING import, as in lru.py), so that what a wake-up reads of it
-    (about one wake-up per replayed operation) is a native field, not a Python attribute lookup."""
+    (about one wake-up per replayed operation) is a native field, not a Python attribute lookup.
+
+    A server without the thread (``-o no_lru_maintainer``, 1.4) has a null one (``runs`` False): no
+    crawler, no automover, no juggles, and never among the engine's threads on the clock."""
 
     e: Engine
     lrus: Lrus
     temp: TempLru | None
-    segmented: bool
-    min_sleep: i64
-    max_sleep: i64
-    juggles: int
+    config: ReplayConfig
     next_wake: i64
     to_sleep: i64
     clock: i64
@@ -82,22 +83,16 @@ class Maintainer:
     crawler: Any
     automover: Any
     juggling: bool
-    hot_lru_pct: int
-    warm_lru_pct: int
-    hot_max_factor: float
-    warm_max_factor: float
+    runs: bool          # False: the null maintainer of a server without one (never on the clock)
 
-    def __init__(self, engine: Engine, start: float) -> None:
+    def __init__(self, engine: Engine, start: float, runs: bool = True) -> None:
         self.e = engine
-        self.lrus, self.temp, self.segmented = engine.lrus, engine.temp, engine.segmented
+        self.runs = runs
+        self.lrus, self.temp = engine.lrus, engine.temp
+        self.config = config = engine.config
         bg = engine.bg
-        const = bg.constant
-        self.min_sleep, self.max_sleep = const["maintainer_sleep_min_us"], const["maintainer_sleep_max_us"]
-        self.juggles = const["juggles"]
-        self.hot_lru_pct, self.warm_lru_pct = bg.hot_lru_pct, bg.warm_lru_pct
-        self.hot_max_factor, self.warm_max_factor = float(bg.hot_max_factor), float(bg.warm_max_factor)
         self.next_wake = round(start * US)     # the thread starts with the server (whole microseconds)
-        self.to_sleep = self.min_sleep
+        self.to_sleep = config.min_sleep
         # Every class memcached has (1..63), used or not, keeps its own wait, counted down by the
         # thread's last sleep at each wake-up (a zero sleep counts as 1 ms).  Held as the point of
         # that countdown clock (``self.clock``) at which each class is due (``Wait.due``), and the
@@ -114,15 +109,15 @@ class Maintainer:
         self.last_crawler_check = NEVER
         self.last_automove_check = NEVER
         self.crawler = self.automover = None
-        if bg.crawls:
+        if runs and bg.crawls:
             from slabcalc.engines.crawler import Crawler
 
             self.crawler = Crawler(engine)
-        if bg.automover_runs and bg.automover_thread == "maintainer":
+        if runs and bg.automover_runs and bg.automover_thread == "maintainer":
             from slabcalc.engines.automove import WindowedAutomover
 
             self.automover = WindowedAutomover(engine)
-        self.juggling = bg.lru_maintainer
+        self.juggling = runs and bg.lru_maintainer
 
     def step(self) -> None:
         """The wake-up due at :attr:`next_wake` (the engine set the clock to it)."""
@@ -136,7 +131,7 @@ class Maintainer:
         if to_sleep > counted:
             counted = to_sleep
         self.clock = clock = self.clock + counted
-        max_sleep = self.max_sleep
+        max_sleep = self.config.max_sleep
         if self.earliest <= clock:
             self._juggle_due(clock)
         to_sleep = self.earliest - clock
@@ -175,7 +170,7 @@ class Maintainer:
         rest: i64 = len(queue)          # queue[:rest]: the classes not due, and those put back
         while rest > 0 and queue[rest - 1].due <= clock:
             rest -= 1
-        min_sleep, max_sleep = self.min_sleep, self.max_sleep
+        min_sleep, max_sleep = self.config.min_sleep, self.config.max_sleep
         e = self.e
         now, version = e.now, self.lrus.version
         juggling = self.juggling
@@ -209,7 +204,8 @@ class Maintainer:
         q = lrus.q
         hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
         cold_age: int = now - cold.next.time if cold.n else 0      # an int: i64 * float is not typed
-        hot_age, warm_age = int(cold_age * self.hot_max_factor), int(cold_age * self.warm_max_factor)
+        config = self.config
+        hot_age, warm_age = int(cold_age * config.hot_max_factor), int(cold_age * config.warm_max_factor)
         total = cold.bytes + hot.bytes + warm.bytes
         temp = self.temp
         reclaimed = temp.juggle(cls) if temp is not None else 0     # items.c 1406-1415 (TEMP moves no age or byte count)
@@ -220,8 +216,8 @@ class Maintainer:
                 wait.idle_second, wait.idle_version = i64(now), lrus.version[cls].n
             return reclaimed
         did = reclaimed
-        segmented = self.segmented
-        for _pass in range(self.juggles):
+        segmented = config.segmented
+        for _pass in range(config.juggles):
             more = 1 if (lrus.pull_tail(cls, HOT, total, False, hot_age)
                          or lrus.pull_tail(cls, WARM, total, False, warm_age)) else 0
             if segmented:
@@ -234,10 +230,11 @@ class Maintainer:
     def _idle(self, hot: Lru, warm: Lru, cold: Lru, now: int, total: int, hot_age: int, warm_age: int) -> bool:
         """Whether a juggle's first pass would find nothing to do (its tails as ``lru_pull_tail``
         sees them): then the juggle is 0 moves, and the pulls need not run."""
+        config = self.config
         if hot.n:
-            limit = total * self.hot_lru_pct // 100
+            limit = total * config.hot_lru_pct // 100
             if limit == 0:          # a HOT limit of 0 falls through to WARM's (items.c 1199)
-                limit = total * self.warm_lru_pct // 100
+                limit = total * config.warm_lru_pct // 100
             item = hot.next
             if ((item.exptime and item.exptime < now) or item.active or hot.bytes > limit
                     or now - item.time > hot_age):
@@ -245,9 +242,9 @@ class Maintainer:
         if warm.n:
             item = warm.next
             if ((item.exptime and item.exptime < now) or item.active
-                    or warm.bytes > total * self.warm_lru_pct // 100 or now - item.time > warm_age):
+                    or warm.bytes > total * config.warm_lru_pct // 100 or now - item.time > warm_age):
                 return False
-        if cold.n and self.segmented:
+        if cold.n and config.segmented:
             item = cold.next
             if (item.exptime and item.exptime < now) or item.active:
                 return False
@@ -310,14 +307,15 @@ class Maintainer:
         hot, warm, cold = q[HOT][cls], q[WARM][cls], q[COLD][cls]
         bound: float = math.inf
         cold_time = cold.next.time if cold.n else None
-        for lru, factor in ((hot, self.hot_max_factor), (warm, self.warm_max_factor)):
+        config = self.config
+        for lru, factor in ((hot, config.hot_max_factor), (warm, config.warm_max_factor)):
             if lru.n:
                 item = lru.next
                 exptime: int = item.exptime     # an int: compiled, i64 and float neither compare nor mix
                 if exptime and exptime < bound:
                     bound = float(exptime)
                 bound = min(bound, _young_through(item.time, cold_time, factor, self.e.now))
-        exptime = cold.next.exptime if cold.n and self.segmented else 0
+        exptime = cold.next.exptime if cold.n and config.segmented else 0
         if exptime and exptime < bound:
             bound = float(exptime)
         if self.temp is not None:     # the TEMP pulls free an expired tail (engines/temp_lru.py)

@@ -168,8 +168,8 @@ def _prep(e, cls: int, free, base: int, end: int, done: set, counts, allow: bool
             allow = e.slabs.full
     if allow:
         lrus = e.lrus
-        for _ in range(e.alloc_rounds):
-            if lrus.pull_tail(cls, COLD, evict=True) <= 0 and e.segmented:
+        for _ in range(e.config.alloc_rounds):
+            if lrus.pull_tail(cls, COLD, evict=True) <= 0 and e.config.segmented:
                 lrus.pull_tail(cls, HOT)
             spare = _rescue_chunk(e.slabs.free[cls], base, end, done, counts)
             if spare >= 0:

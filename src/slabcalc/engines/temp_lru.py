@@ -37,7 +37,7 @@ class TempLru:
     def __init__(self, engine):
         self.e = engine
         self.limit = engine.bg.temporary_ttl & U32      # settings.temporary_ttl is a uint32_t (atoi'd)
-        self.pulls = engine.bg.constant["juggles"]      # the same 500 as the HOT/WARM passes
+        self.pulls = engine.config.juggles      # the same 500 as the HOT/WARM passes
 
     def holds(self, exptime: int, now: int) -> bool:
         """``exptime - current_time <= settings.temporary_ttl`` in ``rel_time_t`` arithmetic."""
@@ -48,7 +48,7 @@ class TempLru:
         lrus = self.e.lrus
         lru = lrus.q[TEMP][cls]
         now = self.e.now
-        tries = self.e.tail_tries
+        tries = self.e.config.tail_tries
         did = 0
         for _ in range(self.pulls):
             removed = 0

@@ -132,6 +132,29 @@ class BackgroundRules:
 EXTSTORE_DEFAULTS = {"page_size": int, "wbuf_size": int, "item_size": int, "low_ttl": int, "max_frag": float,
                      "threads": int, "io_depth": int}
 
+NUMBER = (int, float)
+# extstore.replay: simulate's storage threads (engines/extstore*.py), each key's kind, whether it may
+# be null, and the choices where a release's variant is picked by name (a typo is refused, not read
+# as the other variant): the write thread (write_target), the automover (automove), the walk, the
+# compaction's wake and pick, the flash's page eviction
+REPLAY_KEYS: Mapping[str, tuple[Any, bool, tuple | None]] = {
+    "rules_from": ((str, int, float), False, None),
+    "write_sleep_min_us": (int, False, None), "max_sleep_us": (int, False, None),
+    "backoff_halve_over_us": (int, True, None), "recache_rate": (int, False, None),
+    "free_ratio": (NUMBER, False, None), "pool_min_start": (int, False, None), "pool_min_floor": (int, False, None),
+    "automove_free_pages": (NUMBER, False, None), "automove_reclaim_pages": (NUMBER, False, None),
+    "automove_source_pages": (NUMBER, False, None),
+    "write_walk": (str, False, ("up", "down")),
+    "write_target": (str, False, ("margin", "pool_deficit")),
+    "write_target_at_minimum": (int, False, None), "write_small_class_pages": (list, False, None),
+    "write_sleep_after_moves": (bool, False, None), "backoff_reset_on_sleep": (bool, False, None),
+    "compact_wake": (str, False, ("every_max_sleep", "written")),
+    "compact_pick": (str, False, ("oldest_under_scaled_limit", "most_fragmented")),
+    "flash_evict": (str, False, ("maintenance_thread", "on_write")),
+    "automove": (str, False, ("1.6.18", "1.6.34", "1.6.38")),
+    "header_keeps_fetched": (bool, False, None), "compact_write_waits": (int, False, None),
+}
+
 
 @dataclass(frozen=True)
 class ExtstoreRules:
@@ -153,7 +176,7 @@ class ExtstoreRules:
     compact_under_share: float       # ext_compact_under when not given: pages x share (C double) ...
     compact_under_min: int           # ... at least this
     write_margin_pages: int          # the write thread flushes early below this many pages of free chunks
-    replay: Mapping[str, Any] | None = None   # simulate's storage threads (engines/extstore.py REPLAY_KEYS)
+    replay: Mapping[str, Any] | None = None   # simulate's storage threads (REPLAY_KEYS, validated)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Mapping
 from slabcalc.model.profile.data import (BACKGROUND_CONSTANTS, BACKGROUND_FIELDS, BACKGROUND_RULES, CAS_RULES,
                                          CHUNKED_RULES, CRASH_POINTS, EXTSTORE_DEFAULTS,
                                          LARGEST_RULES, LOOP_RULES, PAGE_LENGTH_RULES, PAGE_SIZE_RULES,
-                                         REFUSE_TESTS, SETTABLE, SUFFIX_RULES, TREATMENT_USES, TREATMENTS,
+                                         REFUSE_TESTS, REPLAY_KEYS, SETTABLE, SUFFIX_RULES, TREATMENT_USES, TREATMENTS,
                                          VALUE_TARGETS, BackgroundOption, BackgroundRequirement, BackgroundRules,
                                          Crash, ExtstoreRules, ProcessRules, Profile, SubOption, Treatment)
 from slabcalc.model.profile.fields import RuleReader, check_release
@@ -130,8 +130,25 @@ def _extstore(r: RuleReader) -> ExtstoreRules | None:
         compact_under_share=r.get("extstore.compact_under.share", float),
         compact_under_min=r.get("extstore.compact_under.min", int),
         write_margin_pages=r.get("extstore.write_margin_pages", int),
-        replay=r.get("extstore.replay", dict, optional=True),
+        replay=_replay(r),
     )
+
+
+def _replay(r: RuleReader) -> Mapping | None:
+    """``extstore.replay``: every key of ``REPLAY_KEYS``, of its kind, one of its choices; no other
+    (null: simulate refuses ext_path on the release)."""
+    raw = r.get("extstore.replay", dict, optional=True)
+    if raw is None:
+        return None
+    for name, (kind, nullable, choices) in REPLAY_KEYS.items():
+        path = f"extstore.replay.{name}"
+        if name not in raw:
+            raise r.fail(path, "missing")
+        r.get(path, kind, optional=nullable, choices=choices)
+    unknown = sorted(set(raw) - set(REPLAY_KEYS))
+    if unknown:
+        raise r.fail(f"extstore.replay.{unknown[0]}", f"is not one of {', '.join(REPLAY_KEYS)}")
+    return raw
 
 
 def _process(r: RuleReader) -> ProcessRules | None:
