@@ -15,7 +15,7 @@ the one on PATH), in order, at RATE sets a second (0: as fast as the replies com
 read before every 50th set (``--poll``; 0: only at the end, so that an unpaced client is not slowed
 by the reads); the first read with ``evictions`` above 0 brackets the first eviction and ends the
 run.  Prints that, and ``stats`` and ``stats slabs``'s pages then: the figures
-``tests/test_extstore_capacity.py`` holds ``report``'s and ``place``'s replayed capacity to.
+``tests/analysis/test_extstore_capacity.py`` holds ``report``'s and ``place``'s replayed capacity to.
 ``--json`` writes every run (figures at the first eviction, the load average beside) to a file.
 """
 

@@ -4,7 +4,7 @@ Each rule below was read in memcached's source at the tag where it changed; the
 line cited is the published figure.  Each test runs the same situation under
 the release's profile and under the neighbour's rules it borrowed before, and
 fails if the profile fell back to them.  The paced captures of real 1.5.22 and
-1.6.37 builds are checked by tests/test_paced.py with every other capture.
+1.6.37 builds are checked by tests/fidelity/test_paced.py with every other capture.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ A checkpoint ``N`` of these runs is the server's ``stats`` right after the opera
 second ``N`` (the runs' own README), the state the timeline shows at boundary ``N + 1`` (the last
 checkpoint, taken a second after the workload's end, has no such row); the server
 was started 0.5 s before second 0 (``--uptime 0.5``).  A figure agrees as the paced runs' do
-(tests/test_paced.py): within 3 % or 300 of one of the two real runs, or between them; pages per class
+(tests/fidelity/test_paced.py): within 3 % or 300 of one of the two real runs, or between them; pages per class
 within one.
 """
 
@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from helpers import run
 
-DATA = Path(__file__).parent / "data" / "fidelity"
+DATA = Path(__file__).resolve().parents[1] / "data" / "fidelity"
 RUNS = {"t3_shortttl": ["-m", "64"], "t4_nocrawler": ["-m", "16", "-o", "no_lru_crawler"],
         "s4_ttlmix": ["-m", "32"], "s7_bigm": ["-m", "256"]}
 
