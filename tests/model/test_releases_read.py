@@ -10,19 +10,15 @@ fails if the profile fell back to them.  The paced captures of real 1.5.22 and
 from __future__ import annotations
 
 import pytest
-from helpers import mover_wake_gaps
+from helpers import mover_wake_gaps, s
 
 from slabcalc import configure, load_profile
 from slabcalc.engines.automove import WindowedAutomover
 from slabcalc.engines.background import background_for
 from slabcalc.engines.engine import Engine
 from slabcalc.engines.lru import COLD, WARM, new_item
-from slabcalc.engines.simulate import GET, SET, simulate
+from slabcalc.engines.simulate import GET, simulate
 from slabcalc.records.simulate import model_text
-
-
-def s(t, key, value=100, ttl=0):
-    return (t, SET, key, len(key), value, ttl, 0)
 
 
 def automover(release: str, *args: str):
