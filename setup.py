@@ -2,10 +2,13 @@
 
 The compiled modules are built from the same Python source (one place for each rule, issue 29): mypyc
 turns the typed classes of ``COMPILED`` into C extensions installed beside their ``.py`` files, which
-Python imports first.  Without a C compiler on PATH (or with ``SLABCALC_PURE=1`` at build time), or
+Python imports first.  Without a C compiler on PATH (or with ``SLABCALC_PURE`` set at build time), or
 when mypyc is missing or the compile fails, the same modules are installed as plain Python: never a
-failed install.  At run time ``SLABCALC_PURE=1`` loads the ``.py`` source even where the compiled
-modules are installed (``slabcalc/_pure.py``), and ``simulate``'s model line says which ran.
+failed install.  All or none: when any extension fails to compile, the ones built are removed, so a
+partial build (a module compiled against a library that is not there) never reaches an import.  At
+run time ``SLABCALC_PURE`` loads the ``.py`` source even where the compiled modules are installed
+(``slabcalc/_plain.py``), and ``simulate``'s model line says which ran.  ``SLABCALC_PURE`` means the
+same at both times: set to anything but ``0`` or empty, plain Python (``pure_wanted``).
 
 Everything else is in pyproject.toml.
 """
@@ -39,8 +42,13 @@ def _compiler() -> str | None:
     return shutil.which(cc)
 
 
+def pure_wanted() -> bool:
+    """``SLABCALC_PURE`` as ``slabcalc/_plain.py`` reads it at run time: anything but ``0`` or empty."""
+    return os.environ.get("SLABCALC_PURE", "") not in ("", "0")
+
+
 def ext_modules() -> list:
-    if os.environ.get("SLABCALC_PURE"):
+    if pure_wanted():
         _say("SLABCALC_PURE is set: plain Python modules")
         return []
     if _compiler() is None:
@@ -60,19 +68,17 @@ def ext_modules() -> list:
 
 
 class OptionalBuildExt(build_ext):
-    """A failed compile leaves the plain modules installed (they are always there), not a failed install."""
+    """A failed compile leaves the plain modules installed (they are always there), not a failed install;
+    all or none: one extension failing removes those already built."""
 
     def run(self) -> None:
         try:
             super().run()
         except Exception as exc:      # noqa: BLE001 -- any compiler failure: the plain modules run
-            _say(f"compiling failed ({exc}): plain Python modules")
-
-    def build_extension(self, ext) -> None:
-        try:
-            super().build_extension(ext)
-        except Exception as exc:      # noqa: BLE001
-            _say(f"compiling {ext.name} failed ({exc}): plain Python modules")
+            removed = [path for path in self.get_outputs() if os.path.exists(path)]
+            for path in removed:
+                os.remove(path)
+            _say(f"compiling failed ({exc}): plain Python modules ({len(removed)} built extension(s) removed)")
 
 
 setup(ext_modules=ext_modules(), cmdclass={"build_ext": OptionalBuildExt})

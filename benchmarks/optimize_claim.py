@@ -2,7 +2,7 @@
 
 For each mix and seed: ``optimize`` (held-out fifth, ``--seed 0``) on one sample of 100 000 items, then
 four fresh samples of the same mix counted by ``report`` (equal to the real server's pages:
-tests/test_optimize_fresh.py checks one in memcached 1.6.18) under the defaults and each space's best.
+tests/analysis/test_optimize_fresh.py checks one in memcached 1.6.18) under the defaults and each space's best.
 Prints the claim (mean over fresh draws from the held-out items, and its interval), the share of the
 draws in which it is the best, the four fresh gains, how many fall in the interval and the largest
 distance from the claim.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Save readings of a real memcached before, inside and after its automover's window
-(tests/data/stats/automover-<version>.json.gz), for tests/test_automover.py.
+(tests/data/stats/automover-<version>.json.gz), for tests/analysis/test_automover.py.
 
     python scripts/capture_automover.py
     SLABCALC_MEMCACHED=/path/to/memcached python scripts/capture_automover.py

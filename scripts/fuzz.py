@@ -11,7 +11,7 @@ compressed junk.  Each runs in its own process under a timeout and an address-sp
     python scripts/fuzz.py --seed 1 --runs 300            # prints each finding, exit 1 if any
     python scripts/fuzz.py --seed 1 --runs 300 --jobs 2 --timeout 20 --memory 1024
 
-``cases(seed, n)`` gives the same cases to tests/test_robust.py, which runs a short pass in-process.
+``cases(seed, n)`` gives the same cases to tests/cli/test_robust.py, which runs a short pass in-process.
 
 Known and left out: workload gaps of a day or more (the idle jump on 1.6.30+ is stepped a second at
 a time, issue 41, its own fix); ``--big-gaps`` puts them back.

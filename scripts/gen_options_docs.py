@@ -65,7 +65,7 @@ TEMP LRU (memcached's `items.c` `do_item_alloc`): it is never evicted and takes 
 HOT/WARM/COLD; the LRU maintainer frees it once expired.  A class full of such items runs out of
 memory (`outofmemory`) instead of evicting.  It needs the LRU maintainer: with
 `-o no_lru_maintainer` (or `no_modern`) memcached refuses to start, and so does slabcalc.
-`simulate` models it (`engines/temp_lru.py`); `tests/test_paced.py` compares it with a real 1.6.18
+`simulate` models it (`engines/temp_lru.py`); `tests/fidelity/test_paced.py` compares it with a real 1.6.18
 at every 10 s snapshot of a 60 s run (scenario `temporary-ttl`).
 """
 

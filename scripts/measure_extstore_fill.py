@@ -21,7 +21,7 @@ by the reads); the first read with ``evictions`` (or ``extstore_page_evictions``
 above 0 brackets the first eviction and ends the run (``--after N``: N sets more, ``evictions``
 read at each poll, to show whether they go on).  Prints that, and ``stats`` and ``stats slabs``'s
 pages then: the figures
-``tests/test_extstore_capacity.py`` holds ``report``'s and ``place``'s replayed capacity to.
+``tests/analysis/test_extstore_capacity.py`` holds ``report``'s and ``place``'s replayed capacity to.
 ``--json`` writes every run (figures at the first eviction, the load average beside) to a file.
 """
 

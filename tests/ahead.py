@@ -4,7 +4,7 @@ Replaying five million operations in full takes a core two minutes; the
 rest of the suite keeps one core busy for six and leaves the other mostly
 idle (the servers it starts wait on sockets).  A test marked
 ``@pytest.mark.ahead("module:function")`` has ``function()`` (a function
-of that module, in ``tests/``, returning what JSON can hold) run in a child
+of that module, in ``tests/`` or a folder of it, returning what JSON can hold) run in a child
 process as soon as collection ends (``conftest.py``); the test itself runs
 last and reads the outcome with :func:`result`.  A job nobody asked for is
 never started; one still running when the session ends is killed.
@@ -24,6 +24,20 @@ import sys
 import time
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
+
+
+def search_path() -> list[str]:
+    """``tests/`` and each folder of test files in it (``tests/model/``...): a test module is imported
+    by its file's name wherever it lives, as pytest's default import mode names it, so a job's module
+    (and a test module's import of another's pieces) is found whatever ran first."""
+    folders = [os.path.join(TESTS, name) for name in sorted(os.listdir(TESTS))]
+    return [TESTS] + [folder for folder in folders
+                      if os.path.isdir(folder) and any(n.startswith("test_") for n in os.listdir(folder))]
+
+
+def add_search_path() -> None:
+    """Put :func:`search_path` on ``sys.path`` (after what is there)."""
+    sys.path.extend(p for p in search_path() if p not in sys.path)
 
 _jobs: dict[str, subprocess.Popen] = {}
 _results: dict[str, object] = {}
@@ -58,7 +72,7 @@ def start(target: str) -> None:
     if target in _jobs or _begun_before(target):
         return
     module, function = target.split(":")
-    code = (f"import json, sys; sys.path.insert(0, {TESTS!r}); from {module} import {function}; "
+    code = (f"import json, sys; sys.path[:0] = {search_path()!r}; from {module} import {function}; "
             f"print(json.dumps({function}()))")
     _jobs[target] = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
@@ -93,7 +107,7 @@ def main(target: str, folder: str) -> None:
     open(stem + ".running", "w").close()
     try:
         module, function = target.split(":")
-        sys.path.insert(0, TESTS)
+        sys.path[:0] = search_path()
         outcome = getattr(__import__(module), function)()
         with open(stem + ".tmp", "w") as f:
             json.dump(outcome, f)

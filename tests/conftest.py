@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import ahead
 import pytest
 from memcached_server import require_memcached, server_version
 
 from slabcalc import load_profile
+
+# The test files live in folders that mirror the package (tests/model/, tests/engines/...); the helper
+# modules (helpers.py, memcached_server.py...) here in tests/.  Every folder is on sys.path, so either is
+# imported by its name from anywhere.
+ahead.add_search_path()
 
 
 @pytest.fixture(scope="session")
@@ -42,8 +48,6 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_collection_finish(session):
     """Begin the jobs of the selected tests marked ``ahead`` (the deselected ones' are not begun)."""
-    import ahead
-
     if session.config.option.collectonly:
         return
     for item in session.items:
@@ -53,6 +57,4 @@ def pytest_collection_finish(session):
 
 
 def pytest_sessionfinish(session):
-    import ahead
-
     ahead.stop_all()

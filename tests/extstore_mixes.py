@@ -1,5 +1,5 @@
 """The item mixes of the real extstore fills (scripts/measure_extstore_fill.py, tests/data/extstore-fill/), in
-one place: the script sets them into a real memcached, tests/test_extstore_capacity.py gives the same items
+one place: the script sets them into a real memcached, tests/analysis/test_extstore_capacity.py gives the same items
 to ``report``.
 
 A mix is ``KIND:LOW:HIGH[:MEAN]`` value bytes, from ``random.Random(seed)``:

@@ -456,7 +456,7 @@ def test_a_small_report_imports_only_what_it_needs(tmp_path):
 
 def test_tables_are_laid_out_without_importing_tabulate(tmp_path):
     """tabulate imports importlib.metadata (a third of a command's start-up): the default table of
-    a report, bars and human units included, is laid out by slabcalc (tests/test_output.py holds it
+    a report, bars and human units included, is laid out by slabcalc (tests/cli/test_output.py holds it
     equal to tabulate's); another layout loads tabulate."""
     items = tmp_path / "items.csv"
     items.write_text("key,value\n10,100\n20,3000\n")

@@ -35,7 +35,7 @@ class that needs more pages.  Without the automover (``slab_automove=0``) pages
 that sit idle while a class evicts are calcification, and the action turns it
 on.  Each action is labelled with the release it was checked on: the flags and
 commands it prints are started or sent on that release by
-tests/test_automover_fidelity.py.
+tests/fidelity/test_automover_fidelity.py.
 
 This module is long because each of the automover's rules is a case with its own words and
 action (off, window, moving, stuck, mode 2, too small), and one and two readings are read into one view.
@@ -51,7 +51,7 @@ NOW_SLACK = 2          # seconds: a tail older than its last victim by more has 
 MIB = 1 << 20
 
 # Every flag and command a finding can print (besides ``-m N``), each started or sent on 1.6.18 by
-# tests/test_automover_fidelity.py: "slabs automove 1" sets settings.slab_automove (1.6.18 proto_text.c:2228),
+# tests/fidelity/test_automover_fidelity.py: "slabs automove 1" sets settings.slab_automove (1.6.18 proto_text.c:2228),
 # "slabs reassign A B" moves one page (proto_text.c:2539, slabs.c:1298).
 TURN_ON = "-o slab_automove=1"
 TURN_ON_REASSIGN = "-o slab_reassign,slab_automove=1"

@@ -2,7 +2,7 @@
 
 The placement pass places each distinct item by itself (:func:`slabcalc.model.placement.place`);
 where many share a rule, the sums are made over columns instead and must come out the
-same to the byte (tests/test_report.py holds them to the one-by-one placement):
+same to the byte (tests/analysis/test_report.py holds them to the one-by-one placement):
 
 * items that fit one chunk, summed by ``ntotal`` (:func:`one_chunk_sums`) and given to
   their classes a class at a time (:func:`one_chunk_classes`);

@@ -20,7 +20,7 @@
   write buffers and the pages its prefill touches;
 - anything else: an allowance the operator supplies (:class:`Overhead`).
 
-Left out, and measured by tests/test_process_fidelity.py against VmRSS: glibc arena slack,
+Left out, and measured by tests/fidelity/test_process_fidelity.py against VmRSS: glibc arena slack,
 libevent's per-connection bookkeeping beyond the measured structure, the kernel's rounding of
 touched pages.  All arithmetic is on integers.
 """

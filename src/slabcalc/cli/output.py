@@ -161,7 +161,7 @@ def _table(rows: list[dict], columns: Sequence[str], fmt: str, wrap: tuple[str, 
 # simple_table lays out what tabulate(table, headers, "simple", colalign=...) would, for tables of
 # ints and of printable ASCII text (and the block elements of bar()) whose numbers are plain (123,
 # -4.56); any other table (wide or invisible characters, line ends, thousands separators, exponents,
-# inf, True, ...) is left to tabulate.  tests/test_output.py holds the two equal on generated tables.
+# inf, True, ...) is left to tabulate.  tests/cli/test_output.py holds the two equal on generated tables.
 
 _PLAIN_INT = re.compile(r"[-+]?[0-9]{1,15}")
 _PLAIN_FLOAT = re.compile(r"[-+]?[0-9]{1,15}\.[0-9]{1,15}")

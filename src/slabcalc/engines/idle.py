@@ -26,7 +26,7 @@ A jump moves every wake-up, the countdown and the crawl schedule by the
 seconds skipped, and fills the automover's window as its runs would have
 (:meth:`.WindowedAutomover.skip`).  Past the bound, wake-ups are stepped
 again, so the result is the stepped one, counter by counter
-(``Engine(fast_forward=False)`` steps every wake-up; tests/test_idle.py
+(``Engine(fast_forward=False)`` steps every wake-up; tests/engines/test_idle.py
 holds the two equal on random workloads).
 """
 

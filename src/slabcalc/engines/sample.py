@@ -22,7 +22,7 @@ states 95 % intervals for the hit ratio and the evictions from the sampled
 counts, and names the classes that hold so few sampled items that their
 figures are mostly chance.  The automover compares the ages of COLD tails,
 which are noisier over fewer items; ``benchmarks/sample_bench.py`` measures
-the whole error against full replays, and ``tests/test_sample.py`` bounds it.
+the whole error against full replays, and ``tests/engines/test_sample.py`` bounds it.
 
 A class's holding in a sample moves in whole sampled chunks, and one chunk of class ``c``
 stands for ``1 / (R * perslab)`` of the node's pages: at 1 % a chunk of the 512 KB class

@@ -10,7 +10,7 @@ runs the segmented HOT/WARM/COLD LRU, its maintainer thread, the LRU crawler
 and ``slab_automove=1``; ``-o no_modern`` turns them all off; 1.4 runs none
 of them.  With nothing in the background (the compat LRU, no page moves) the
 replay is exact; with the threads it is as close as their timing allows, and
-the paced runs of a real 1.6.18 (``tests/test_paced.py``) state and test the
+the paced runs of a real 1.6.18 (``tests/fidelity/test_paced.py``) state and test the
 tolerance.
 """
 

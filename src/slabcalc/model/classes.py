@@ -181,7 +181,7 @@ def class_tables(settings: Settings, starts, factors):
     ``n`` of ``starts``, as a numpy array indexed ``[f, n, class]`` (each table's classes, then
     its largest class repeated to the end).  The numpy twin of :func:`slab_classes`'s loop for
     generated tables -- the same double multiply, truncation, alignment, bound and cap -- held
-    equal to it by tests/test_optimize.py."""
+    equal to it by tests/analysis/test_optimize.py."""
     import numpy as np
     from dataclasses import replace
 

@@ -56,7 +56,7 @@ def class_records(node: NodeStats) -> list[dict]:
 def node_totals(node: NodeStats) -> dict:
     """The node's totals (:data:`TOTAL_OF`); pages, their bytes and free bytes include the global page pool's
     pages.  memcached's own ``bytes``, ``curr_items``, ``evictions`` and ``total_malloced`` are the same
-    figures (tests/test_stats.py holds them equal on real servers' captures): they fill in a total that
+    figures (tests/analysis/test_stats.py holds them equal on real servers' captures): they fill in a total that
     the classes do not give (no ``stats items`` per class)."""
     totals = {name: node.total(per_class) for name, per_class in TOTAL_OF.items()}
     pool = node.pool_pages

@@ -28,7 +28,7 @@ from slabcalc.analysis.optimize.requests import (BoundParts, Requests, capacity_
                                                  class_chunks, items_that_fit, page_bytes, requests_of, usage)
 from slabcalc.analysis.optimize.slab_sizes import THIN_SHARE_PCT, best_slab_sizes, merge_thin_sizes, settings_for
 
-_BoundParts = BoundParts   # its name before the package was split (tests/test_optimize.py)
+_BoundParts = BoundParts   # its name before the package was split (tests/analysis/test_optimize.py)
 
 __all__ = ["CHUNK_MAX_SMALLEST", "FACTORS", "GAIN_THRESHOLD_PCT", "MIN_HELD_OUT", "N_RANGE", "SIMPLER", "SPACES",
            "THIN_SHARE_PCT", "VALIDATE_DEFAULT", "BoundParts", "Candidate", "Optimum", "Requests", "Scored",

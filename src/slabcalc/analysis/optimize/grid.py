@@ -92,7 +92,7 @@ def search_n_f(settings: Settings, requests: Requests, *, keep: int = 3) -> list
 def grid_page_bytes(settings: Settings, ns, factors, requests: Requests):
     """Page bytes of ``requests`` under -n ``n`` -f ``f`` for every ``f`` of ``factors`` and ``n`` of
     ``ns`` at once, indexed ``[f, n]`` (what :func:`page_bytes` gives for each, held equal by
-    tests/test_optimize.py)."""
+    tests/analysis/test_optimize.py)."""
     import numpy as np
 
     from slabcalc.model.classes import class_tables

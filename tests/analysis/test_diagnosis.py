@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import run
 
-PAIRS = Path(__file__).parent / "data" / "stats" / "pairs"
+PAIRS = Path(__file__).resolve().parents[1] / "data" / "stats" / "pairs"
 VERSIONS = ["1.6.18", "1.6.45"]
 
 

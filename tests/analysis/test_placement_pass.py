@@ -29,7 +29,7 @@ from slabcalc.analysis.report import build_report
 from slabcalc.model.classes import slab_classes
 from slabcalc.model.distribution import Item, ItemColumns
 
-SRC = Path(__file__).resolve().parent.parent / "src" / "slabcalc"
+SRC = Path(__file__).resolve().parents[2] / "src" / "slabcalc"
 PASS = {"slabcalc.analysis.placement", "slabcalc.analysis.bulk"}   # the pass and its numpy side
 # private names imported across modules by code other work of issue 30 owns (records, inputs)
 NOT_OURS = {("slabcalc.records.simulate", "_number"), ("slabcalc.inputs.workload", "_split")}

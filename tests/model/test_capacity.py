@@ -14,9 +14,8 @@ import random
 from fractions import Fraction
 
 import pytest
-from helpers import o_words
+from helpers import o_words, settings as configured_as
 
-from slabcalc import configure, load_profile
 from slabcalc.analysis.report import build_report
 from slabcalc.engines.simulate import SET, simulate
 from slabcalc.inputs.items import Item
@@ -59,7 +58,7 @@ def trouble(sim):
 def configured(release, args):
     """The settings, or None where the release refuses the flags (e.g. slab_chunk_max's unit)."""
     try:
-        return configure(load_profile(release), args)
+        return configured_as(*args, release=release)
     except Refused:
         return None
 

@@ -84,7 +84,7 @@ def test_place_is_the_servers_full_of_one_item():
 
 # -- the two ends of the fill, and --rate (scripts/measure_extstore_fill.py, tests/data/extstore-fill) --------------
 
-CAPTURES = Path(__file__).parent / "data" / "extstore-fill"
+CAPTURES = Path(__file__).resolve().parents[1] / "data" / "extstore-fill"
 PACED = ("m16-500.json", "m16-1000.json", "m16-2000.json", "m16-2500.json", "m16-3000.json", "m16-3500.json",
          "m16-4000.json")
 

@@ -18,7 +18,7 @@ from slabcalc.analysis.stats import DumpError, analyse, calcification
 from slabcalc.inputs.dumps import parse_dump
 from slabcalc.records.stats import class_records, node_totals
 
-DATA = Path(__file__).parent / "data" / "stats"
+DATA = Path(__file__).resolve().parents[1] / "data" / "stats"
 SPLIT = sorted((DATA / "1.4.39").glob("*.txt"))
 
 
@@ -202,11 +202,6 @@ def test_the_global_page_pool_is_a_row_and_counts_in_the_totals(tmp_path):
     # W4 (issue 16): pages in the global page pool showed in no table, total or JSON, and
     # memory_pct ignored them.  A real 1.6.18's stats at 50 s of a paced run
     # (tests/data/paced/automove-default-1.6.18.json.gz): 8 pages in the pool.
-    import json
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))
     import paced
 
     snapshot = paced.load("automove-default-1.6.18").snapshots[4]

@@ -13,7 +13,7 @@ from helpers import ROOT, run
 
 from slabcalc.cli.plot import PlotUnavailable, plot_classes, plot_timeline
 
-DATA = Path(__file__).parent / "data" / "stats"
+DATA = Path(__file__).resolve().parents[1] / "data" / "stats"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MIB = 1 << 20
 

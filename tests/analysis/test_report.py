@@ -45,7 +45,7 @@ def test_free_bytes_are_what_a_loaded_server_leaves():
     values, 300 of 2 000 and 3 of 600 000 (chunked), keys ``item:0``, ``item:1``, ...: the report of
     that mix has each class's pages, chunks and free bytes (its pages' bytes less its used chunks, read
     from ``stats slabs``), each LRU's items, and in all ``stats``' ``bytes``."""
-    text = (Path(__file__).parent / "data" / "stats" / "1.6.18-mixed.txt").read_text()
+    text = (Path(__file__).resolve().parents[1] / "data" / "stats" / "1.6.18-mixed.txt").read_text()
     stat = {name: int(value) for name, value in re.findall(r"^STAT (\S+) (\d+)\r?$", text, re.M)}
     mix = Counter(Item(len(f"item:{i}"), value, 0, None) for n, value in ((1000, 100), (300, 2000), (3, 600_000))
                   for i in range(n))

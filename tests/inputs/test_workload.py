@@ -55,7 +55,7 @@ def test_twitter_cache_trace_format():
 @pytest.mark.parametrize("row,reason", [
     ("1,set,a,x,0", "value_size is not a number"),
     ("1,set,a,1.5,0", "value_size is not a whole number"),
-    # a negative ttl is no bad row: memcached stores the item expired (tests/test_exptime.py)
+    # a negative ttl is no bad row: memcached stores the item expired (tests/model/test_exptime.py)
     ("0,set,a,10,0", "time goes backwards (after 1)"),
     ("x,set,a,10,0", "time is not a number"),
     ("1,add,a,10,0", "unsupported op"),

@@ -3,7 +3,7 @@
 1.6.18 items.c 325-327: ``exptime - current_time <= settings.temporary_ttl`` in unsigned
 arithmetic -- a TTL equal to N is temporary, N + 1 is not, and an item that never expires
 (``exptime`` 0) is not.  The long comparison with a real server is the paced ``temporary-ttl``
-scenario (tests/test_paced.py); this one checks the boundary live in well under a second.
+scenario (tests/fidelity/test_paced.py); this one checks the boundary live in well under a second.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from slabcalc import configure, load_profile
 from slabcalc.analysis.extstore_fill import fill
 from slabcalc.model.distribution import Item
 
-DATA = Path(__file__).parent / "data" / "extstore-fill"
+DATA = Path(__file__).resolve().parents[1] / "data" / "extstore-fill"
 RELEASES = {"v18": "1.6.18", "v45": "1.6.45"}
 FAST = ("v18-m64-exp", "v18-m32-u100k", "v45-m32-u100k", "v18-m256-e100k")      # about 15 s together
 SLOW = ("v45-m64-exp", "v45-m64-exp40k", "v18-m128-u20k", "v45-m128-u20k", "v45-m256-e100k", "v18-m96-u60k",
@@ -115,7 +115,7 @@ def test_live_fill_is_in_the_range(memcached, profile):
     name = {"1.6.18": "v18-m32-u100k", "1.6.45": "v45-m32-u100k"}.get(profile.release)
     if name is None:
         pytest.skip(f"no capture of {profile.release}'s replay")
-    spec = importlib.util.spec_from_file_location("measure", Path(__file__).parent.parent / "scripts" /
+    spec = importlib.util.spec_from_file_location("measure", Path(__file__).resolve().parents[2] / "scripts" /
                                                   "measure_extstore_fill.py")
     measure = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(measure)

@@ -14,10 +14,9 @@ import json
 import random
 
 import pytest
-from helpers import ROOT, run
+from helpers import ROOT, run, settings
 from memcached_server import missing
 
-from slabcalc import configure, load_profile
 from slabcalc.analysis.curve import hit_ratio_curve
 from slabcalc.engines.ideal import ideal_lru
 from slabcalc.engines.sample import HASH_SPACE, key_hash
@@ -36,7 +35,7 @@ def _ops(path: str = WORKLOAD) -> list[tuple]:
 
 
 def _settings(mb: int, release: str = "1.6.45", *words: str):
-    return configure(load_profile(release), ["-m", str(mb), *words])
+    return settings("-m", str(mb), *words, release=release)
 
 
 # -- the library: every point is simulate() at its -m ---------------------------------------------

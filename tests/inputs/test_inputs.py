@@ -15,7 +15,7 @@ import pytest
 from slabcalc.inputs import items as inputs
 from slabcalc.inputs.items import Accounting, InputError, Item, Rejection, open_input, read_items
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def read(text: str, source: str = "data.csv", **options) -> tuple[Counter, Accounting]:

@@ -17,7 +17,7 @@ import pytest
 
 from slabcalc import Refused, configure, load_profile, place, slab_classes, vv_lines
 
-GOLDEN = Path(__file__).parent / "data" / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 
 def _build(folder: str) -> tuple[str, int]:
     """A capture folder's (release, bits): ``1.4.24-i386`` is 1.4.24 built 32-bit."""

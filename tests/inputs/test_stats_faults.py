@@ -17,7 +17,7 @@ from helpers import run
 
 from slabcalc.inputs.client import Address, NodeError, parse_address, read_node
 
-DATA = Path(__file__).parent / "data" / "stats" / "1.4.39"
+DATA = Path(__file__).resolve().parents[1] / "data" / "stats" / "1.4.39"
 REPLIES = {p.stem.replace("_", " "): p.read_text().replace("\n", "\r\n").encode() for p in DATA.glob("*.txt")}
 TIMEOUT = 0.5
 

@@ -23,7 +23,7 @@ from helpers import run as slabcalc
 from slabcalc.analysis.stats import analyse, diagnosis
 from slabcalc.inputs.dumps import parse_dump
 
-DATA = Path(__file__).parent / "data" / "stats" / "automover-1.6.18.json.gz"
+DATA = Path(__file__).resolve().parents[1] / "data" / "stats" / "automover-1.6.18.json.gz"
 DOC = json.loads(gzip.decompress(DATA.read_bytes()))
 KEYS = DOC["small"][0]          # the capture's key set of 200-byte items
 
@@ -134,7 +134,7 @@ def test_before_the_shift_a_class_that_evicted_while_filled_is_history():
         "is that much older than the last victim); action for memcached 1.6.18: nothing to change")
 
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "diagnosis.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "diagnosis.md"
 
 
 def docs_examples():
@@ -195,7 +195,7 @@ def test_slab_automove_2_moves_on_evictions_with_no_window():
 
 def test_an_automover_the_profile_does_not_model_is_not_guessed():
     # the 1.4.29-1.4.39 profile runs no automove mode (background.automove_modes: [0])
-    text = (Path(__file__).parent / "data" / "stats" / "1.4.39-calcified.txt").read_text()
+    text = (Path(__file__).resolve().parents[1] / "data" / "stats" / "1.4.39-calcified.txt").read_text()
     text = text.replace("STAT slab_reassign no", "STAT slab_reassign yes").replace(
         "STAT slab_automove 0", "STAT slab_automove 1")
     found = diagnosis(analyse(parse_dump([("x", text)])))

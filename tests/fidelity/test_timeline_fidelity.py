@@ -14,7 +14,7 @@ checkpoint ``N`` taken right after second ``N``'s operations.  Two rules made th
   background work up to it: read off the command line, the model held 4-13 % more items than the
   server (engines/readout.py ``timeline_rows``).
 
-A figure agrees as the paced runs' do (tests/test_paced.py), and as issue 38 counts them: within the
+A figure agrees as the paced runs' do (tests/fidelity/test_paced.py), and as issue 38 counts them: within the
 tolerance of one of the two real runs, or between them.
 """
 
@@ -35,7 +35,7 @@ from helpers import run
 from slabcalc import configure, load_profile
 from slabcalc.engines.simulate import simulate
 
-DATA = Path(__file__).parent / "data" / "fidelity"
+DATA = Path(__file__).resolve().parents[1] / "data" / "fidelity"
 RUNS = {"t3_shortttl": ["-m", "64"], "t4_nocrawler": ["-m", "16", "-o", "no_lru_crawler"],
         "s4_ttlmix": ["-m", "32"], "s7_bigm": ["-m", "256"]}
 BOOT = 0.5              # the server started half a second before second 0
@@ -56,7 +56,7 @@ def _replay(name: str, boot: float = BOOT):
 
 
 def _snapshot(checkpoint: dict) -> dict:
-    """A checkpoint in the form tests/test_paced.py's ``differences`` reads."""
+    """A checkpoint in the form tests/fidelity/test_paced.py's ``differences`` reads."""
     slabs = {f"{c}:total_pages": pages for c, pages in checkpoint["pages"].items()}
     slabs.update({f"{c}:chunks_per_page": 1 for c in checkpoint["pages"]})    # only widens where pages differ
     return {"stats": {"slab_reassign_rescues": None, **checkpoint["stats"]}, "slabs": slabs}

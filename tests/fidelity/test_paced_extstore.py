@@ -141,7 +141,7 @@ def test_live_extstore_paced_run():
     check_live(capture)
 
 
-EXAMPLE = str(Path(__file__).resolve().parent.parent / "examples" / "extstore.csv")
+EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "extstore.csv")
 
 
 def test_simulate_json_gives_the_servers_extstore_counters():

@@ -148,7 +148,7 @@ def monkeypatch_root():
     import os
     from pathlib import Path
     old = os.getcwd()
-    os.chdir(Path(__file__).resolve().parent.parent)
+    os.chdir(Path(__file__).resolve().parents[2])
     yield
     os.chdir(old)
 
@@ -253,7 +253,7 @@ def test_capacity_page_plan_by_hand():
     usable = 8 * 1024 * MIB * 9 // 10
     fewest = next(n for n in range(1, 100) if node(n)[1] <= usable)
     assert fewest == 5 and node(5) == (6502, 7247315807) and node(4)[1] == 9043140177
-    page = (Path(__file__).resolve().parent.parent / "docs" / "capacity.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parents[2] / "docs" / "capacity.md").read_text(encoding="utf-8")
     for text in ("8 M items in 6502 pages (`-m 6502`)", "7247315807 bytes of the 7730941132", "9043140177 bytes",
                  "5 nodes of 8589934592 bytes"):
         assert text in page

@@ -4,25 +4,21 @@ Each rule below was read in memcached's source at the tag where it changed; the
 line cited is the published figure.  Each test runs the same situation under
 the release's profile and under the neighbour's rules it borrowed before, and
 fails if the profile fell back to them.  The paced captures of real 1.5.22 and
-1.6.37 builds are checked by tests/test_paced.py with every other capture.
+1.6.37 builds are checked by tests/fidelity/test_paced.py with every other capture.
 """
 
 from __future__ import annotations
 
 import pytest
-from helpers import mover_wake_gaps
+from helpers import mover_wake_gaps, s
 
 from slabcalc import configure, load_profile
 from slabcalc.engines.automove import WindowedAutomover
 from slabcalc.engines.background import background_for
 from slabcalc.engines.engine import Engine
 from slabcalc.engines.lru import COLD, WARM, new_item
-from slabcalc.engines.simulate import GET, SET, simulate
+from slabcalc.engines.simulate import GET, simulate
 from slabcalc.records.simulate import model_text
-
-
-def s(t, key, value=100, ttl=0):
-    return (t, SET, key, len(key), value, ttl, 0)
 
 
 def automover(release: str, *args: str):

@@ -27,7 +27,7 @@ from slabcalc.analysis.stats import analyse
 from slabcalc.analysis.watch import watch
 from slabcalc.inputs.dumps import parse_dump
 
-DROPS = Path(__file__).parent / "data" / "stats" / "mover-drops"
+DROPS = Path(__file__).resolve().parents[1] / "data" / "stats" / "mover-drops"
 WINDOW = 10
 
 

@@ -72,12 +72,39 @@ def test_lengths_columns_and_quoted_names():
     assert con.execute(query).fetchall() == [(10, 100, 0, 2), (12, 5000, 0, 1)]
 
 
+# Each engine's byte length of a string, from its own documentation: Spark's octet_length, BigQuery's
+# BYTE_LENGTH, Trino's length(to_utf8(...)) (length alone counts characters there), DuckDB's strlen.
+BYTE_LENGTH = {"spark": "OCTET_LENGTH({})", "bigquery": "BYTE_LENGTH({})", "trino": "LENGTH(TO_UTF8({}))",
+               "duckdb": "STRLEN({})"}
+
+
+def _sized(parsed) -> dict:
+    """The inner select's columns of a parsed query, by name: ``key``, ``value``, ``flags``."""
+    return {e.alias: e.this for e in parsed.find(sqlglot.exp.Subquery).this.expressions}
+
+
 @pytest.mark.parametrize("dialect", ["spark", "bigquery", "trino", "duckdb"])
 @pytest.mark.parametrize("rule", list(RULES))
 def test_other_dialects_parse(dialect, rule):
+    """Each dialect's query parses with that dialect's grammar into the DuckDB query's histogram: the
+    byte lengths of key and value, the flags column DuckDB computes (run on DuckDB over every flags
+    value of ``_rows``), grouped by the three and counted, from the table named."""
     query = run("sql", "--dialect", dialect, "--table", "db.writes", "--flags-col", "f", *RULES[rule]).stdout
     parsed = sqlglot.parse_one(query, read=dialect)
-    assert parsed.find(sqlglot.exp.Group) is not None
+    sized = _sized(parsed)
+    assert [t.sql() for t in parsed.find_all(sqlglot.exp.Table)] == ["db.writes"]
+    assert [e.sql() for e in parsed.expressions] == ["key", "value", "flags", "COUNT(*) AS count"]
+    assert [g.sql() for g in parsed.args["group"].expressions] == ["key", "value", "flags"]
+    for column in ("key", "value"):
+        assert sized[column].sql(dialect=dialect).upper() == BYTE_LENGTH[dialect].format(column.upper())
+    duck = run("sql", "--table", "db.writes", "--flags-col", "f", *RULES[rule]).stdout
+    duck_flags = _sized(sqlglot.parse_one(duck, read="duckdb"))
+    theirs = sqlglot.transpile(sized["flags"].sql(dialect=dialect), read=dialect, write="duckdb")[0]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE writes (f UBIGINT)")
+    con.executemany("INSERT INTO writes VALUES (?)", [(f,) for f in {f for _, _, f in _rows()}])
+    assert (con.execute(f"SELECT f, {theirs} FROM writes ORDER BY f").fetchall()
+            == con.execute(f"SELECT f, {duck_flags['flags'].sql(dialect='duckdb')} FROM writes ORDER BY f").fetchall())
 
 
 def test_bad_dialect_is_a_usage_error():

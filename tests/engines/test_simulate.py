@@ -26,7 +26,8 @@ from slabcalc.engines.simulate import (
 from slabcalc.records.simulate import model_text, simulation_record
 
 COMPAT = ["-o", "no_modern"]
-def run(ops, *args, release="1.6.18", every=None):
+def replay(ops, *args, release="1.6.18", every=None):
+    """``simulate`` of ``ops`` under memcached's flags ``args`` (helpers.run is the command line)."""
     config = settings(*args, release=release)
     return simulate(config, ops, suboptions=o_words(args), every=every)
 
@@ -43,7 +44,7 @@ def fill_class_4(t=0, prefix="f", n=2 * PER_PAGE_4):
 
 
 def test_pages_are_granted_up_to_the_limit_then_the_tail_is_evicted():
-    sim = run(fill_class_4() + [s(0, "x00000")], "-m", "2", *COMPAT)
+    sim = replay(fill_class_4() + [s(0, "x00000")], "-m", "2", *COMPAT)
     c4 = by_class(sim)[4]
     assert (c4.pages, c4.items, c4.evicted, c4.free_chunks) == (2, 2 * PER_PAGE_4, 1, 0)
     assert sim.totals.total_malloced == 2 * 1048512
@@ -51,7 +52,7 @@ def test_pages_are_granted_up_to_the_limit_then_the_tail_is_evicted():
 
 def test_a_class_first_page_is_granted_past_the_limit():
     ops = fill_class_4() + [s(0, f"b{i:05d}", 2000) for i in range(452)]
-    sim = run(ops, "-m", "2", *COMPAT)
+    sim = replay(ops, "-m", "2", *COMPAT)
     c15 = by_class(sim)[15]
     assert sim.totals.total_malloced == 2 * 1048512 + 1046320 > 2 << 20
     assert (c15.pages, c15.items, c15.evicted) == (1, 451, 1)   # its second page is refused
@@ -60,7 +61,7 @@ def test_a_class_first_page_is_granted_past_the_limit():
 def test_a_page_that_lands_exactly_on_the_limit_is_granted():
     # value 800000: class 42 (chunk 1048576, one per page, a page of 1048576 bytes)
     ops = [s(0, f"k{i}", 800000) for i in range(3)]
-    sim = run(ops, "-m", "2", *COMPAT)
+    sim = replay(ops, "-m", "2", *COMPAT)
     c42 = by_class(sim)[42]
     assert (c42.pages, c42.items, c42.evicted) == (2, 2, 1)
     assert sim.totals.total_malloced == 2 << 20
@@ -69,7 +70,7 @@ def test_a_page_that_lands_exactly_on_the_limit_is_granted():
 def test_pages_never_move_between_classes():
     ops = fill_class_4() + [op(0, DELETE, f"f{i:05d}") for i in range(2 * PER_PAGE_4)]
     ops += [s(0, f"b{i:05d}", 2000) for i in range(500)]
-    sim = run(ops, "-m", "2", *COMPAT)
+    sim = replay(ops, "-m", "2", *COMPAT)
     c4, c15 = by_class(sim)[4], by_class(sim)[15]
     assert (c4.pages, c4.free_chunks) == (2, 2 * PER_PAGE_4)     # all free, still class 4's
     assert (c15.pages, c15.evicted) == (1, 500 - 451)
@@ -80,7 +81,7 @@ def test_pages_never_move_between_classes():
 
 
 def test_expired_tail_items_are_reclaimed_before_a_free_chunk_is_taken():
-    sim = run([s(0, "a00000", ttl=1), s(2, "b00000")], "-m", "64", *COMPAT)
+    sim = replay([s(0, "a00000", ttl=1), s(2, "b00000")], "-m", "64", *COMPAT)
     c4 = by_class(sim)[4]
     assert (c4.reclaimed, c4.expired_unfetched, c4.items) == (1, 1, 1)
     assert c4.free_chunks == PER_PAGE_4 - 1      # b reused a's chunk: one chunk in use
@@ -88,42 +89,42 @@ def test_expired_tail_items_are_reclaimed_before_a_free_chunk_is_taken():
 
 def test_one_tail_walk_reclaims_at_most_five_items():
     ops = [s(0, f"a{i:05d}", ttl=1) for i in range(7)] + [s(2, "b00000")]
-    assert by_class(run(ops, *COMPAT))[4].reclaimed == 5
+    assert by_class(replay(ops, *COMPAT))[4].reclaimed == 5
     ops.append(s(2, "b00001"))
-    assert by_class(run(ops, *COMPAT))[4].reclaimed == 7
+    assert by_class(replay(ops, *COMPAT))[4].reclaimed == 7
 
 
 def test_the_tail_walk_stops_at_the_first_live_item():
     ops = [s(0, "a00000", ttl=1), s(0, "b00000"), s(0, "a00001", ttl=1), s(2, "c00000")]
-    assert by_class(run(ops, *COMPAT))[4].reclaimed == 1
+    assert by_class(replay(ops, *COMPAT))[4].reclaimed == 1
 
 
 def test_tail_reclaim_waits_a_second_longer_than_a_get():
     # exptime = 0 + 1; lru_pull_tail reclaims when exptime < current_time, do_item_get when <=
-    at_one = run([s(0, "a00000", ttl=1), s(1, "b00000")], *COMPAT)
+    at_one = replay([s(0, "a00000", ttl=1), s(1, "b00000")], *COMPAT)
     assert by_class(at_one)[4].reclaimed == 0 and at_one.totals.curr_items == 2
-    got = run([s(0, "a00000", ttl=1), op(1, GET, "a00000")], *COMPAT)
+    got = replay([s(0, "a00000", ttl=1), op(1, GET, "a00000")], *COMPAT)
     assert (got.totals.misses, got.totals.get_expired, got.totals.curr_items) == (1, 1, 0)
     assert by_class(got)[4].free_chunks == PER_PAGE_4
 
 
 def test_an_expired_item_at_the_tail_of_a_full_class_is_evicted_when_not_yet_reclaimable():
     ops = [s(0, "a00000", ttl=2)] + fill_class_4(n=2 * PER_PAGE_4 - 1) + [s(2, "x00000")]
-    c4 = by_class(run(ops, "-m", "2", *COMPAT))[4]
+    c4 = by_class(replay(ops, "-m", "2", *COMPAT))[4]
     assert (c4.evicted, c4.evicted_nonzero, c4.reclaimed) == (1, 1, 0)
 
 
 def test_delete_touch_and_overwrite_free_expired_items():
     ops = [s(0, "a00000", ttl=1), s(0, "b00000", ttl=1), s(0, "c00000", ttl=1),
            op(1, DELETE, "a00000"), op(1, TOUCH, "b00000", ttl=5), s(1, "c00000")]
-    sim = run(ops, *COMPAT)
+    sim = replay(ops, *COMPAT)
     t = sim.totals
     assert (t.get_expired, t.delete_hits, t.touch_hits, t.curr_items) == (3, 0, 0, 1)
 
 
 def test_touch_sets_a_new_exptime():
     ops = [s(0, "a00000", ttl=1), op(0, TOUCH, "a00000", ttl=10), op(5, GET, "a00000")]
-    sim = run(ops, *COMPAT)
+    sim = replay(ops, *COMPAT)
     assert (sim.totals.touch_hits, sim.totals.hits) == (1, 1)
 
 
@@ -134,7 +135,7 @@ def _first_in_full_class(get_at):
     """a is the oldest item of a full class, got once at ``get_at``; then one more set."""
     ops = [s(0, "a00000")] + fill_class_4(n=2 * PER_PAGE_4 - 1)
     ops += [op(get_at, GET, "a00000"), s(get_at, "x00000"), op(get_at, GET, "a00000")]
-    return run(ops, "-m", "2", *COMPAT)
+    return replay(ops, "-m", "2", *COMPAT)
 
 
 def test_a_hit_does_not_bump_an_item_bumped_within_60_seconds():
@@ -149,32 +150,32 @@ def test_a_hit_bumps_an_item_last_bumped_more_than_60_seconds_ago():
 
 def test_an_overwrite_allocates_the_new_item_before_releasing_the_old():
     ops = fill_class_4() + [s(0, "f09999")]
-    c4 = by_class(run(ops, "-m", "2", *COMPAT))[4]
+    c4 = by_class(replay(ops, "-m", "2", *COMPAT))[4]
     assert (c4.evicted, c4.free_chunks, c4.items) == (1, 1, 2 * PER_PAGE_4 - 1)
 
 
 def test_an_overwrite_may_evict_the_key_it_replaces():
     ops = fill_class_4() + [s(0, "f00000")]
-    sim = run(ops, "-m", "2", *COMPAT)
+    sim = replay(ops, "-m", "2", *COMPAT)
     c4 = by_class(sim)[4]
     assert (c4.evicted, c4.free_chunks, c4.items) == (1, 0, 2 * PER_PAGE_4)
 
 
 def test_a_set_too_large_deletes_the_old_value():
-    sim = run([s(0, "a00000"), s(0, "a00000", 2 << 20)], *COMPAT)
+    sim = replay([s(0, "a00000"), s(0, "a00000", 2 << 20)], *COMPAT)
     assert (sim.totals.too_large, sim.totals.curr_items, sim.totals.stored) == (1, 0, 1)
 
 
 def test_misses_count_in_the_class_that_evicted_the_key():
     ops = fill_class_4() + [s(0, "x00000"), op(0, GET, "f00000"), op(0, GET, "nokey0")]
-    sim = run(ops, "-m", "2", *COMPAT)
+    sim = replay(ops, "-m", "2", *COMPAT)
     assert by_class(sim)[4].misses == 1 and sim.totals.misses == 2
 
 
 def test_a_key_stored_again_then_deleted_misses_in_no_class():
     # f00000 is evicted from class 4, stored again in class 15, deleted: its miss is nobody's eviction
     ops = fill_class_4() + [s(0, "x00000"), s(0, "f00000", 2000), op(0, DELETE, "f00000"), op(0, GET, "f00000")]
-    sim = run(ops, "-m", "2", *COMPAT)
+    sim = replay(ops, "-m", "2", *COMPAT)
     assert (by_class(sim)[4].misses, by_class(sim)[15].misses, sim.totals.misses) == (0, 0, 1)
     assert sim.totals.curr_items == 2 * PER_PAGE_4
 
@@ -199,7 +200,7 @@ CHUNKED = ["-m", "8", "-I", "2m", *COMPAT]
 
 
 def test_a_chunked_item_takes_header_body_and_tail_chunks_and_lives_in_the_largest_lru():
-    sim = run([s(0, "k0", 900000)], *CHUNKED)
+    sim = replay([s(0, "k0", 900000)], *CHUNKED)
     c = by_class(sim)
     assert {k: (r.pages, r.used_chunks, r.items) for k, r in c.items()} == {
         2: (1, 1, 0), 38: (1, 1, 0), 39: (1, 1, 1)}
@@ -207,7 +208,7 @@ def test_a_chunked_item_takes_header_body_and_tail_chunks_and_lives_in_the_large
 
 
 def test_evicting_a_chunked_item_frees_all_its_chunks():
-    sim = run([s(0, f"k{i}", 900000) for i in range(8)], *CHUNKED)
+    sim = replay([s(0, f"k{i}", 900000) for i in range(8)], *CHUNKED)
     c = by_class(sim)
     assert c[39].evicted == 1 and c[2].used_chunks == 7 and sim.totals.curr_items == 7
     assert sim.totals.total_malloced == 8 << 20
@@ -215,17 +216,17 @@ def test_evicting_a_chunked_item_frees_all_its_chunks():
 
 def test_a_tail_falls_back_to_a_full_chunk_from_1_6_17():
     ops = [s(0, f"k{i}", 900000) for i in range(7)]
-    new = run(ops, *CHUNKED)
+    new = replay(ops, *CHUNKED)
     assert new.totals.curr_items == 7 and new.totals.chunk_failures == 0
     assert by_class(new)[39].used_chunks == 8          # 7 bodies + the 7th item's tail
-    old = run(ops, *CHUNKED, release="1.6.16")
+    old = replay(ops, *CHUNKED, release="1.6.16")
     assert old.totals.curr_items == 6 and old.totals.chunk_failures == 1
 
 
 def test_out_of_memory_when_the_class_has_nothing_to_evict():
     # class 38 holds only tails of chunked items (linked in class 39's LRU): nothing to evict
     ops = [s(0, f"k{i}", 900000) for i in range(7)] + [s(0, "k0", 350000)]
-    sim = run(ops, *CHUNKED)
+    sim = replay(ops, *CHUNKED)
     assert by_class(sim)[38].outofmemory == 1
     assert (sim.totals.outofmemory, sim.totals.curr_items) == (1, 6)   # k0's old value deleted
 
@@ -256,15 +257,15 @@ def test_releases_before_lru_pull_tail_are_refused(release):
 
 
 def test_every_report_names_its_model():
-    exact = run([s(0, "a00000")], *COMPAT)
+    exact = replay([s(0, "a00000")], *COMPAT)
     assert exact.model.exact and "exact" in model_text(exact.model)
-    model = run([s(0, "a00000")])
+    model = replay([s(0, "a00000")])
     assert not model.model.exact and "not exact" in model_text(model.model)
     assert ("slab automover 1 (window 30 s, ratio 0.8), LRU maintainer, LRU crawler" in model_text(model.model))
     record = simulation_record(model)["model"]
     assert (record["exact"], record["slab_automove"], record["lru_maintainer"], record["lru_crawler"]) == (
         False, 1, True, True)
-    off = run([s(0, "a00000")], "-o", "no_lru_crawler,slab_automove=0")
+    off = replay([s(0, "a00000")], "-o", "no_lru_crawler,slab_automove=0")
     assert "no slab automover (pages stay in their class), LRU maintainer, no LRU crawler" in model_text(off.model)
 
 
@@ -284,7 +285,7 @@ def test_background_values_are_refused_as_memcached_refuses_them():
 
 def test_timeline_rows_at_every_boundary_and_after_the_last_operation():
     ops = [s(0, "a00000"), s(1.5, "b00000"), s(7, "c00000", 2000)]
-    sim = run(ops, *COMPAT, every=2)
+    sim = replay(ops, *COMPAT, every=2)
     rows = [(r.time, r.class_id, r.pages, r.items) for r in sim.timeline]
     assert rows == [(2, 4, 1, 2), (6, 4, 1, 2), (8, 4, 1, 2), (8, 15, 1, 1)]
 
