@@ -153,3 +153,38 @@ def verdict(record: dict, model: list[dict] | None = None) -> list[str]:
                 misses.append(f"t={record['runs'][0]['snapshots'][i]['time']}: {name}: model {m}, "
                               f"server {'/'.join(map(str, values))}")
     return misses
+
+
+# -- the stratified subset CI replays --------------------------------------------------------
+
+def stratum(shape: dict) -> str:
+    """The feature a shape stands for in the subset (the first that applies)."""
+    opts = shape["options"]
+    if shape.get("ext"):
+        return "extstore"
+    if opts.get("slab_automove") == 2:
+        return "automove=2"
+    if any(v >= 300_000 for p in shape["phases"] if p["sizes"]["kind"] == "fixed" for v in p["sizes"]["values"]):
+        return "chunked"
+    if "slab_sizes" in opts:
+        return "slab_sizes"
+    if "temporary_ttl" in opts:
+        return "temporary_ttl"
+    if len(shape["phases"]) > 1:
+        return "size shift"
+    if any(0 < ttl <= 10 for p in shape["phases"] for ttl, _ in p["ttls"]):
+        return "short TTL"
+    return "other"
+
+
+def subset(shapes: list[dict], per_stratum: int = 1, max_operations: int = 40_000) -> list[dict]:
+    """Per release and stratum, the ``per_stratum`` recorded shapes with the fewest operations (at most
+    ``max_operations`` each), agreeing and missing alike: ``shapes`` are agreement.json's entries."""
+    picked: dict = {}
+    for s in sorted(shapes, key=lambda s: (s["operations"], s["id"])):
+        if s["operations"] > max_operations:
+            continue
+        key = (s["release"], s["stratum"], s["agree"])
+        if len(picked.setdefault(key, [])) < per_stratum:
+            picked[key].append(s)
+    return [s for key in sorted(picked) for s in picked[key]]
