@@ -26,6 +26,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 import random_corpus  # noqa: E402
 import random_shapes  # noqa: E402
 
+from slabcalc.errors import SimulationError  # noqa: E402
+
 AGREEMENT = random_corpus.DATA / "agreement.json"
 DOC = ROOT / "docs" / "exactness.md"
 BEGIN, END = "<!-- random-corpus:begin (scripts/gen_exactness.py) -->", "<!-- random-corpus:end -->"
@@ -36,14 +38,20 @@ def replay(path: Path) -> dict:
     shape = record["shape"]
     rows = random_shapes.workload(shape)
     ext = bool(shape.get("ext"))
+    refused = None
     if random_shapes.digest(rows) != record["digest"]:
         misses = ["the workload drawn now is not the one captured (digest)"]
     else:
-        misses = random_corpus.verdict(record, random_corpus.model_figures(record, rows))
+        try:
+            misses = random_corpus.verdict(record, random_corpus.model_figures(record, rows))
+        except SimulationError as exc:      # a flag simulate says it does not model: not a miss
+            refused = str(exc)
+            misses = [f"the model refuses: {exc}"]
     apart = random_corpus.self_disagreement(record["runs"][:2], ext)
     return {"id": shape["id"], "release": shape["release"], "args": " ".join(record["args"]),
             "stratum": random_corpus.stratum(shape), "operations": record["operations"],
-            "runs": len(record["runs"]), "agree": not misses, "miss_count": len(misses), "misses": misses[:4],
+            "runs": len(record["runs"]), "agree": not misses, "refused": refused,
+            "miss_count": len(misses), "misses": misses[:4],
             "apart_count": len(apart), "apart": apart[:2]}
 
 
@@ -62,21 +70,25 @@ def render(data: dict) -> str:
              "`extstore_objects_written`) within 3 % or 300; `slabs_moved` ±2. *Server apart*: the server's "
              "own two runs differ beyond that tolerance somewhere. Regenerated from the corpus by "
              "`scripts/gen_exactness.py`; `tests/test_random_corpus.py` replays a stratified subset in CI.", "",
-             "| release | shapes | agree | server apart | misses by first figure |",
-             "|---|---:|---:|---:|---|"]
+             "*Refused*: shapes with a flag `simulate` says it does not model (not counted as shapes compared).",
+             "",
+             "| release | shapes compared | agree | server apart | misses by first figure | refused |",
+             "|---|---:|---:|---:|---|---:|"]
     shapes = data["shapes"]
     for release in sorted({s["release"] for s in shapes}):
-        mine = [s for s in shapes if s["release"] == release]
+        refused = [s for s in shapes if s["release"] == release and s["refused"]]
+        mine = [s for s in shapes if s["release"] == release and not s["refused"]]
         agree = sum(s["agree"] for s in mine)
         apart = sum(s["apart_count"] > 0 for s in mine)
         figures = Counter(_figure(s["misses"][0]) for s in mine if not s["agree"])
-        lines.append(f"| {release} | {len(mine)} | {agree} ({100 * agree // len(mine)} %) | {apart} | "
-                     + (", ".join(f"{k} {v}" for k, v in figures.most_common()) or "none") + " |")
+        lines.append(f"| {release} | {len(mine)} | {agree} ({100 * agree // max(1, len(mine))} %) | {apart} | "
+                     + (", ".join(f"{k} {v}" for k, v in figures.most_common()) or "none")
+                     + f" | {len(refused)} |")
     lines += ["", "Each miss, its first figure outside the tolerance (model, then the server's runs):", "",
               "| release | shape | stratum | server flags | first miss | misses | server apart |",
               "|---|---|---|---|---|---:|---:|"]
     for s in shapes:
-        if not s["agree"]:
+        if not s["agree"] and not s["refused"]:
             lines.append(f"| {s['release']} | {s['id']} | {s['stratum']} | `{s['args'].split(' -o ext_path')[0]}` "
                          f"| {s['misses'][0]} | {s['miss_count']} | {s['apart_count']} |")
     lines += ["", END]

@@ -179,10 +179,11 @@ def stratum(shape: dict) -> str:
 
 def subset(shapes: list[dict], per_stratum: int = 1, max_operations: int = 40_000) -> list[dict]:
     """Per release and stratum, the ``per_stratum`` recorded shapes with the fewest operations (at most
-    ``max_operations`` each), agreeing and missing alike: ``shapes`` are agreement.json's entries."""
+    ``max_operations`` each), agreeing and missing alike, leaving out shapes with a flag simulate
+    refuses: ``shapes`` are agreement.json's entries."""
     picked: dict = {}
     for s in sorted(shapes, key=lambda s: (s["operations"], s["id"])):
-        if s["operations"] > max_operations:
+        if s["operations"] > max_operations or s.get("refused"):
             continue
         key = (s["release"], s["stratum"], s["agree"])
         if len(picked.setdefault(key, [])) < per_stratum:
