@@ -46,9 +46,10 @@ def test_a_random_shape_agrees_as_recorded(entry):
 
 
 def test_the_subset_covers_every_release_and_both_verdicts():
-    assert {s["release"] for s in SUBSET} == {s["release"] for s in AGREEMENT}
-    for release in {s["release"] for s in AGREEMENT}:
-        verdicts = {s["agree"] for s in AGREEMENT if s["release"] == release}
+    compared = [s for s in AGREEMENT if not s["refused"]]
+    assert {s["release"] for s in SUBSET} == {s["release"] for s in compared}
+    for release in {s["release"] for s in compared}:
+        verdicts = {s["agree"] for s in compared if s["release"] == release}
         assert verdicts <= {s["agree"] for s in SUBSET if s["release"] == release}
 
 
