@@ -2,7 +2,7 @@
 """Capture random shapes on real servers, and compare the model with the captures (issue 38).
 
     python scripts/capture_random.py capture --release 1.6.18 --seeds 1-150 --jobs 3
-    python scripts/capture_random.py capture --release 1.6.45 --binary /tmp/rel-build/1.6.45/bin/memcached --seeds 1001-1050
+    python scripts/capture_random.py capture --release 1.6.45 --binary /path/to/memcached-1.6.45 --seeds 1-50
     python scripts/capture_random.py compare                 # every stored shape, per release
     python scripts/capture_random.py compare --release 1.6.18 --misses 5
     python scripts/capture_random.py again --seeds 24,30       # once more, unsaved: the server against itself

@@ -177,15 +177,24 @@ def stratum(shape: dict) -> str:
     return "other"
 
 
-def subset(shapes: list[dict], per_stratum: int = 1, max_operations: int = 40_000) -> list[dict]:
-    """Per release and stratum, the ``per_stratum`` recorded shapes with the fewest operations (at most
-    ``max_operations`` each), agreeing and missing alike, leaving out shapes with a flag simulate
-    refuses: ``shapes`` are agreement.json's entries."""
-    picked: dict = {}
+def subset(shapes: list[dict], max_operations: int = 30_000, budget: int = 100_000) -> list[dict]:
+    """Per release and stratum, the recorded agreeing shape and missing shape with the fewest operations
+    (at most ``max_operations`` each; shapes with a flag simulate refuses left out), taken in turn
+    across strata, smallest first, while a release's operations stay within ``budget``: the shapes CI
+    replays.  ``shapes`` are agreement.json's entries."""
+    firsts: dict = {}
     for s in sorted(shapes, key=lambda s: (s["operations"], s["id"])):
-        if s["operations"] > max_operations or s.get("refused"):
-            continue
-        key = (s["release"], s["stratum"], s["agree"])
-        if len(picked.setdefault(key, [])) < per_stratum:
-            picked[key].append(s)
-    return [s for key in sorted(picked) for s in picked[key]]
+        if s["operations"] <= max_operations and not s.get("refused"):
+            firsts.setdefault((s["release"], s["stratum"], s["agree"]), s)
+    out = []
+    for release in sorted({key[0] for key in firsts}):
+        mine = sorted((s for key, s in firsts.items() if key[0] == release), key=lambda s: (s["operations"], s["id"]))
+        # the smallest agreeing and the smallest missing shape first, whatever the budget
+        first = [next(s for s in mine if s["agree"] is verdict) for verdict in (True, False)
+                 if any(s["agree"] is verdict for s in mine)]
+        spent = sum(s["operations"] for s in first)
+        for s in mine:
+            if s in first or spent + s["operations"] <= budget:
+                out.append(s)
+                spent += 0 if s in first else s["operations"]
+    return out

@@ -46,7 +46,7 @@ def test_a_random_shape_agrees_as_recorded(entry):
 
 
 def test_the_subset_covers_every_release_and_both_verdicts():
-    compared = [s for s in AGREEMENT if not s["refused"]]
+    compared = [s for s in AGREEMENT if not s["refused"] and s["operations"] <= 30_000]
     assert {s["release"] for s in SUBSET} == {s["release"] for s in compared}
     for release in {s["release"] for s in compared}:
         verdicts = {s["agree"] for s in compared if s["release"] == release}
