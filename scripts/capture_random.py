@@ -22,6 +22,8 @@ and how often the server disagreed with itself.
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 import time
 from collections import defaultdict
@@ -92,13 +94,23 @@ def again(opts) -> int:
     return 0
 
 
+def _exit_on_term() -> None:
+    """In a worker: SIGTERM unwinds (the paced replay's server is stopped by its context manager)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+
+
 def capture(opts) -> int:
     binary = opts.binary or DEFAULT_BINARY.get(opts.release)
     if not binary:
         print(f"--binary is needed for {opts.release}", file=sys.stderr)
         return 2
     seeds = _seeds(opts.seeds)
-    with ProcessPoolExecutor(opts.jobs) as pool:
+    with ProcessPoolExecutor(opts.jobs, initializer=_exit_on_term) as pool:
+        def stop(*_):           # kill PID stops the workers too, each stopping its server and flash file
+            for worker in list(pool._processes.values()):
+                worker.terminate()
+            os._exit(1)
+        signal.signal(signal.SIGTERM, stop)
         futures = [pool.submit(capture_one, s, opts.release, binary, opts.late, 2) for s in seeds]
         for future in as_completed(futures):
             print(time.strftime("%H:%M:%S"), future.result(), flush=True)

@@ -49,7 +49,8 @@ def replay(path: Path) -> dict:
             misses = [f"the model refuses: {exc}"]
     apart = random_corpus.self_disagreement(record["runs"][:2], ext)
     return {"id": shape["id"], "release": shape["release"], "args": " ".join(record["args"]),
-            "stratum": random_corpus.stratum(shape), "operations": record["operations"],
+            "stratum": random_corpus.stratum(shape), "filled": random_corpus.filled(record),
+            "operations": record["operations"],
             "runs": len(record["runs"]), "agree": not misses, "refused": refused,
             "miss_count": len(misses), "misses": misses[:4],
             "apart_count": len(apart), "apart": apart[:2]}
@@ -72,8 +73,14 @@ def render(data: dict) -> str:
              "`scripts/gen_exactness.py`; `tests/test_random_corpus.py` replays a stratified subset in CI.", "",
              "*Refused*: shapes with a flag `simulate` says it does not model (not counted as shapes compared).",
              "",
-             "| release | shapes compared | agree | server apart | misses by first figure | refused |",
-             "|---|---:|---:|---:|---|---:|"]
+             "*Filled*: shapes whose memory filled on the server (pages reached `-m`, or it evicted or moved a "
+             "page); a shape that never fills is one the model agrees on whatever its rules for a full cache. "
+             "Seeds up to 1000 draw `-m` whatever the workload (many never fill); seeds above draw it from the "
+             "bytes the workload sets.",
+             "",
+             "| release | shapes compared | agree | filled | filled, agree | server apart "
+             "| misses by first figure | refused |",
+             "|---|---:|---:|---:|---:|---:|---|---:|"]
     shapes = data["shapes"]
     for release in sorted({s["release"] for s in shapes}):
         refused = [s for s in shapes if s["release"] == release and s["refused"]]
@@ -81,7 +88,10 @@ def render(data: dict) -> str:
         agree = sum(s["agree"] for s in mine)
         apart = sum(s["apart_count"] > 0 for s in mine)
         figures = Counter(_figure(s["misses"][0]) for s in mine if not s["agree"])
-        lines.append(f"| {release} | {len(mine)} | {agree} ({100 * agree // max(1, len(mine))} %) | {apart} | "
+        full = [s for s in mine if s["filled"]]
+        full_agree = sum(s["agree"] for s in full)
+        lines.append(f"| {release} | {len(mine)} | {agree} ({100 * agree // max(1, len(mine))} %) | {len(full)} | "
+                     f"{full_agree} ({100 * full_agree // max(1, len(full))} %) | {apart} | "
                      + (", ".join(f"{k} {v}" for k, v in figures.most_common()) or "none")
                      + f" | {len(refused)} |")
     lines += ["", "Each miss, its first figure outside the tolerance (model, then the server's runs):", "",

@@ -155,6 +155,20 @@ def verdict(record: dict, model: list[dict] | None = None) -> list[str]:
     return misses
 
 
+def filled(record: dict) -> bool:
+    """Whether the server's memory filled in some run (its pages reached ``-m``, or it evicted or moved
+    a page): a shape that never fills puts items in pages as they come, and the model agrees with the
+    server on it whatever its rules for a full cache."""
+    for run in record["runs"]:
+        last = run["snapshots"][-1]
+        stats = last["stats"]
+        pages = sum(last["pages"].values()) + int(stats.get("slab_global_page_pool", 0))
+        if (int(stats["evictions"]) or int(stats["slabs_moved"])
+                or pages >= int(stats["limit_maxbytes"]) // 2 ** 20 - 1):
+            return True
+    return False
+
+
 # -- the stratified subset CI replays --------------------------------------------------------
 
 def stratum(shape: dict) -> str:

@@ -21,6 +21,7 @@ import random
 
 EXTSTORE_RELEASES = ("1.6.18", "1.6.28", "1.6.45")     # built with extstore (Debian's and the tag builds)
 TTLS = (1, 2, 5, 10, 15, 30, 60, 300, 0)
+GEN2 = 1000        # seeds above it are generation 2: -m drawn from the bytes the workload sets
 
 
 def _round8(n: float) -> int:
@@ -51,8 +52,22 @@ def _ttls(rng: random.Random) -> list:
     return [[ttl, rng.randint(1, 4)] for ttl in picks]
 
 
+def _fill_memory(shape: dict, rng: random.Random) -> int:
+    """Generation 2's ``-m``: the bytes the workload sets (values and about 60 bytes of header and key
+    an item) times a fill ratio drawn log-uniform from 0.25 to 2, within 8-512 MB (64 with extstore):
+    most shapes overfill memory (evict, move pages), some fit."""
+    sets = 1 - shape["mix"]["get"] - shape["mix"]["delete"] - shape["mix"]["touch"]
+    written = sum(p["rate"] * (p["end"] - p["start"]) * sets * (_mean_size(p["sizes"]) + 60) for p in shape["phases"])
+    ratio = math.exp(rng.uniform(math.log(0.25), math.log(2)))
+    return max(8, min(64 if shape.get("ext") else 512, int(written * ratio / 2 ** 20)))
+
+
 def draw(seed: int, release: str = "1.6.18") -> dict:
-    """The shape of ``seed`` for ``release`` (extstore only where the release's build has it)."""
+    """The shape of ``seed`` for ``release`` (extstore only where the release's build has it).
+
+    Seeds up to 1000 draw ``-m`` log-uniform over 8-512 MB whatever the workload (generation 1: many
+    such shapes never fill memory, so the model and the server agree trivially); seeds above draw it
+    from the bytes the workload sets (:func:`_fill_memory`)."""
     rng = random.Random(seed)
     duration = rng.choice((60, 60, 70, 80, 90))
     memory = int(math.exp(rng.uniform(math.log(8), math.log(512))))
@@ -116,6 +131,8 @@ def draw(seed: int, release: str = "1.6.18") -> dict:
     shape["mix"] = {"get": gets,
                     "delete": rng.choice((0.0, 0.0, 0.02, 0.05)),
                     "touch": rng.choice((0.0, 0.0, 0.02, 0.05))}
+    if seed > GEN2:
+        memory = shape["memory"] = _fill_memory(shape, random.Random(seed * 31 + 2))
     # keys: new ones each set (gets of recent keys), or a key space of about the memory's items
     per_item = sum(_mean_size(p["sizes"]) for p in phases) / len(phases) + 60
     space = max(500, int(memory * 1024 * 1024 / per_item * rng.choice((0.5, 1, 2, 4))))

@@ -100,3 +100,18 @@ def test_the_servers_own_runs_apart_are_found():
     assert random_corpus.self_disagreement(runs) == [
         f"t={runs[0]['snapshots'][0]['time']}: slabs_moved {runs[0]['snapshots'][0]['stats']['slabs_moved']} vs "
         f"{runs[1]['snapshots'][0]['stats']['slabs_moved']}"]
+
+
+def test_a_shape_fills_when_its_pages_reach_the_limit_or_it_evicts_or_moves():
+    record = copy.deepcopy(_record(AGREEMENT[0]))
+    for run in record["runs"]:
+        last = run["snapshots"][-1]
+        last["stats"].update(evictions="0", slabs_moved="0", slab_global_page_pool="0",
+                             limit_maxbytes=str(64 * 2 ** 20))
+        last["pages"] = {"1": 10, "5": 20}
+    assert not random_corpus.filled(record)
+    record["runs"][1]["snapshots"][-1]["pages"]["7"] = 33            # 63 of 64 pages
+    assert random_corpus.filled(record)
+    record["runs"][1]["snapshots"][-1]["pages"]["7"] = 1
+    record["runs"][0]["snapshots"][-1]["stats"]["evictions"] = "1"
+    assert random_corpus.filled(record)
