@@ -4,6 +4,7 @@
     python scripts/gen_exactness.py              # replay all of tests/data/random/, write both files
     python scripts/gen_exactness.py --jobs 2
     python scripts/gen_exactness.py --render     # only rewrite docs/exactness.md from agreement.json
+    python scripts/gen_exactness.py --new        # add captures made since, the model unchanged
 
 Writes ``tests/data/random/agreement.json`` (per shape: agrees or its misses with their figures, and
 where the server's own two runs differ beyond the tolerance) and the table between the markers of
@@ -120,10 +121,18 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--render", action="store_true", help="only rewrite the docs from agreement.json")
+    parser.add_argument("--new", action="store_true",
+                        help="replay only the captures agreement.json does not record yet (the model unchanged)")
     opts = parser.parse_args(argv)
     if not opts.render:
+        paths = random_corpus.stored()
+        kept: list = []
+        if opts.new:            # keep the recorded verdicts, replay only captures not yet recorded
+            kept = json.loads(AGREEMENT.read_text())["shapes"]
+            known = {(s["release"], s["id"]) for s in kept}
+            paths = [p for p in paths if (p.parent.name, p.name.removesuffix(".json.gz")) not in known]
         with ProcessPoolExecutor(opts.jobs) as pool:
-            shapes = list(pool.map(replay, random_corpus.stored()))
+            shapes = kept + list(pool.map(replay, paths))
         shapes.sort(key=lambda s: (s["release"], s["id"]))
         AGREEMENT.write_text(json.dumps({"shapes": shapes}, indent=1) + "\n")
     write_doc(json.loads(AGREEMENT.read_text()))
