@@ -32,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+import paced  # noqa: E402
 import random_corpus  # noqa: E402
 import random_shapes  # noqa: E402
 
@@ -65,6 +66,9 @@ def capture_one(seed: int, release: str, binary: str, late: float, runs: int) ->
                 break
     except Exception as exc:        # a refused configuration, a server that died: reported, not stored
         return f"{shape['id']}: not captured: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+    except SystemExit:              # SIGTERM (_exit_on_term): the server is stopped, so is this worker
+        paced._remove_flash_files(random_shapes.server_args(shape))
+        os._exit(1)
     record = {"shape": shape, "digest": random_shapes.digest(rows), "operations": len(rows),
               "args": random_shapes.server_args(shape), "runs": kept}
     path = random_corpus.save(record)
@@ -106,9 +110,14 @@ def capture(opts) -> int:
         return 2
     seeds = _seeds(opts.seeds)
     with ProcessPoolExecutor(opts.jobs, initializer=_exit_on_term) as pool:
+        workers = [p.pid for p in pool._processes.values()] if pool._processes else []
+
         def stop(*_):           # kill PID stops the workers too, each stopping its server and flash file
-            for worker in list(pool._processes.values()):
-                worker.terminate()
+            for pid in set(workers) | {p.pid for p in (pool._processes or {}).values()}:
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except OSError:
+                    pass
             os._exit(1)
         signal.signal(signal.SIGTERM, stop)
         futures = [pool.submit(capture_one, s, opts.release, binary, opts.late, 2) for s in seeds]
