@@ -40,17 +40,22 @@ def replay(path: Path) -> dict:
     rows = random_shapes.workload(shape)
     ext = bool(shape.get("ext"))
     refused = None
+    sensitive = None
     if random_shapes.digest(rows) != record["digest"]:
         misses = ["the workload drawn now is not the one captured (digest)"]
     else:
         try:
             misses = random_corpus.verdict(record, random_corpus.model_figures(record, rows))
+            # could the comparison tell a model with 3/4 of the memory apart on this shape?
+            smaller = random_corpus.smaller_memory(record)
+            sensitive = bool(random_corpus.verdict(record, random_corpus.model_figures(smaller, rows)))
         except SimulationError as exc:      # a flag simulate says it does not model: not a miss
             refused = str(exc)
             misses = [f"the model refuses: {exc}"]
     apart = random_corpus.self_disagreement(record["runs"][:2], ext)
     return {"id": shape["id"], "release": shape["release"], "args": " ".join(record["args"]),
             "stratum": random_corpus.stratum(shape), "filled": random_corpus.filled(record),
+            "sensitive": sensitive,
             "operations": record["operations"],
             "runs": len(record["runs"]), "agree": not misses, "refused": refused,
             "miss_count": len(misses), "misses": misses[:4],
@@ -74,14 +79,16 @@ def render(data: dict) -> str:
              "`scripts/gen_exactness.py`; `tests/test_random_corpus.py` replays a stratified subset in CI.", "",
              "*Refused*: shapes with a flag `simulate` says it does not model (not counted as shapes compared).",
              "",
-             "*Filled*: shapes whose memory filled on the server (pages reached `-m`, or it evicted or moved a "
-             "page); a shape that never fills is one the model agrees on whatever its rules for a full cache. "
+             "*Short of memory*: shapes on which the server evicted, moved a page or failed a set for memory; "
+             "the model agrees on a shape that never is whatever its rules for a full cache. *Tell -m ¾ "
+             "apart*: shapes on which a model given three quarters of the memory misses (the comparison "
+             "can tell a wrong model there at all). "
              "Seeds up to 1000 draw `-m` whatever the workload (many never fill); seeds above draw it from the "
              "bytes the workload sets.",
              "",
-             "| release | shapes compared | agree | filled | filled, agree | server apart "
-             "| misses by first figure | refused |",
-             "|---|---:|---:|---:|---:|---:|---|---:|"]
+             "| release | shapes compared | agree | short of memory | of those, agree | tell -m ¾ apart "
+             "| of those, agree | server apart | misses by first figure | refused |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
     shapes = data["shapes"]
     for release in sorted({s["release"] for s in shapes}):
         refused = [s for s in shapes if s["release"] == release and s["refused"]]
@@ -91,8 +98,11 @@ def render(data: dict) -> str:
         figures = Counter(_figure(s["misses"][0]) for s in mine if not s["agree"])
         full = [s for s in mine if s["filled"]]
         full_agree = sum(s["agree"] for s in full)
+        tell = [s for s in mine if s["sensitive"]]
+        tell_agree = sum(s["agree"] for s in tell)
         lines.append(f"| {release} | {len(mine)} | {agree} ({100 * agree // max(1, len(mine))} %) | {len(full)} | "
-                     f"{full_agree} ({100 * full_agree // max(1, len(full))} %) | {apart} | "
+                     f"{full_agree} ({100 * full_agree // max(1, len(full))} %) | {len(tell)} | "
+                     f"{tell_agree} ({100 * tell_agree // max(1, len(tell))} %) | {apart} | "
                      + (", ".join(f"{k} {v}" for k, v in figures.most_common()) or "none")
                      + f" | {len(refused)} |")
     lines += ["", "Each miss, its first figure outside the tolerance (model, then the server's runs):", "",

@@ -156,17 +156,26 @@ def verdict(record: dict, model: list[dict] | None = None) -> list[str]:
 
 
 def filled(record: dict) -> bool:
-    """Whether the server's memory filled in some run (its pages reached ``-m``, or it evicted or moved
-    a page): a shape that never fills puts items in pages as they come, and the model agrees with the
+    """Whether the server was short of memory in some run: it evicted, moved a page, or failed a set
+    for memory.  A shape that never is puts items in pages as they come, and the model agrees with the
     server on it whatever its rules for a full cache."""
     for run in record["runs"]:
         last = run["snapshots"][-1]
         stats = last["stats"]
-        pages = sum(last["pages"].values()) + int(stats.get("slab_global_page_pool", 0))
         if (int(stats["evictions"]) or int(stats["slabs_moved"])
-                or pages >= int(stats["limit_maxbytes"]) // 2 ** 20 - 1):
+                or any(row.get("outofmemory", 0) for row in last["items"].values())):
             return True
     return False
+
+
+def smaller_memory(record: dict) -> dict:
+    """``record`` with a shape whose ``-m`` is three quarters as large: a model replayed with it should
+    miss the server where the comparison can tell a model's memory apart at all."""
+    import copy
+
+    other = copy.deepcopy(record)
+    other["shape"]["memory"] = max(1, record["shape"]["memory"] * 3 // 4)
+    return other
 
 
 # -- the stratified subset CI replays --------------------------------------------------------

@@ -102,16 +102,15 @@ def test_the_servers_own_runs_apart_are_found():
         f"{runs[1]['snapshots'][0]['stats']['slabs_moved']}"]
 
 
-def test_a_shape_fills_when_its_pages_reach_the_limit_or_it_evicts_or_moves():
+def test_a_shape_is_short_of_memory_when_it_evicts_moves_or_fails_a_set():
     record = copy.deepcopy(_record(AGREEMENT[0]))
     for run in record["runs"]:
         last = run["snapshots"][-1]
-        last["stats"].update(evictions="0", slabs_moved="0", slab_global_page_pool="0",
-                             limit_maxbytes=str(64 * 2 ** 20))
-        last["pages"] = {"1": 10, "5": 20}
+        last["stats"].update(evictions="0", slabs_moved="0")
+        last["items"] = {"1": {"number": 5, "evicted": 0, "outofmemory": 0}}
     assert not random_corpus.filled(record)
-    record["runs"][1]["snapshots"][-1]["pages"]["7"] = 33            # 63 of 64 pages
+    record["runs"][1]["snapshots"][-1]["items"]["1"]["outofmemory"] = 2
     assert random_corpus.filled(record)
-    record["runs"][1]["snapshots"][-1]["pages"]["7"] = 1
-    record["runs"][0]["snapshots"][-1]["stats"]["evictions"] = "1"
+    record["runs"][1]["snapshots"][-1]["items"]["1"]["outofmemory"] = 0
+    record["runs"][0]["snapshots"][-1]["stats"]["slabs_moved"] = "1"
     assert random_corpus.filled(record)
