@@ -8,7 +8,7 @@
 
 Writes ``tests/data/random/agreement.json`` (per shape: agrees or its misses with their figures, and
 where the server's own two runs differ beyond the tolerance) and the table between the markers of
-``docs/exactness.md``.  tests/test_random_corpus.py holds the model to the recorded verdicts on a
+``docs/exactness.md``.  tests/fidelity/test_random_corpus.py holds the model to the recorded verdicts on a
 stratified subset and checks that the docs table is what this script renders: no figure is typed.
 """
 
@@ -76,7 +76,7 @@ def render(data: dict) -> str:
              "its real runs or between them: pages per class ±1; `evictions`, `curr_items`, `get_hits` (and "
              "`extstore_objects_written`) within 3 % or 300; `slabs_moved` ±2. *Server apart*: the server's "
              "own two runs differ beyond that tolerance somewhere. Regenerated from the corpus by "
-             "`scripts/gen_exactness.py`; `tests/test_random_corpus.py` replays a stratified subset in CI.", "",
+             "`scripts/gen_exactness.py`; `tests/fidelity/test_random_corpus.py` replays a stratified subset in CI.", "",
              "*Refused*: shapes with a flag `simulate` says it does not model (not counted as shapes compared).",
              "",
              "*Short of memory*: shapes on which the server evicted, moved a page or failed a set for memory; "

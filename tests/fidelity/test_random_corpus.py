@@ -68,7 +68,7 @@ def test_the_docs_table_is_what_the_script_renders():
     from pathlib import Path
 
     spec = importlib.util.spec_from_file_location(
-        "gen_exactness", Path(__file__).resolve().parent.parent / "scripts" / "gen_exactness.py")
+        "gen_exactness", Path(__file__).resolve().parents[2] / "scripts" / "gen_exactness.py")
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     assert gen.render({"shapes": AGREEMENT}) in gen.DOC.read_text(), "run python scripts/gen_exactness.py --render"
