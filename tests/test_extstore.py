@@ -159,3 +159,20 @@ def test_place_gives_the_true_reason_an_item_stays_in_ram():
     doc = json.loads(run("place", "--key", "8", "--value", "1000", "--profile", "1.6.18", "-o", "ext_path=/x:1g",
                          "--format", "json").stdout)
     assert doc["extstore"]["stays_in_ram"] is None and doc["extstore"]["flushed"]
+
+
+def test_each_storage_variant_a_profile_can_name_is_a_class_and_each_release_gets_its_own():
+    """extstore.replay names a release's write thread and automover (validated choices,
+    model/profile/data.py REPLAY_KEYS); the engines hold one class for each name, no more."""
+    from slabcalc.engines.extstore import Storage
+    from slabcalc.engines.extstore_automove import AUTOMOVERS, ExtstoreAutomover, NowAgeExtstoreAutomover
+    from slabcalc.engines.extstore_write import WRITE_THREADS, LaterStorage
+    from slabcalc.model.profile.data import REPLAY_KEYS
+
+    assert set(WRITE_THREADS) == set(REPLAY_KEYS["write_target"][2])
+    assert set(AUTOMOVERS) == set(REPLAY_KEYS["automove"][2])
+    for release, thread, automover in (("1.6.18", Storage, ExtstoreAutomover),
+                                       ("1.6.45", LaterStorage, NowAgeExtstoreAutomover)):
+        replay = load_profile(release).extstore.replay
+        assert WRITE_THREADS[replay["write_target"]] is thread, release
+        assert AUTOMOVERS[replay["automove"]] is automover, release
