@@ -183,3 +183,20 @@ def test_the_write_buffers_are_one_figure_with_one_name():
     assert "wbufs" not in text and "write buffers of 4m =" not in text
     parts = doc("report", *args)["process"]["parts"]
     assert parts["extstore_write_buffers"] == 4 << 20 and "extstore_wbufs" not in parts
+
+
+def test_each_storage_variant_a_profile_can_name_is_a_class_and_each_release_gets_its_own():
+    """extstore.replay names a release's write thread and automover (validated choices,
+    model/profile/data.py REPLAY_KEYS); the engines hold one class for each name, no more."""
+    from slabcalc.engines.extstore import Storage
+    from slabcalc.engines.extstore_automove import AUTOMOVERS, ExtstoreAutomover, NowAgeExtstoreAutomover
+    from slabcalc.engines.extstore_write import WRITE_THREADS, LaterStorage
+    from slabcalc.model.profile.data import REPLAY_KEYS
+
+    assert set(WRITE_THREADS) == set(REPLAY_KEYS["write_target"][2])
+    assert set(AUTOMOVERS) == set(REPLAY_KEYS["automove"][2])
+    for release, thread, automover in (("1.6.18", Storage, ExtstoreAutomover),
+                                       ("1.6.45", LaterStorage, NowAgeExtstoreAutomover)):
+        replay = load_profile(release).extstore.replay
+        assert WRITE_THREADS[replay["write_target"]] is thread, release
+        assert AUTOMOVERS[replay["automove"]] is automover, release

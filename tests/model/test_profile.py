@@ -62,6 +62,9 @@ def test_user_profile_overrides_a_base(tmp_path):
     assert p.source == str(path)
 
 
+REPLAY = 'schema: 1\nbase: "1.6.45"\nextstore:\n  replay:\n    '
+
+
 @pytest.mark.parametrize("body,field", [
     ('schema: 1\nbase: "1.6.45"\nitem:\n  suffix: hex\n', "item.suffix"),
     ('schema: 1\nbase: "1.6.45"\nclasses:\n  max_regular: many\n', "classes.max_regular"),
@@ -72,10 +75,10 @@ def test_user_profile_overrides_a_base(tmp_path):
     ('schema: 1\nbase: "1.6.45"\noptions:\n  item_size_max:\n    checks: [{rule: maybe, message: x, exit: 1}]\n', "options.item_size_max.checks[0].rule"),
     ('schema: 1\nreleases: {first: "1.0.0", last: "1.0.0"}\n', "line"),
     # extstore.replay picks a release's storage threads by name: a typo is refused, not the other variant
-    ('schema: 1\nbase: "1.6.45"\nextstore:\n  replay:\n    write_target: pool_deficts\n', "extstore.replay.write_target"),
-    ('schema: 1\nbase: "1.6.45"\nextstore:\n  replay:\n    automove: "1.6.39"\n', "extstore.replay.automove"),
-    ('schema: 1\nbase: "1.6.45"\nextstore:\n  replay:\n    write_wlak: down\n', "extstore.replay.write_wlak"),
-    ('schema: 1\nbase: "1.6.45"\nextstore:\n  replay:\n    recache_rate: often\n', "extstore.replay.recache_rate"),
+    (REPLAY + 'write_target: pool_deficts\n', "extstore.replay.write_target"),
+    (REPLAY + 'automove: "1.6.39"\n', "extstore.replay.automove"),
+    (REPLAY + 'write_wlak: down\n', "extstore.replay.write_wlak"),
+    (REPLAY + 'recache_rate: often\n', "extstore.replay.recache_rate"),
 ])
 def test_user_profile_errors_name_the_field(tmp_path, body, field):
     path = tmp_path / "bad.yaml"
