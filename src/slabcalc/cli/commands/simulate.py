@@ -47,7 +47,7 @@ from slabcalc.model.ops import TIME_MAX, UPTIME_MAX
               help="Name the smallest -m (MB) whose replay reaches hit ratio R (0 < R <= 1): the first limit of "
                    "the list that reaches it, then a bisection on -m between it and the limit before, down to "
                    "two limits a megabyte apart, both replayed (JSON: target_limit_mb).  A list's largest -m "
-                   "that does not reach R is an error (exit 2).  See docs/curves.md.")
+                   "that does not reach R is an error (exit 2).  Not given: no search.  See docs/curves.md.")
 @time_zero_option
 @plot_option
 @model_options
