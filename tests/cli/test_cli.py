@@ -109,7 +109,7 @@ def test_slab_sizes_commas_and_dashes_agree():
     (["simulate", "-", "--key", "251"], "--key: key length must be 1..250 bytes (memcached 1.6.45), not 251"),
     (["compare", "-", "--key", "251"], "--key: key length must be 1..250 bytes (memcached 1.6.45), not 251"),
     (["place", "--key", "1", "--value", "-1"], "Invalid value for '--value'"),
-    (["place", "--key", "1", "--value", "1", "--flags", "-1"], "flags must be 0..4294967295"),
+    (["place", "--key", "1", "--value", "1", "--flags", "-1"], "'--flags': -1 is not in the range 0<=x<=4294967295"),
     (["classes", "--format", "nope"], "Invalid value for '--format'"),
 ])
 def test_bad_input_is_one_line_exit_2(args, needle):

@@ -1,4 +1,7 @@
-"""Every shared option, defined once: the model's flags, --format/--columns/--bytes, --plot, the CI gate and the deployment plan."""
+"""Every shared option, defined once: the model's flags, --format/--columns/--bytes, --plot, the CI gate and the deployment plan.
+
+This module is long because every option the commands share is defined here once (pip-tools' options.py), with
+the one numeric type that refuses NaN and infinity and bounds every number (issue 41)."""
 
 from __future__ import annotations
 

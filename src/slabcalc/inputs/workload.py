@@ -209,10 +209,9 @@ class _WorkloadReader:
                         flags = (0 if i_flags < 0 or not cells[i_flags] else _whole(cells[i_flags]) if native
                                  else int(cells[i_flags]))
                         repeat = int(cells[i_count]) if i_count >= 0 else 1
-                        careful = careful or op < 0 or not (last <= t < TIME_MAX and 0 < size <= key_max
-                                                             and 0 <= ttl <= maxdelta and 0 <= value <= value_max
-                                                             and 0 <= flags <= flags_max
-                                                             and 1 <= repeat <= OP_COUNT_MAX)
+                        careful = careful or op < 0 or not (
+                            last <= t < TIME_MAX and 0 < size <= key_max and 0 <= ttl <= maxdelta
+                            and 0 <= value <= value_max and 0 <= flags <= flags_max and 1 <= repeat <= OP_COUNT_MAX)
                     except ValueError:
                         careful = True
                     if careful:

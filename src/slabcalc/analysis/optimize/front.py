@@ -211,20 +211,20 @@ def _with_spread(baseline: Candidate, found: list[Candidate], held_pairs, items:
                  size_key_length: int) -> tuple[Candidate, list[Candidate]]:
     """Each candidate with the interval of its gain on fresh samples of ``items`` items
     (:mod:`slabcalc.analysis.optimize.spread`)."""
-    from slabcalc.analysis.optimize import spread
-
     import numpy as np
 
-    cells = spread.Cells.of(baseline.report.settings, held_pairs)
-    fresh, twice = spread.draws(cells, items, seed)
-    scorer = spread.Scorer(baseline.report.settings, cells, size_key_length)
+    from slabcalc.analysis.optimize.spread import Cells, Scorer, claim, draws, gains
+
+    cells = Cells.of(baseline.report.settings, held_pairs)
+    fresh, twice = draws(cells, items, seed)
+    scorer = Scorer(baseline.report.settings, cells, size_key_length)
     base, base_twice = scorer.page_bytes(fresh), scorer.page_bytes(twice)
     out, per_draw = [], []
     for c in found:
-        scorer = spread.Scorer(c.report.settings, cells, size_key_length)
-        gained = spread.gains(base, scorer.page_bytes(fresh))
+        scorer = Scorer(c.report.settings, cells, size_key_length)
+        gained = gains(base, scorer.page_bytes(fresh))
         per_draw.append(gained)
-        out.append(replace(c, fresh=spread.claim(gained, spread.gains(base_twice, scorer.page_bytes(twice)))))
+        out.append(replace(c, fresh=claim(gained, gains(base_twice, scorer.page_bytes(twice)))))
     firsts = [i for i, c in enumerate(out) if c.space not in {d.space for d in out[:i]}]
     if firsts:      # in each fresh draw, the first of a space that gains most (the simpler on a tie)
         table = np.stack([per_draw[i] for i in firsts])

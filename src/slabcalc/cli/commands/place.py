@@ -10,13 +10,14 @@ from slabcalc.cli.group import cli
 from slabcalc.cli.options import (SIZE, check_rate_given, format_option, key_option, model_options, rate_option,
                                   whole, with_settings)
 from slabcalc.errors import ValueRefused
+from slabcalc.model.item import FLAGS_MAX
 
 
 @cli.command()
 @key_option("Key length in bytes (1 to the release's key_max).", required=True)
 @click.option("--value", "value_length", type=SIZE, required=True, metavar="BYTES",
               help="Value length in bytes (units allowed: 600k).")
-@click.option("--flags", type=whole(0, (1 << 64) - 1), default=0, show_default=True, help="Client flags (0 to 4294967295).")
+@click.option("--flags", type=whole(0, FLAGS_MAX), default=0, show_default=True, help="Client flags (0 to 4294967295).")
 @rate_option
 @model_options
 @format_option(command="place")
