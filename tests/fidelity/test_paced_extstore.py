@@ -30,7 +30,7 @@ def _misses(capture, monkeypatch, target, name, value, until: int) -> list[str]:
 def test_without_prefilled_memory_the_pages_would_differ(monkeypatch):
     """memcached.c 6023: with extstore all of -m is allocated into the global pool at start; without
     that the extstore automover never finds the pool low, and no page goes back to it."""
-    import slabcalc.engines.extstore as ext
+    import slabcalc.engines.extstore_attach as ext      # attach() prefills, with the name it imported
 
     out = _misses(paced.load("ext-issue-1.6.18"), monkeypatch, ext, "prefill", lambda slabs, size: None, 30)
     assert any("slabs_moved" in p or "slab_global_page_pool" in p for p in out), out
