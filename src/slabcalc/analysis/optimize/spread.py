@@ -13,7 +13,8 @@ Scoring a draw costs no placement: items of one ``ntotal`` go to the same chunks
 :func:`slabcalc.analysis.placement.place_item` places it), so each configuration is a matrix from
 item sizes to class chunks, placed once, and a draw is counts of item sizes.  Pages per class are
 ``ceil(chunks / perslab)`` of the release's page length, as ``report`` counts them; at the held-out
-counts at full scale the matrix gives the held-out report's page bytes (tests/test_optimize_spread.py).
+counts at full scale the matrix gives the held-out report's page bytes
+(tests/analysis/test_optimize_fresh.py, test_the_draws_count_pages_as_report_does).
 """
 
 from __future__ import annotations
