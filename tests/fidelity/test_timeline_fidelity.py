@@ -58,7 +58,8 @@ def _replay(name: str, boot: float = BOOT):
 def _snapshot(checkpoint: dict) -> dict:
     """A checkpoint in the form tests/fidelity/test_paced.py's ``differences`` reads."""
     slabs = {f"{c}:total_pages": pages for c, pages in checkpoint["pages"].items()}
-    slabs.update({f"{c}:chunks_per_page": 1 for c in checkpoint["pages"]})    # only widens where pages differ
+    # the runs kept no chunks_per_page: 1 allows no page's worth of items in flight where pages differ
+    slabs.update({f"{c}:chunks_per_page": 1 for c in checkpoint["pages"]})
     return {"stats": {"slab_reassign_rescues": None, **checkpoint["stats"]}, "slabs": slabs}
 
 

@@ -80,9 +80,10 @@ def server_start(boot: float) -> int:
     """Whole seconds from the server's start to the workload's time 0 (its clock ticks this many
     times before the workload begins; the fraction of a second left is the engine's ``phase``).
 
-    memcached's clock ticks at its start + k s (memcached.c clock_handler, re-armed every second; 1.6.18
-    memcached.c 305-333): a server started 0.5 s before a client's whole-second bursts ticks half a second
-    into each, and an item set at the burst expires half a second before the burst of its last second,
+    memcached's clock ticks at its start + k s (memcached.c clock_handler, re-armed a second after it
+    runs: 1.6.18 memcached.c 3925-3954, current_time from whole seconds 3966-3968): a server started
+    0.5 s before a client's whole-second bursts ticks half a second into each, and an item set at the
+    burst expires half a second before the burst of its last second,
     early enough for the LRU maintainer to free its chunk first.  The engine's clock runs ``phase`` =
     ``boot - server_start(boot)`` seconds ahead of the workload's, so that its ticks fall on its whole
     seconds (:meth:`Engine.clock`).  Rounding the start to a whole second instead put every tick on the
