@@ -46,6 +46,7 @@ SERVERS = [
     ("1.6.30", ["-o", "no_lru_crawler"]),
     ("1.6.45", ["-o", "no_lru_crawler"]),
     ("1.6.45", ["-o", "lru_crawler_tocrawl=2,slab_automove=2"]),
+    ("1.6.45", ["-o", "hot_max_factor=3,warm_max_factor=1000"]),    # past 2: ages still inside rel_time_t
 ]
 SIZES = [40, 300, 1500, 6000, 30000, 200000, 700000]      # a class each with -f 4; the last chunked
 TTLS = [0, 0, 1, 5, 30, 90, 400, 4000, 86400]
@@ -231,6 +232,22 @@ def test_a_week_of_idle_server_past_1_6_30_is_a_few_thousand_looks(release, gap,
     e.run(ops)
     assert e.results(None).totals.hits == 1
     assert len(looks) < 5_000
+
+
+@pytest.mark.parametrize("release", ["1.6.18", "1.6.45"])
+def test_an_age_past_rel_time_t_is_refused_at_the_same_second_jumped_or_stepped(release):
+    # -o warm_max_factor=1e7: cold_age x 1e7 leaves rel_time_t (2^32 - 1) once the COLD tail is
+    # 430 s old; a jump must not pass that juggle (Maintainer.juggle_quiet_through stops before it)
+    from slabcalc.errors import AgeUndefined
+
+    ops = [(0.0, SET, "a", 1, 300, 0, 0), (0.0, SET, "b", 1, 300, 0, 0), (900.0, GET, "a", 1, 0, 0, 0)]
+    said = []
+    for fast in (True, False):
+        with pytest.raises(AgeUndefined) as caught:
+            replay(release, ["-o", "warm_max_factor=1e7"], ops, fast)
+        said.append(str(caught.value))
+    assert said[0] == said[1]
+    assert f"memcached {release} computes warm_age = cold_age x warm_max_factor = 430 x 1e+07" in said[0]
 
 
 def test_a_temporary_items_expiry_is_an_event_of_the_maintainer():
