@@ -33,9 +33,9 @@ from slabcalc.analysis.bulk import (
 )
 from slabcalc.errors import InputError
 from slabcalc.model.capacity import ChunkShape
-from slabcalc.model.classes import SlabClass, slab_classes
+from slabcalc.model.classes import ClassBytes, SlabClass, slab_classes
 from slabcalc.model.distribution import Item, ItemColumns
-from slabcalc.model.item import VALUE_MAX, item_size, ntotal_function
+from slabcalc.model.item import SIZE_KEY_LENGTH, VALUE_MAX, item_size, max_value_length, ntotal_function
 from slabcalc.model.placement import CHUNKED, STORED, TOO_LARGE, Placement, check_placeable, place
 from slabcalc.model.settings import Settings
 
@@ -71,10 +71,7 @@ def _item_for_size(settings: Settings, ntotal: int, key_length: int) -> tuple[in
     while empty > ntotal and key > 1:
         key -= 1
         empty = item_size(settings, key, 0).total
-    value = max(0, ntotal - empty)
-    while value > 0 and item_size(settings, key, value).total > ntotal:
-        value -= 1
-    return key, value
+    return key, max_value_length(settings, ntotal, key) or 0     # the inverse of ITEM_ntotal: one home
 
 
 def item_sizer(settings: Settings):
@@ -116,7 +113,7 @@ def chunk_shape(placement: Placement) -> ChunkShape:
 # -- a whole distribution -----------------------------------------------------
 
 @dataclass(frozen=True)
-class ClassUsage:
+class ClassUsage(ClassBytes):
     """One class's share of a distribution."""
 
     slab_class: SlabClass
@@ -130,22 +127,8 @@ class ClassUsage:
     def pages(self) -> int:
         return -(-self.chunks // self.slab_class.perslab) if self.chunks else 0
 
-    @property
-    def used_bytes(self) -> int:
-        return self.chunks * self.slab_class.chunk_size
-
-    @property
-    def chunk_waste(self) -> int:
-        return self.used_bytes - self.requested_bytes
-
-    @property
-    def page_bytes(self) -> int:
-        return self.pages * self.page_length
-
-    @property
-    def free_bytes(self) -> int:
-        """Page bytes no item uses: the unused chunks of the last page and every page tail."""
-        return self.page_bytes - self.used_bytes
+    def chunks_in_use(self) -> tuple[int, int]:
+        return self.slab_class.chunk_size, self.chunks
 
 
 @dataclass(frozen=True)
@@ -210,7 +193,7 @@ class Placed:
                      for c in self.classes if rows[c.id][1])
 
 
-def place_items(settings: Settings, distribution: Mapping[Item, int] | Iterable, size_key_length: int = 16,
+def place_items(settings: Settings, distribution: Mapping[Item, int] | Iterable, size_key_length: int = SIZE_KEY_LENGTH,
                 shapes: bool = False, classes: Sequence[SlabClass] | None = None) -> Placed:
     """Place ``distribution`` under ``settings``, each distinct item once.
 

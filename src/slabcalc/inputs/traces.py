@@ -19,13 +19,12 @@ from typing import BinaryIO, Iterator
 
 from slabcalc.errors import InputError
 from slabcalc.inputs.rows import COMPRESSED_SUFFIXES, FIRST_REJECTIONS, Accounting, Rejection
-from slabcalc.model.item import VALUE_MAX
+from slabcalc.model.item import VALUE_MAX, size_key
 from slabcalc.model.ops import FILL, TIME_MAX
 
 RECORD = struct.Struct("<IQIq")          # 24 bytes
 RECORDS = [("clock", "<u4"), ("obj", "<u8"), ("size", "<u4"), ("next", "<i8")]     # the same, as a numpy dtype
 BATCH = 65536       # records read at a time
-DEFAULT_KEY = 16
 SUFFIXES = (".oraclegeneral", ".oraclegeneral.bin", ".oracle_general", ".oraclegeneralbin")
 
 
@@ -40,7 +39,7 @@ def is_oracle_general(path: str) -> bool:
 def read_oracle_general(stream: BinaryIO, source: str, *, key_length: int | None = None,
                         strict: bool = False) -> tuple[Iterator[tuple], Accounting]:
     """The requests of an oracleGeneral file as ``(time, FILL, obj_id, key, value, 0, 0)``."""
-    key = key_length or DEFAULT_KEY
+    key = size_key(key_length)
     accounting = Accounting(source, f"oracleGeneral, obj_size split as a {key}-byte key (--key) + value")
 
     at = [0, 0]         # the last good record's clock, and the records read so far

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
+from slabcalc.model.item import SIZE_KEY_LENGTH
 from slabcalc.analysis.advice import class_cap_trap
 from slabcalc.analysis.optimize.grid import CHUNK_MAX_SMALLEST, search_chunk_max, search_n_f
 from slabcalc.analysis.optimize.requests import chunk_requests, page_bytes
@@ -147,7 +148,7 @@ def full_scale(part: Sequence[tuple], items: int) -> list:
 
 def optimize(settings: Settings, distribution: Iterable[tuple], *,
              max_classes: int | None = None, validate: float | None = None, seed: int = 0,
-             size_key_length: int = 16, keep: int = 3) -> Optimum:
+             size_key_length: int = SIZE_KEY_LENGTH, keep: int = 3) -> Optimum:
     """Search every space for ``distribution`` (``(Item, count[, rows])``) under ``settings``: for the
     fewest page bytes, or, when the settings were given -m (``settings.memory_limit``), the most items.
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from slabcalc.model.item import SIZE_KEY_LENGTH
 from slabcalc.analysis.placement import CHUNKED, STORED, item_sizer, place_item
 from slabcalc.model.classes import slab_classes
 from slabcalc.model.settings import Settings
@@ -55,7 +56,7 @@ class Cells:
 class Scorer:
     """Page bytes of item-size counts under one configuration (``report``'s count, no placement)."""
 
-    def __init__(self, settings: Settings, cells: Cells, size_key_length: int = 16):
+    def __init__(self, settings: Settings, cells: Cells, size_key_length: int = SIZE_KEY_LENGTH):
         import numpy as np
 
         classes = slab_classes(settings)
