@@ -61,7 +61,7 @@ def describe_model(settings: Settings, background: Background) -> Model:
 def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[str] | None = None,
              lru: str | None = None,
              every: float | None = None, boot: float = 0.0, at: Iterable[float] = (),
-             sample: float | None = None, hash_keys: bool = False) -> Simulation:
+             sample: float | None = None, hash_keys: bool = False, drawn: bool = False) -> Simulation:
     """Replay ``ops`` (``(time, op, key, key_size, value_size, ttl, flags)``) under ``settings``.
 
     ``suboptions`` are the server's ``-o`` words in order (by default those
@@ -74,7 +74,9 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     replays only the keys whose hash falls under the rate, each page
     holding that share of its chunks, and scales the counts back (:mod:`.sample`; the result's
     ``sample`` says how, and with what error); a rate at which ``-m`` cannot hold enough sampled
-    chunks of each class the workload uses raises :class:`~.sample.TooCoarse`.
+    chunks of each class the workload uses raises :class:`~.sample.TooCoarse`.  ``drawn``: ``ops``
+    are such a sample already (a warehouse's, ``slabcalc sql --workload --sample``): replayed whole,
+    scaled as ``sample`` scales (``simulate --sampled``).
     ``hash_keys`` keeps string keys as 60-bit hashes, 80 bytes less a resident item (:mod:`.keys`;
     the model states the bound on a collision).
     """
@@ -85,7 +87,7 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     if sample is not None:
         from slabcalc.engines.sample import Room, Sampled, check_rate, scale_back
 
-        sampled = Sampled(check_rate(sample))
+        sampled = Sampled(check_rate(sample), drawn=drawn)
         engine = Engine(settings, background, boot=boot, share=sample)
         sampled.count_reads(engine)
         room = Room(settings, sample) if sample < 1 else None
