@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from slabcalc.engines.results import Simulation
 from slabcalc.errors import SlabcalcError
@@ -87,6 +87,7 @@ class Sampled:
     kept: int = 0
     reads: dict = field(default_factory=dict)
     drawn: bool = False     # the operations were sampled already (``--sampled``: a warehouse's export)
+    left_out: Callable[[], int] | None = None   # drawn by the reader as it read: the operations it left out
 
     def count_reads(self, engine) -> None:
         """Count each key's gets and hits as ``engine`` answers them (its ``on_get``)."""
@@ -124,7 +125,7 @@ class Sampled:
                     kept += 1
                     yield op
         finally:
-            self.ops, self.kept = ops, kept
+            self.ops, self.kept = ops + (self.left_out() if self.left_out is not None else 0), kept
 
 
 class Room:
@@ -276,7 +277,8 @@ def _scaled_copy(record, rate: float):
 def scale_back(sim: Simulation, sampled: Sampled) -> Simulation:
     """The sampled replay's counts scaled by ``1 / rate`` into the node's figures, with its :class:`Sample`."""
     rate = sampled.rate
-    info = Sample(rate, sampled.ops, sampled.kept, **errors(sim, rate, sampled.reads), drawn=sampled.drawn)
+    info = Sample(rate, sampled.ops, sampled.kept, **errors(sim, rate, sampled.reads),
+                  drawn=sampled.drawn and sampled.left_out is None)
     if rate == 1:
         return replace(sim, sample=info)
     finding = sim.finding

@@ -103,9 +103,7 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
             describe_model(settings, background_for(settings))
     except SimulationError as exc:
         raise Refusal(str(exc)) from None
-    drawn, sample = _drawn(sample, sampled, len(limits) > 1 or target is not None)
-    if sample is not None and every_settings[0].extstore is not None:
-        raise Refusal("simulate --sample does not model -o ext_path: replay the whole workload")
+    drawn, sample = _drawn(sample, sampled, len(limits) > 1 or target is not None, every_settings[0])
     if len(limits) > 1 or target is not None:
         if every is not None:
             raise Refusal("--every draws the timeline of one replay: give one -m with it, not a list "
@@ -117,11 +115,13 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
                          target, at, time_zero=time_zero)
     settings = every_settings[0]
     with input_workload(file, "simulate", input_format=input_format, key_length=key_length, strict=strict,
-                        key_max=settings.profile.key_max, time_zero=time_zero) as (ops, accounting):
+                        key_max=settings.profile.key_max, time_zero=time_zero,
+                        sample=None if drawn else sample) as (ops, accounting):
         if plot and every is not None and sample is None:
             ops = list(ops)         # replayed once more for the hit ratio of each step
         result = refusing_coarse(lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample,
-                                                         hash_keys=hash_keys, drawn=drawn))(ops)
+                                                         hash_keys=hash_keys, drawn=drawn,
+                                                         left_out=_left_out(accounting)))(ops)
     say_rejected(accounting)
     record = simulation_record(result, accounting)
     print_simulation(result, record, fmt)
@@ -129,14 +129,21 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
         plot_simulation(result, record, plot, ops if isinstance(ops, list) else None, uptime, hash_keys)
 
 
-def _drawn(sample, sampled, curve: bool) -> tuple[bool, float | None]:
+def _drawn(sample, sampled, curve: bool, settings) -> tuple[bool, float | None]:
     """Whether the file is a sample drawn already (``--sampled``), and the rate to scale by."""
+    if (sample is not None or sampled is not None) and settings.extstore is not None:
+        raise Refusal("simulate --sample does not model -o ext_path: replay the whole workload")
     if sampled is None:
         return False, sample
     if sample is not None or curve:
         raise Refusal("--sampled replays a sample drawn already, at one -m: not with --sample, a list of -m "
                       "or --target-hit-ratio")
     return True, sampled
+
+
+def _left_out(accounting):
+    """When the reader drew the sample as it read (``accounting.sample``), how many operations it left out."""
+    return (lambda: accounting.left_out) if accounting.sample is not None else None
 
 
 def refusing_coarse(run):
