@@ -118,3 +118,35 @@ def test_sampled_refuses_a_second_sample(tmp_path):
     assert done.exit_code == 2 and "--sampled" in done.output
     done = run("sql", "--workload", "--table", "log")
     assert done.exit_code == 2 and "--sample" in done.output
+
+
+def test_the_oraclegeneral_reader_keeps_the_samples_ids_and_counts_the_rest():
+    import io
+
+    from slabcalc.inputs.traces import RECORD, read_oracle_general
+
+    ids = [1 + (i * 7919) % 5000 for i in range(20_000)]
+    data = b"".join(RECORD.pack(i // 100, obj, 100, -1) for i, obj in enumerate(ids))
+    ops, accounting = read_oracle_general(io.BytesIO(data), "t.oracleGeneral", sample=0.1)
+    kept = [op[2] for op in ops]
+    assert kept == [i for i in ids if (i * 2654435761) % 2**32 < threshold(0.1)]
+    assert accounting.sample == 0.1 and accounting.left_out == len(ids) - len(kept) > 0
+    assert accounting.rows == len(ids) and accounting.items == len(kept)
+
+
+def test_the_csv_reader_keeps_the_samples_keys_and_names_lines_as_they_are(tmp_path):
+    from slabcalc.inputs.workload import read_workload
+
+    keys = [f"user:{i}" for i in range(400)]
+    lines = ["time,op,key,value_size,ttl"] + [f"{i},set,{k},10,0" for i, k in enumerate(keys)]
+    inside = next(i for i, k in enumerate(keys) if text_hash(k) < threshold(0.25))
+    lines[inside + 1] = f"{inside},set,{keys[inside]},-5,0"         # a bad row of a sampled key
+    with open(tmp_path / "w.csv", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(tmp_path / "w.csv") as f:
+        ops, accounting = read_workload(f, "w.csv", sample=0.25)
+        kept = [op[2] for op in ops]
+    assert kept == [k for i, k in enumerate(keys) if text_hash(k) < threshold(0.25) and i != inside]
+    assert accounting.rejected == 1 and accounting.first_rejections[0].line == inside + 2
+    assert accounting.left_out == sum(text_hash(k) >= threshold(0.25) for k in keys)
+    assert accounting.rows == len(keys)

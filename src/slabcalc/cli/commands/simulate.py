@@ -10,6 +10,7 @@ from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import (check_key, format_option, input_options, model_options, plot_option, real,
                                   sample_option, sampled_option, time_zero_option)
+from slabcalc.cli.sampling import drawn_rate, reader_left_out, recount_coarse
 from slabcalc.cli.simulate_output import plot_simulation, print_simulation
 from slabcalc.model.ops import TIME_MAX, UPTIME_MAX
 
@@ -103,7 +104,7 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
             describe_model(settings, background_for(settings))
     except SimulationError as exc:
         raise Refusal(str(exc)) from None
-    drawn, sample = _drawn(sample, sampled, len(limits) > 1 or target is not None, every_settings[0])
+    drawn, sample = drawn_rate(sample, sampled, len(limits) > 1 or target is not None, every_settings[0])
     if len(limits) > 1 or target is not None:
         if every is not None:
             raise Refusal("--every draws the timeline of one replay: give one -m with it, not a list "
@@ -121,7 +122,8 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
             ops = list(ops)         # replayed once more for the hit ratio of each step
         result = refusing_coarse(lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample,
                                                          hash_keys=hash_keys, drawn=drawn,
-                                                         left_out=_left_out(accounting)))(ops)
+                                                         left_out=reader_left_out(accounting)),
+                                 recount_coarse(file, settings, accounting, input_format, key_length, time_zero))(ops)
     say_rejected(accounting)
     record = simulation_record(result, accounting)
     print_simulation(result, record, fmt)
@@ -129,30 +131,14 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
         plot_simulation(result, record, plot, ops if isinstance(ops, list) else None, uptime, hash_keys)
 
 
-def _drawn(sample, sampled, curve: bool, settings) -> tuple[bool, float | None]:
-    """Whether the file is a sample drawn already (``--sampled``), and the rate to scale by."""
-    if (sample is not None or sampled is not None) and settings.extstore is not None:
-        raise Refusal("simulate --sample does not model -o ext_path: replay the whole workload")
-    if sampled is None:
-        return False, sample
-    if sample is not None or curve:
-        raise Refusal("--sampled replays a sample drawn already, at one -m: not with --sample, a list of -m "
-                      "or --target-hit-ratio")
-    return True, sampled
-
-
-def _left_out(accounting):
-    """When the reader drew the sample as it read (``accounting.sample``), how many operations it left out."""
-    return (lambda: accounting.left_out) if accounting.sample is not None else None
-
-
-def refusing_coarse(run):
-    """``run`` with a sample rate too small for -m (``TooCoarse``) a usage error: one line, exit 2."""
+def refusing_coarse(run, recount=None):
+    """``run`` with a sample rate too small for -m (``TooCoarse``) a usage error: one line, exit 2
+    (``recount``: the refusal over every key, when ``run`` saw only the sample's)."""
     from slabcalc.engines.sample import TooCoarse
 
     def refusing(ops):
         try:
             return run(ops)
         except TooCoarse as exc:
-            raise Refusal(str(exc)) from None
+            raise Refusal((recount() if recount is not None else "") or str(exc)) from None
     return refusing
