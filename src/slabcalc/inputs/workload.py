@@ -61,6 +61,7 @@ from slabcalc.model.sampling import HASH_SPACE, text_hash, threshold
 OP_COUNT_MAX: Final = 1 << 20
 
 FORMATS = ("csv", "twitter")
+KNOWN_KEYS: Final = 1 << 20      # keys whose sample membership a sampled read remembers (then forgets all)
 
 OPS = {"set": SET, "get": GET, "gets": GET, "delete": DELETE, "touch": TOUCH}
 
@@ -250,12 +251,22 @@ class _WorkloadReader:
         """``blocks`` with the rows of the keys a sample leaves out (their key cell's hash at or above
         ``self.limit``) made blank lines, counted as rows and as ``left_out``: the line numbers stay."""
         limit, i_key, delimiter, left_out = self.limit, self.at["key"], self.delimiter, 0
+        known: dict[str, bool] = {}     # a key's membership, met before (MD5 costs more than the lookup)
         try:
             for lines, quoted, all_ascii in blocks:
                 kept: list[str] = []
                 for raw in lines:
-                    cells = _split(raw, delimiter) if quoted and '"' in raw else raw.split(delimiter)
-                    if len(cells) > i_key and text_hash(cells[i_key]) >= limit and raw.strip():
+                    cells = _split(raw, delimiter) if quoted and '"' in raw else raw.split(delimiter, i_key + 1)
+                    out = False
+                    if len(cells) > i_key:
+                        key = cells[i_key]
+                        found = known.get(key)
+                        if found is None:
+                            if len(known) >= KNOWN_KEYS:
+                                known.clear()
+                            found = known[key] = text_hash(key) >= limit
+                        out = found and bool(raw.strip())
+                    if out:
                         kept.append("")
                         left_out += 1
                     else:
