@@ -30,7 +30,12 @@ def test_the_hash_is_stable_and_spreads_neighbouring_keys():
     for start in range(0, 200_000, 50_000):
         under = sum(key_hash(k) < (1 << 32) // 10 for k in keys[start:start + 50_000])
         assert abs(under - 5_000) < 4 * math.sqrt(50_000 * 0.1 * 0.9)     # four standard deviations
-    assert key_hash(12345) == key_hash("12345")        # an int key (oracleGeneral's obj_id) as its digits
+    # an int key (oracleGeneral's obj_id) by the id rule (model/sampling.py), not as its digits; its
+    # consecutive ids spread too
+    assert key_hash(12345) == (12345 * 2654435761) % (1 << 32) != key_hash("12345")
+    for start in range(0, 200_000, 50_000):
+        under = sum(key_hash(i) < (1 << 32) // 10 for i in range(start, start + 50_000))
+        assert abs(under - 5_000) < 4 * math.sqrt(50_000 * 0.1 * 0.9)
     assert len({key_hash(k) for k in keys[:1000]}) == 1000
 
 

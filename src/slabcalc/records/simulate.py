@@ -211,7 +211,7 @@ def sample_record(s) -> dict:
     """How a sampled replay was made (``simulate --sample``) and the error of its scaled counts."""
     return {"rate": s.rate, "ops": s.ops, "sampled_ops": s.sampled_ops, "scale": s.scale,
             "hit_ratio": s.hit_ratio, "hit_ratio_error": s.hit_ratio_error, "evicted_error": s.evicted_error,
-            "coarse_classes": list(s.coarse_classes)}
+            "coarse_classes": list(s.coarse_classes), "drawn": s.drawn}
 
 
 def sample_lines(s) -> list[tuple[str, str]]:
@@ -222,7 +222,9 @@ def sample_lines(s) -> list[tuple[str, str]]:
              f"hit ratio {s.hit_ratio:.4f} +/- {s.hit_ratio_error:.4f}")
     coarse = ", ".join(map(str, s.coarse_classes))
     return [
-        ("sample", f"{s.sampled_ops} of {s.ops} operations replayed (keys hashing under {s.rate:.4g}), each "
+        ("sample", (f"{s.sampled_ops} operations of a sample drawn before (--sampled {s.rate:.4g}) replayed"
+                    if s.drawn else
+                    f"{s.sampled_ops} of {s.ops} operations replayed (keys hashing under {s.rate:.4g})") + ", each "
                    f"page holding {s.rate:.4g} of its chunks: pages are the node's, every other count is the "
                    f"sample's times {s.scale:.4g}"),
         ("sampling error", f"chance (95%): {ratio}, evicted +/- {s.evicted_error}"
