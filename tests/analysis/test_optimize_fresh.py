@@ -42,12 +42,13 @@ def _pairs(rows):
 
 def test_the_draws_count_pages_as_report_does():
     """A fresh draw is scored without placing items: at the held-out counts at full scale, every
-    configuration's scorer gives the report's page bytes (chunked items included)."""
-    rows = _issue_mix(7, 6000) + [(20, v) for v in range(20000, 60000, 400)]
-    pairs = _pairs(rows)
+    configuration's scorer gives the report's page bytes (chunked items of many key lengths included,
+    placed in bulk by key length)."""
+    rows = (_issue_mix(7, 6000) + [(20, v) for v in range(20000, 60000, 400)]
+            + [(k, 70000 + 997 * k) for k in range(5, 250, 7) for _ in range(5)])   # chunked, keys of 5-250 B
+    pairs = _pairs(rows) + [(Item(None, None, 0, s), 3) for s in range(30000, 90000, 2999)]   # known by size
     _, held = split(pairs, 0.2, 0)
     scaled = full_scale(held, len(rows))
-    assert sum(n for _, n in scaled) == len(rows)
     profile = load_profile("1.6.18")
     for args in ([], ["-o", "slab_chunk_max=16384"], ["-f", "1.08", "-n", "200"],
                  ["-o", "slab_sizes=400-2000-2400-16000-17000"]):
