@@ -150,7 +150,8 @@ sample_option = click.option("--sample", "sample", type=real(0, 1, low_open=True
 sampled_option = click.option(
     "--sampled", "sampled", type=real(0, 1, low_open=True), default=None, metavar="RATE",
     help="FILE is a sample of RATE drawn already (`slabcalc sql --workload --sample RATE`, run in a "
-         "warehouse): replay all of it and scale the counts as --sample RATE does.  Not with --sample.")
+         "warehouse): replay all of it and scale the counts as --sample RATE does.  Not with --sample.  "
+         "Not given: FILE is the whole log.")
 
 
 def workload_sample_options(func: Callable) -> Callable:
@@ -162,7 +163,7 @@ def workload_sample_options(func: Callable) -> Callable:
                           "`simulate --sampled`, not the item-size histogram."),
         click.option("--sample", "sample", type=real(0, 1, low_open=True), default=None, metavar="RATE",
                      help="With --workload: keep the requests of the keys `simulate --sample RATE` keeps "
-                          "(0 < RATE <= 1; required with --workload)."),
+                          "(0 < RATE <= 1; required with --workload).  Not given: refused with --workload."),
         click.option("--id-keys", "id_keys", is_flag=True,
                      help="With --workload: the key column holds integer ids (oracleGeneral's obj_id), "
                           "hashed as the oracleGeneral reader hashes them, not as text."),

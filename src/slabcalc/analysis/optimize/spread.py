@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from slabcalc.model.item import SIZE_KEY_LENGTH
-from slabcalc.analysis.placement import CHUNKED, STORED, item_sizer, place_item
+from slabcalc.analysis.placement import CHUNKED, STORED, chunked_in_bulk, item_sizer, place_item
 from slabcalc.model.classes import slab_classes
 from slabcalc.model.settings import Settings
 
@@ -80,7 +80,8 @@ class Scorer:
         rows = np.nonzero(one)[0]
         matrix[rows, np.searchsorted(chunk_sizes, sizes[one], side="left")] = 1
         at = {c.id: i for i, c in enumerate(classes)}
-        rest = _chunked_in_bulk(settings, classes, cells, np.nonzero(~one)[0], matrix, size_key_length)
+        rest = chunked_in_bulk(settings, classes, cells.items, cells.sizes, np.nonzero(~one)[0], matrix,
+                               size_key_length)
         for row in rest:     # larger than a chunk: chunked, or refused (no chunks)
             placed = place_item(settings, classes, cells.items[row], size_key_length)
             if placed.status in (CHUNKED, STORED):
@@ -105,40 +106,6 @@ def fresh_draws(cells: Cells, items: int, seed: int, n: int = DRAWS):
     rng = np.random.default_rng([seed, 41, 2])
     counts = np.asarray(cells.counts, dtype=np.float64)
     return rng.multinomial(items, counts / counts.sum(), size=n)
-
-
-def _chunked_in_bulk(settings: Settings, classes, cells: Cells, rows, matrix, size_key_length: int) -> list[int]:
-    """The chunked rows of items with flags 0 within ``-I`` (their key length known, or
-    ``size_key_length`` for an item known by size, as ``place_item`` takes it) placed at once by
-    :func:`slabcalc.model.placement.place_sized_chunks` (the item it makes of an ``ntotal`` and a key
-    length is the item itself) into ``matrix``; the rows left to place one by one.  Draws from every
-    item have thousands of chunked sizes where the held-out fifth has hundreds: one by one, scoring
-    the log-uniform mix took five times as long."""
-    import numpy as np
-
-    from slabcalc.model.placement import place_sized_chunks, sized_chunks_apply
-
-    groups: dict[int, list[int]] = {}
-    rest = []
-    for row in rows.tolist():
-        item = cells.items[row]
-        key = item.key if item.item_size is None else size_key_length
-        if (key is not None and not item.flags and cells.sizes[row] <= settings.item_size_max
-                and sized_chunks_apply(settings, classes, key)):
-            groups.setdefault(key, []).append(row)
-        else:
-            rest.append(row)
-    for key, group in groups.items():
-        where = np.asarray(group, dtype=np.int64)
-        placed = place_sized_chunks(settings, classes, np.asarray(cells.sizes, dtype=np.int64)[where], key)
-        exact = placed.exact
-        done = where[exact]
-        np.add.at(matrix, (done, placed.header_class[exact]), 1)
-        matrix[done, placed.body_class] += placed.full[exact]
-        tails = exact & (placed.tail > 0)
-        np.add.at(matrix, (where[tails], placed.tail_class[tails]), 1)
-        rest.extend(where[~exact].tolist())
-    return rest
 
 
 def draws(cells: Cells, items: int, seed: int, n: int = DRAWS):
