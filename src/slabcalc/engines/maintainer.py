@@ -336,7 +336,8 @@ class Maintainer:
                 bound = min(bound, _young_through(item.time, cold_time, factor, self.e.now))
         if cold_time is not None:       # the second a product passes rel_time_max is stepped (_past_the_clock)
             factor = max(config.hot_max_factor, config.warm_max_factor)
-            bound = min(bound, cold_time + math.floor(config.rel_time_max / factor) - 2)
+            # in floats: compiled, cold_time is the item's i32 and the sum would wrap (exact below 2^53)
+            bound = min(bound, float(cold_time) + float(math.floor(config.rel_time_max / factor)) - 2.0)
         exptime = cold.next.exptime if cold.n and config.segmented else 0
         if exptime and exptime < bound:
             bound = float(exptime)
