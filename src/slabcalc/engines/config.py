@@ -30,6 +30,7 @@ class ReplayConfig:
     juggles: int            # passes of lru_maintainer_juggle (and of the TEMP pulls)
     min_sleep: i64          # the maintainer's MIN_LRU_MAINTAINER_SLEEP, MAX_..., microseconds (native: its
     max_sleep: i64          # clock's arithmetic)
+    rel_time_max: int       # an age's largest value (rel_time_t): past it, hot_age/warm_age are undefined in C
 
 
 def replay_config(background: Background) -> ReplayConfig:
@@ -43,4 +44,4 @@ def replay_config(background: Background) -> ReplayConfig:
         hot_lru_pct=background.hot_lru_pct, warm_lru_pct=background.warm_lru_pct,
         hot_max_factor=float(background.hot_max_factor), warm_max_factor=float(background.warm_max_factor),
         juggles=const["juggles"], min_sleep=const["maintainer_sleep_min_us"],
-        max_sleep=const["maintainer_sleep_max_us"])
+        max_sleep=const["maintainer_sleep_max_us"], rel_time_max=const["rel_time_max"])
