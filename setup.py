@@ -7,7 +7,9 @@ when mypyc is missing or the compile fails, the same modules are installed as pl
 failed install.  All or none: when any extension fails to compile, the ones built are removed, so a
 partial build (a module compiled against a library that is not there) never reaches an import.  At
 run time ``SLABCALC_PURE`` loads the ``.py`` source even where the compiled modules are installed
-(``slabcalc/_plain.py``), and ``simulate``'s model line says which ran.  ``SLABCALC_PURE`` means the
+(``slabcalc/_plain.py``), as it does where any source the library was built from (the compiled modules and
+the modules whose ``Final`` constants mypyc copies in) changed since: the build records their SHA-256.
+``simulate``'s model line says which ran.  ``SLABCALC_PURE`` means the
 same at both times: set to anything but ``0`` or empty, plain Python (``pure_wanted``).
 
 Everything else is in pyproject.toml.
@@ -44,9 +46,19 @@ def _compiler() -> str | None:
     return shutil.which(cc)
 
 
+def _plain_module():
+    """src/slabcalc/_plain.py, loaded by its path (the package itself is not installed yet)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("slabcalc_build_plain", os.path.join("src", "slabcalc", "_plain.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def pure_wanted() -> bool:
-    """``SLABCALC_PURE`` as ``slabcalc/_plain.py`` reads it at run time: anything but ``0`` or empty."""
-    return os.environ.get("SLABCALC_PURE", "") not in ("", "0")
+    """``SLABCALC_PURE`` as ``slabcalc/_plain.py`` reads it at run time (its ``pure_wanted``, one rule)."""
+    return _plain_module().pure_wanted()
 
 
 def ext_modules() -> list:
@@ -71,7 +83,9 @@ def ext_modules() -> list:
 
 class OptionalBuildExt(build_ext):
     """A failed compile leaves the plain modules installed (they are always there), not a failed install;
-    all or none: one extension failing removes those already built."""
+    all or none: one extension failing removes those already built.  A build that succeeds records the
+    SHA-256 of every source it was built from beside the package (``_plain.BUILT``), which the import
+    checks: an edit after the build runs the plain modules, never a stale compiled one."""
 
     def run(self) -> None:
         try:
@@ -81,6 +95,22 @@ class OptionalBuildExt(build_ext):
             for path in removed:
                 os.remove(path)
             _say(f"compiling failed ({exc}): plain Python modules ({len(removed)} built extension(s) removed)")
+            return
+        if self.extensions:
+            self._record()
+
+    def _record(self) -> None:
+        import json
+
+        plain = _plain_module()
+        package = os.path.join("src", "slabcalc")
+        built = plain.record(package, [os.path.relpath(path, package) for path in COMPILED])
+        library = self.get_ext_fullpath("slabcalc__mypyc")
+        target = os.path.join(os.path.dirname(library), "slabcalc", plain.BUILT)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w", encoding="utf-8") as f:
+            json.dump(built, f, indent=1, sort_keys=True)
+        _say(f"the library's {len(built['sources'])} sources recorded in {target}")
 
 
 setup(ext_modules=ext_modules(), cmdclass={"build_ext": OptionalBuildExt})

@@ -17,9 +17,18 @@ written by one set each and then read by a tenth as many gets, replayed at a
 1 % sample; prints the time and peak RSS (the target: at most 4 GB).  The
 operations are generated and filtered on the fly, never held.
 
+Part 3, ``--speed``: what a sample costs against the full replay, through the command line
+(``slabcalc simulate FILE -m M [--sample R]``, each run a child process: its CPU time is the
+child's user + system time), on files written first: an oracleGeneral trace of issue 39's recipe
+(``--requests``, 10 M by default: Zipf 0.9 over ``--objects`` 2 M objects, log-normal sizes
+50 B-200 KB, 20 000 requests a second; ids a random permutation) and the same requests as a workload
+CSV (each request a ``get``, the first of each object a ``set`` before it).  Targets (issue 39): a 5 %
+sample at most a quarter of the full replay's CPU, 1 % at most a fifteenth.
+
 Each replay runs in a child process of its own so its peak RSS is its own.
 
 Run: python benchmarks/sample_bench.py [--ops 5000000] [--rates 0.1,0.01] [--node] [--node-items 200000000]
+     python benchmarks/sample_bench.py --speed [--requests 10000000] [--speed-m 2048] [--rates 0.05,0.01]
 """
 
 from __future__ import annotations
@@ -27,9 +36,12 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import random
 import resource
+import subprocess
 import sys
+import tempfile
 import time
 
 from slabcalc import configure, load_profile
@@ -95,6 +107,91 @@ def replay(kind: str, megabytes: int, rate: float | None, params: tuple, flags: 
     return result
 
 
+def recipe(requests: int, objects: int, seed: int = 39, alpha: float = 0.9):
+    """Issue 39's trace as numpy arrays: clocks (20 000 requests a second), ids (Zipf ``alpha`` over
+    ``objects``, ranks mapped to random 63-bit ids) and sizes (log-normal, 50 B-200 KB, one per object)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    cdf = np.cumsum(1.0 / np.arange(1, objects + 1) ** alpha)
+    ranks = np.searchsorted(cdf, rng.random(requests) * cdf[-1])
+    ids = rng.integers(1, 1 << 63, size=objects, dtype=np.uint64)
+    sizes = np.clip(rng.lognormal(7.5, 1.8, size=objects), 50, 200_000).astype(np.uint32)
+    clocks = (np.arange(requests, dtype=np.uint64) // 20_000).astype(np.uint32)
+    return clocks, ids[ranks], sizes[ranks]
+
+
+def write_files(directory: str, requests: int, objects: int) -> tuple[str, str]:
+    """The recipe as an oracleGeneral file and as a workload CSV (gets; a set before an object's first)."""
+    import numpy as np
+
+    from slabcalc.inputs.traces import RECORDS
+
+    clocks, ids, sizes = recipe(requests, objects)
+    trace = os.path.join(directory, "recipe.oracleGeneral")
+    records = np.zeros(requests, dtype=RECORDS)
+    records["clock"], records["obj"], records["size"], records["next"] = clocks, ids, sizes, -1
+    records.tofile(trace)
+    path = os.path.join(directory, "recipe.csv")
+    seen = set()
+    with open(path, "w") as f:
+        f.write("time,op,key,value_size,ttl\n")
+        for start in range(0, requests, 1 << 16):
+            lines = []
+            for t, obj, size in zip(clocks[start:start + (1 << 16)].tolist(), ids[start:start + (1 << 16)].tolist(),
+                                    sizes[start:start + (1 << 16)].tolist()):
+                if obj not in seen:
+                    seen.add(obj)
+                    lines.append(f"{t},set,o{obj},{max(size - 16, 0)},0\n")
+                lines.append(f"{t},get,o{obj},0,0\n")
+            f.write("".join(lines))
+    return trace, path
+
+
+def cli_run(*args: str) -> dict:
+    """``slabcalc simulate ARGS --format json`` in a child: its CPU seconds, wall seconds and document."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "slabcalc", "simulate", *args, "--format", "json"],
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode == 2:        # refused: a rate too coarse for -m
+        return {"refused": done.stderr.strip()}
+    if done.returncode:
+        sys.exit(f"simulate {' '.join(args)} failed: {done.stderr.strip()}")
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {"cpu": cpu, "wall": wall, "rss": after.ru_maxrss * 1024, "doc": json.loads(done.stdout)}
+
+
+def speed(args) -> dict:
+    from slabcalc.engines.simulate import engine_build
+
+    figures = {"build": engine_build()}
+    print(f"engine build: {figures['build']}; {args.requests:,} requests, {args.objects:,} objects, "
+          f"-m {args.speed_m}", flush=True)
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        files = write_files(tmp, args.requests, args.objects)
+        for path in files:
+            name = "oracleGeneral" if path.endswith("General") else "csv"
+            full = cli_run(path, "-m", str(args.speed_m))
+            ratio = full["doc"]["totals"]["get_hits"] / max(1, full["doc"]["totals"]["cmd_get"])
+            print(f"{name}: full replay {full['cpu']:.1f} s CPU ({full['wall']:.1f} s wall), hit ratio {ratio:.4f}",
+                  flush=True)
+            figures[name] = {"full": full["cpu"]}
+            for rate in map(float, args.rates.split(",")):
+                s = cli_run(path, "-m", str(args.speed_m), "--sample", f"{rate:g}")
+                if "refused" in s:
+                    print(f"  --sample {rate:g}: {s['refused']}", flush=True)
+                    continue
+                sample = s["doc"]["sample"]
+                print(f"  --sample {rate:g}: {s['cpu']:.2f} s CPU = {s['cpu'] / full['cpu']:.3f} of the full replay "
+                      f"(target {'0.25' if rate >= 0.05 else '0.067'}); hit ratio {sample['hit_ratio']:.4f} +/- "
+                      f"{sample['hit_ratio_error']:.4f}", flush=True)
+                figures[name][str(rate)] = s["cpu"]
+    return figures
+
+
 def relative(a: float, b: float) -> str:
     return "n/a" if not b else f"{(a - b) / b * 100:+.2f}%"
 
@@ -111,7 +208,17 @@ def main() -> None:
     parser.add_argument("--node-items", type=int, default=200_000_000)
     parser.add_argument("--node-rate", type=float, default=0.01)
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object too")
+    parser.add_argument("--speed", action="store_true", help="part 3 only: a sample's CPU against the full replay's")
+    parser.add_argument("--requests", type=int, default=10_000_000)
+    parser.add_argument("--objects", type=int, default=2_000_000)
+    parser.add_argument("--speed-m", type=int, default=2048)
+    parser.add_argument("--tmp", default=None, help="where part 3 writes its files")
     args = parser.parse_args()
+    if args.speed:
+        figures = speed(args)
+        if args.json:
+            print(json.dumps(figures))
+        return
     params = (args.ops, args.keys, args.seconds)
     print(f"memcached {RELEASE} defaults, -m {args.m} {args.flags}; {args.ops} operations over {args.keys} keys, "
           f"{args.seconds:g} s", flush=True)

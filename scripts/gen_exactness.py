@@ -7,8 +7,9 @@
     python scripts/gen_exactness.py --new        # add captures made since, the model unchanged
 
 Writes ``tests/data/random/agreement.json`` (per shape: agrees or its misses with their figures, and
-where the server's own two runs differ beyond the tolerance) and the table between the markers of
-``docs/exactness.md``.  tests/fidelity/test_random_corpus.py holds the model to the recorded verdicts on a
+where the server's own two runs differ beyond the tolerance), the table between the markers of
+``docs/exactness.md`` and the per-release summary ``simulate``'s model line states
+(``src/slabcalc/model/profiles/agreement.json``, shipped with slabcalc).  tests/fidelity/test_random_corpus.py holds the model to the recorded verdicts on a
 stratified subset and checks that the docs table is what this script renders: no figure is typed.
 """
 
@@ -31,6 +32,8 @@ from slabcalc.errors import SimulationError  # noqa: E402
 
 AGREEMENT = random_corpus.DATA / "agreement.json"
 DOC = ROOT / "docs" / "exactness.md"
+# the per-release figures simulate's model line states, shipped with slabcalc (model/profile/loader.py)
+PACKAGED = ROOT / "src" / "slabcalc" / "model" / "profiles" / "agreement.json"
 BEGIN, END = "<!-- random-corpus:begin (scripts/gen_exactness.py) -->", "<!-- random-corpus:end -->"
 
 
@@ -116,6 +119,31 @@ def render(data: dict) -> str:
     return "\n".join(lines)
 
 
+def summary(data: dict) -> dict:
+    """Per release: the shapes compared (not refused), how many agree, on how many the server's own two
+    runs differ beyond the tolerance, and per stratum [shapes, agree]: what ``simulate`` says."""
+    releases: dict = {}
+    for s in data["shapes"]:
+        if s["refused"]:
+            continue
+        row = releases.setdefault(s["release"], {"shapes": 0, "agree": 0, "apart": 0, "strata": {}})
+        row["shapes"] += 1
+        row["agree"] += bool(s["agree"])
+        row["apart"] += s["apart_count"] > 0
+        stratum = row["strata"].setdefault(s["stratum"], [0, 0])
+        stratum[0] += 1
+        stratum[1] += bool(s["agree"])
+    for row in releases.values():
+        row["strata"] = dict(sorted(row["strata"].items()))
+    return {"about": "written by scripts/gen_exactness.py from tests/data/random/agreement.json "
+                     "(docs/exactness.md): the model against real servers on random shapes (issue 38)",
+            "releases": dict(sorted(releases.items()))}
+
+
+def write_packaged(data: dict) -> None:
+    PACKAGED.write_text(json.dumps(summary(data), indent=1) + "\n")
+
+
 def write_doc(data: dict) -> None:
     text = DOC.read_text()
     block = render(data)
@@ -146,6 +174,7 @@ def main(argv: list[str]) -> int:
         shapes.sort(key=lambda s: (s["release"], s["id"]))
         AGREEMENT.write_text(json.dumps({"shapes": shapes}, indent=1) + "\n")
     write_doc(json.loads(AGREEMENT.read_text()))
+    write_packaged(json.loads(AGREEMENT.read_text()))
     return 0
 
 

@@ -68,8 +68,19 @@ def _wait_before(target: str, stem: str, limit: float = 1800.0):
 
 
 def start(target: str) -> None:
-    """Begin ``module:function`` in a child process (once)."""
+    """Begin ``module:function`` in a child process (once).  With ``SLABCALC_AHEAD_DIR`` set (by
+    ``.ci/run``, or by conftest.py for pytest-xdist's workers, which all collect every test) the job is
+    begun by whichever process first creates its ``.running`` file, and leaves its outcome there."""
     if target in _jobs or _begun_before(target):
+        return
+    folder = os.environ.get("SLABCALC_AHEAD_DIR")
+    if folder:
+        try:
+            os.close(os.open(os.path.join(folder, target + ".running"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return                                  # another worker began it
+        subprocess.Popen([sys.executable, os.path.abspath(__file__), target, folder], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         return
     module, function = target.split(":")
     code = (f"import json, sys; sys.path[:0] = {search_path()!r}; from {module} import {function}; "
@@ -93,18 +104,27 @@ def result(target: str):
     return _results[target]
 
 
-def stop_all() -> None:
-    """Kill the jobs still running (a run ended early, or their tests were not reached)."""
+def stop_all(folder: str | None = None) -> None:
+    """Kill the jobs still running (a run ended early, or their tests were not reached): this process's
+    children, and with ``folder`` the jobs begun there (their pids are in their ``.running`` files)."""
     for job in _jobs.values():
         if job.poll() is None:
             job.kill()
             job.communicate()
+    for name in os.listdir(folder) if folder else ():
+        if name.endswith(".running"):
+            try:
+                with open(os.path.join(folder, name)) as f:
+                    os.kill(int(f.read() or 0), 9)
+            except (OSError, ValueError):
+                pass                                # ended meanwhile, or not yet written
 
 
 def main(target: str, folder: str) -> None:
     """Run ``target`` now and leave its outcome in ``folder`` for a later pytest (see above)."""
     stem = os.path.join(folder, target)
-    open(stem + ".running", "w").close()
+    with open(stem + ".running", "w") as f:
+        f.write(str(os.getpid()))                  # conftest.py kills it if the run ends first
     try:
         module, function = target.split(":")
         sys.path[:0] = search_path()

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+
 import ahead
 import pytest
 from memcached_server import require_memcached, server_version
@@ -12,6 +16,11 @@ from slabcalc import load_profile
 # modules (helpers.py, memcached_server.py...) here in tests/.  Every folder is on sys.path, so either is
 # imported by its name from anywhere.
 ahead.add_search_path()
+
+# Tables fit the terminal's width (cli/output.py width): the expected outputs are those of a pipe, 120
+# columns, whatever the shell or pytest-xdist's workers set.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 
 @pytest.fixture(scope="session")
@@ -56,5 +65,21 @@ def pytest_collection_finish(session):
             ahead.start(mark.args[0])
 
 
+def pytest_configure(config):
+    """Under pytest-xdist every worker collects every test: the jobs begun ahead go to one folder shared
+    by the workers (made here, in the controller, before they start), so each is begun once."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput") \
+            and not os.environ.get("SLABCALC_AHEAD_DIR"):
+        config._ahead_dir = os.environ["SLABCALC_AHEAD_DIR"] = tempfile.mkdtemp(prefix="slabcalc-ahead-")
+
+
 def pytest_sessionfinish(session):
     ahead.stop_all()
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_ahead_dir", None)
+    if folder:
+        ahead.stop_all(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+        del os.environ["SLABCALC_AHEAD_DIR"]

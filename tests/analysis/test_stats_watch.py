@@ -28,8 +28,11 @@ from slabcalc.inputs.dumps import dump_from_replies
 
 
 def _start(*args, env=None):
+    # Ctrl-C as at a shell: SIGINT's default action, which a pytest-xdist worker (ignoring it) would
+    # otherwise pass on to its children.
     return subprocess.Popen([sys.executable, "-m", "slabcalc", "stats", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _line(proc, timeout=5.0) -> str:

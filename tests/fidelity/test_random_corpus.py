@@ -114,3 +114,50 @@ def test_a_shape_is_short_of_memory_when_it_evicts_moves_or_fails_a_set():
     record["runs"][1]["snapshots"][-1]["items"]["1"]["outofmemory"] = 0
     record["runs"][0]["snapshots"][-1]["stats"]["slabs_moved"] = "1"
     assert random_corpus.filled(record)
+
+
+def _gen_exactness():
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "gen_exactness", Path(__file__).resolve().parents[2] / "scripts" / "gen_exactness.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    return gen
+
+
+def test_the_shipped_agreement_is_what_the_script_writes_from_the_corpus():
+    from slabcalc.model.profile import measured_agreement
+
+    assert _gen_exactness().summary({"shapes": AGREEMENT})["releases"] == measured_agreement(), \
+        "run python scripts/gen_exactness.py --render"
+
+
+def _counted(release: str, stratum: str | None = None) -> tuple[int, int, int]:
+    """Shapes compared, agreeing and with the server apart, counted here from the recorded verdicts."""
+    mine = [s for s in AGREEMENT if s["release"] == release and not s["refused"]
+            and (stratum is None or s["stratum"] == stratum)]
+    return len(mine), sum(1 for s in mine if s["agree"]), sum(1 for s in mine if s["apart_count"])
+
+
+@pytest.mark.parametrize("release", sorted({s["release"] for s in AGREEMENT}))
+def test_simulate_states_the_measured_agreement_of_its_release(release):
+    from helpers import doc
+
+    shapes, agree, apart = _counted(release)
+    text = doc("simulate", "examples/automove.csv", "--profile", release, "-m", "4")["model"]["text"]
+    assert (f"model agrees with real {release} on {agree} of {shapes} random shapes, the real server's own two "
+            f"runs apart on {apart} (docs/exactness.md)") in text
+
+
+def test_simulate_states_the_agreement_on_extstore_shapes_and_none_where_unmeasured(tmp_path):
+    from helpers import doc
+
+    shapes, agree, _ = _counted("1.6.18", "extstore")
+    text = doc("simulate", "examples/extstore.csv", "--profile", "1.6.18", "-m", "16",
+               "-o", f"ext_path={tmp_path / 'ext.data'}:1g")["model"]["text"]
+    assert f"random shapes ({agree} of {shapes} with extstore)" in text
+    text = doc("simulate", "examples/automove.csv", "--profile", "1.6.20", "-m", "4")["model"]["text"]
+    assert "not measured against a real 1.6.20 on random shapes (docs/exactness.md)" in text
+    assert "model agrees" not in text

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from slabcalc.model.item import SIZE_KEY_LENGTH
 from slabcalc.analysis.placement import column_ntotals, item_sizer, place_item
-from slabcalc.model.classes import slab_classes
+from slabcalc.model.classes import home_indexes, slab_classes
 from slabcalc.model.distribution import Item, ItemColumns
 from slabcalc.model.placement import CHUNKED
 from slabcalc.model.settings import Settings
@@ -29,7 +30,7 @@ class FileOrder:
     refused item, or None while every item was stored.
     """
 
-    def __init__(self, settings: Settings, *, size_key_length: int = 16):
+    def __init__(self, settings: Settings, *, size_key_length: int = SIZE_KEY_LENGTH):
         import numpy as np  # only a report with -m walks: a plain one starts without numpy
 
         from slabcalc.model.arrival import InOrder
@@ -64,7 +65,7 @@ class FileOrder:
         else:
             items = rows
             sizes = np.fromiter(map(self.size_of, rows), dtype=np.int64, count=len(rows))
-        kinds = self.ids[np.minimum(np.searchsorted(self.chunk_sizes, sizes), len(self.ids) - 1)]
+        kinds = self.ids[home_indexes(self.chunk_sizes, sizes)]
         for at in np.flatnonzero(sizes > self.largest).tolist():
             item = items[at] if items is not None else _item_of(rows, at)
             kinds[at] = self._chunked_kind(item)

@@ -41,7 +41,7 @@ from slabcalc.analysis.process import hash_table_bytes
 from slabcalc.analysis.report import Report, build_report
 from slabcalc.model.classes import slab_classes
 from slabcalc.model.distribution import Item
-from slabcalc.model.item import VALUE_MAX, ntotal_function
+from slabcalc.model.item import SIZE_KEY_LENGTH, VALUE_MAX, ntotal_function
 from slabcalc.model.placement import TOO_LARGE
 from slabcalc.model.settings import Settings
 
@@ -77,7 +77,7 @@ class CompareOptions:
     varnish_allocator: str = "jemalloc-5"     # Varnish links the system jemalloc on Linux
     redis_release: str = "7.2"                # 7.2+: no pad; 3.2 to 7.0: the 4 KiB pad
     redis_ttl: bool = False
-    size_key_length: int = 16                 # key of items known only by their size
+    size_key_length: int = SIZE_KEY_LENGTH                 # key of items known only by their size
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class Comparison:
     varnish_total: int             # what Varnish's objects take in all
 
 
-def stored_items(settings: Settings, distribution: Mapping[Item, int], size_key_length: int = 16
+def stored_items(settings: Settings, distribution: Mapping[Item, int], size_key_length: int = SIZE_KEY_LENGTH
                  ) -> tuple[list[tuple[int, int, int, int]], int]:
     """``[(key, value, ntotal, count)]`` of the items memcached stores, and how many it refuses."""
     classes = slab_classes(settings)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Iterable, Mapping
 
+from slabcalc.model.item import SIZE_KEY_LENGTH
 from slabcalc.analysis.process import HASHPOWER_DEFAULT, MIB, Overhead, ProcessMemory, planned_process
 from slabcalc.analysis.report import Report, build_report
 from slabcalc.analysis.spread import Spread, default_names, fullest_share, keys_on_fullest
@@ -114,7 +115,7 @@ def fullest_node(distribution: Mapping[Item, int], nodes: int, rules: PlanRules
 
 
 def plan_nodes(settings: Settings, distribution: Mapping[Item, int], nodes: int,
-               overhead: Overhead = Overhead(), size_key_length: int = 16,
+               overhead: Overhead = Overhead(), size_key_length: int = SIZE_KEY_LENGTH,
                rules: PlanRules = PlanRules()) -> NodePlan:
     """One node's report, process and flags when ``nodes`` share the workload under ``rules``."""
     share, spread = fullest_node(distribution, nodes, rules)
@@ -133,7 +134,7 @@ def usable(node_ram: int, headroom: Fraction) -> int:
 
 def nodes_needed(settings: Settings, distribution: Mapping[Item, int], node_ram: int,
                  headroom: Fraction = Fraction(0), overhead: Overhead = Overhead(),
-                 size_key_length: int = 16, rules: PlanRules = PlanRules()) -> NodePlan | None:
+                 size_key_length: int = SIZE_KEY_LENGTH, rules: PlanRules = PlanRules()) -> NodePlan | None:
     """The fewest nodes of ``node_ram`` bytes whose processes hold the workload with ``headroom``
     left free on each, under ``rules``; None when no number of nodes does (one item kind alone
     is too big).
@@ -190,7 +191,7 @@ class ContainerPlan:
 
 
 def container_plan(settings: Settings, distribution, limit: int, overhead: Overhead = Overhead(),
-                   connections: int | None = None, size_key_length: int = 16) -> ContainerPlan:
+                   connections: int | None = None, size_key_length: int = SIZE_KEY_LENGTH) -> ContainerPlan:
     """The ``-m`` to set for a container of ``limit`` bytes: a full cache of this mix, its hash table
     and the runtime (analysis/process.py) within the limit; and the -m x 1.2 rule's -m, for comparison."""
     from slabcalc.analysis.ram import ram_report

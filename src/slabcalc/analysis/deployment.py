@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from slabcalc.model.item import SIZE_KEY_LENGTH
 from slabcalc.analysis.process import Overhead, ProcessMemory, process_memory
 from slabcalc.errors import ValueRefused
 
@@ -52,7 +53,7 @@ class Deployment:
 def deployment(settings: Settings, base: Report, distribution, *, overhead: Overhead = Overhead(),
                connections: int | None = None, container: int | None = None, nodes: int | None = None,
                node_ram: int | None = None, headroom: Fraction = Fraction(0), rules: PlanRules | None = None,
-               groups: KeyGroups | None = None, size_key_length: int = 16,
+               groups: KeyGroups | None = None, size_key_length: int = SIZE_KEY_LENGTH,
                wbuf_buckets: int | None = None) -> Deployment:
     """The process of ``base`` (:func:`slabcalc.analysis.report.build_report`'s report of
     ``distribution`` under ``settings``) and what was asked beside it: a ``container`` of so many bytes,

@@ -17,12 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
+from slabcalc.model.item import SIZE_KEY_LENGTH
 from slabcalc.analysis.extstore_fill import FILL_RATE, Fill, fill
 from slabcalc.analysis.placement import place_item
 from slabcalc.analysis.report import Report, build_report
 from slabcalc.errors import ValueRefused
 from slabcalc.model.capacity import Capacity, largest_fitting
-from slabcalc.model.classes import class_for, slab_classes
+from slabcalc.model.classes import home_class, slab_classes, slabs_clsid
 from slabcalc.model.distribution import Item, ItemColumns
 from slabcalc.model.extstore import Extstore, FlashUse, header_ntotal, pack, why_in_ram
 from slabcalc.model.placement import CHUNKED, TOO_LARGE
@@ -80,12 +81,9 @@ class ExtstoreReport:
 
 
 def min_flush_class(settings: Settings, ext: Extstore, classes) -> int:
-    """``slabs_clsid(ext_item_size)`` (slabs.c 90-99): 0 (every class) for 0 or a size above -I; the
-    largest class for a size above every chunk."""
-    if ext.item_size == 0 or ext.item_size > settings.item_size_max:
-        return 0
-    found = class_for(classes, ext.item_size)
-    return found.id if found is not None else classes[-1].id
+    """``slabs_clsid(ext_item_size)`` (:func:`slabcalc.model.classes.slabs_clsid`): 0 (every class) for
+    0 or a size above -I; the largest class for a size above every chunk."""
+    return slabs_clsid(settings, classes, ext.item_size)
 
 
 def _pairs(distribution) -> Iterable[tuple[Item, int, int]]:
@@ -99,7 +97,7 @@ def _pairs(distribution) -> Iterable[tuple[Item, int, int]]:
 
 
 def extstore_report(settings: Settings, distribution, *, capacity: bool = False,
-                    size_key_length: int = 16, refill: bool = False,
+                    size_key_length: int = SIZE_KEY_LENGTH, refill: bool = False,
                     in_order: list[tuple[Item, int]] | None = None, rate: int | None = None) -> ExtstoreReport:
     """The report of ``distribution`` (as :func:`slabcalc.analysis.report.build_report` takes it)
     with every flushable item on flash; ``capacity`` adds the RAM+flash capacity of the -m the
@@ -177,7 +175,7 @@ def _where(settings, classes, ext, min_class, item: Item, size_key_length: int) 
     if why_in_ram(ext, home, min_class, size.total) is not None:   # never written to flash
         return placement.status, size.total, home, None, 0
     header = header_ntotal(size.total, size.value, ext.header)
-    return placement.status, size.total, home, header, class_for(classes, header).id
+    return placement.status, size.total, home, header, home_class(classes, header).id
 
 
 def _with_capacity(report: ExtstoreReport, ram: dict[Item, int], runs, memory_limit: int,

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from slabcalc.model.item import SIZE_KEY_LENGTH
 from slabcalc.analysis.report import build_report
 from slabcalc.errors import ValueRefused
 from slabcalc.model.distribution import Item
@@ -90,7 +91,7 @@ class KeyGroups:
                 bucket = groups[name] = {}
             bucket[item] = bucket.get(item, 0) + n
 
-    def breakdown(self, settings: Settings, size_key_length: int = 16) -> list[Group]:
+    def breakdown(self, settings: Settings, size_key_length: int = SIZE_KEY_LENGTH) -> list[Group]:
         """Per group, the items placed as ``report`` places them; the group taking most memory first."""
         result = []
         for name, distribution in self.groups.items():
@@ -101,7 +102,7 @@ class KeyGroups:
 
 
 def breakdown(settings: Settings, named: Iterable[tuple[str, Item, int]], group_by: str, separator: str = ":",
-              size_key_length: int = 16) -> list[Group]:
+              size_key_length: int = SIZE_KEY_LENGTH) -> list[Group]:
     """Per group, the items placed as ``report`` places them; the group taking most memory first.
 
     ``named`` is ``(key name, Item, count)``, as :func:`slabcalc.inputs.items.read_items` hands them to ``names=``.

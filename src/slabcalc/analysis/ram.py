@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Sequence
 
+from slabcalc.model.item import SIZE_KEY_LENGTH
 from slabcalc.analysis.report import Report, build_report
 from slabcalc.model.settings import Settings
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:      # types only: the extstore model is loaded only when it r
     from slabcalc.analysis.extstore import ExtstoreReport
 
 
-def ram_report(settings: Settings, distribution, *, size_key_length: int = 16, order=None, rate: int | None = None):
+def ram_report(settings: Settings, distribution, *, size_key_length: int = SIZE_KEY_LENGTH, order=None, rate: int | None = None):
     """``(report, extstore report or None)``: the report of what RAM holds -- without extstore the
     plain report; with it, what stays in RAM, its rows accounted as the whole input's and its
     capacity RAM's side of the RAM+flash capacity (what the whole-process model reads), replayed in
@@ -46,7 +47,7 @@ class RamReports:
 
 
 def ram_reports(settings: Settings, distribution, versus: Sequence[tuple[str, Settings]] = (),
-                orders: Sequence = (), size_key_length: int = 16, rate: int | None = None) -> RamReports:
+                orders: Sequence = (), size_key_length: int = SIZE_KEY_LENGTH, rate: int | None = None) -> RamReports:
     """:func:`ram_report` of ``distribution`` under ``settings`` and under each ``versus`` settings (each
     with its own -m), each capacity counted in the file's order where ``orders`` (one
     :class:`slabcalc.analysis.arrival.FileOrder` or None per settings, the baseline's first) walked it."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
+from slabcalc.model.item import SIZE_KEY_LENGTH
 from slabcalc.analysis.placement import ClassUsage, chunk_shape, item_for_size, item_sizer, place_items
 from slabcalc.model.capacity import Capacity, ClassPages, mix_capacity, needed_bytes
 from slabcalc.model.capacity import capacity as pages_capacity
@@ -74,7 +75,7 @@ class Report:
 
 
 def build_report(settings: Settings, distribution: Mapping | Iterable, *, capacity: bool = False,
-                 size_key_length: int = 16) -> Report:
+                 size_key_length: int = SIZE_KEY_LENGTH) -> Report:
     """The report of ``distribution`` under ``settings``.
 
     ``distribution`` is what :func:`slabcalc.analysis.placement.place_items` takes: ``{Item: count}``,

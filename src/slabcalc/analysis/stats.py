@@ -37,7 +37,7 @@ from typing import Mapping, Sequence
 
 from slabcalc.errors import DumpError  # noqa: F401 (raised here, caught by its callers)
 from slabcalc.inputs.dumps import GENERAL, ITEMS, SETTINGS, SLABS, VERSION, Dump
-from slabcalc.model.classes import slab_classes
+from slabcalc.model.classes import ClassBytes, slab_classes
 from slabcalc.model.settings import Settings
 
 MIB = 1 << 20
@@ -147,7 +147,7 @@ def unrounded_factor(settings: Settings, rows: Sequence["ClassStats"], printed: 
 # -- per class ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class ClassStats:
+class ClassStats(ClassBytes):
     """One class of one node, as its stats show it."""
 
     node: str
@@ -163,21 +163,8 @@ class ClassStats:
     evicted: int | None
     outofmemory: int | None
 
-    @property
-    def used_bytes(self) -> int:
-        return self.chunk_size * self.used_chunks
-
-    @property
-    def chunk_waste(self) -> int | None:
-        return None if self.requested_bytes is None else self.used_bytes - self.requested_bytes
-
-    @property
-    def page_bytes(self) -> int:
-        return self.pages * self.page_length
-
-    @property
-    def free_bytes(self) -> int:
-        return self.page_bytes - self.used_bytes
+    def chunks_in_use(self) -> tuple[int, int]:
+        return self.chunk_size, self.used_chunks
 
 
 @dataclass(frozen=True)

@@ -140,6 +140,46 @@ time_zero_option = click.option(
          "more is itself a unix time, and a ttl over 30 days at an earlier time is refused.")
 
 
+SAMPLE_HELP = ("Replay only the keys whose hash falls under RATE (0 < RATE <= 1; SHARDS-style spatial "
+               "sampling; the hash is docs/sampling.md's, the one `sql --workload --sample` uses), each page "
+               "holding RATE of its chunks, and scale the counts back, with their error: for nodes too large to "
+               "replay whole.  A RATE at which -m cannot hold 20 sampled chunks of each class the workload uses "
+               "is refused, naming the smallest that can.  Not given: every key.")
+sample_option = click.option("--sample", "sample", type=real(0, 1, low_open=True), default=None, metavar="RATE",
+                             help=SAMPLE_HELP)
+sampled_option = click.option(
+    "--sampled", "sampled", type=real(0, 1, low_open=True), default=None, metavar="RATE",
+    help="FILE is a sample of RATE drawn already (`slabcalc sql --workload --sample RATE`, run in a "
+         "warehouse): replay all of it and scale the counts as --sample RATE does.  Not with --sample.  "
+         "Not given: FILE is the whole log.")
+
+
+def workload_sample_options(func: Callable) -> Callable:
+    """``slabcalc sql --workload``: the sample's rate, the key rule and the log's columns (each named
+    as the workload CSV's column by default)."""
+    for option in reversed([
+        click.option("--workload", is_flag=True,
+                     help="Write the query selecting a replayable sample of a request log (TABLE) for "
+                          "`simulate --sampled`, not the item-size histogram."),
+        click.option("--sample", "sample", type=real(0, 1, low_open=True), default=None, metavar="RATE",
+                     help="With --workload: keep the requests of the keys `simulate --sample RATE` keeps "
+                          "(0 < RATE <= 1; required with --workload).  Not given: refused with --workload."),
+        click.option("--id-keys", "id_keys", is_flag=True,
+                     help="With --workload: the key column holds integer ids (oracleGeneral's obj_id), "
+                          "hashed as the oracleGeneral reader hashes them, not as text."),
+        click.option("--time-col", "time_col", default="time", show_default=True, metavar="COLUMN",
+                     help="With --workload: the column holding the request's time (seconds)."),
+        click.option("--op-col", "op_col", default="op", show_default=True, metavar="COLUMN",
+                     help="With --workload: the column holding the command (set, get, delete, touch)."),
+        click.option("--value-size-col", "value_size_col", default="value_size", show_default=True,
+                     metavar="COLUMN", help="With --workload: the column holding the value's size in bytes."),
+        click.option("--ttl-col", "ttl_col", default="ttl", show_default=True, metavar="COLUMN",
+                     help="With --workload: the column holding the TTL (exptime) sent."),
+    ]):
+        func = option(func)
+    return func
+
+
 def check_key(settings, key_length: int | None) -> None:
     """``--key`` within the release's key lengths (1..``key_max``, memcached's KEY_MAX_LENGTH), or a
     one-line refusal (exit 2)."""

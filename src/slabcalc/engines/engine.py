@@ -92,7 +92,7 @@ class Engine:
         classes = slab_classes(settings)
         check_placeable(settings, classes)
         self.settings, self.classes, self.bg = settings, classes, background
-        self.config = config = replay_config(background)      # read once, shared: frozen
+        self.config = config = replay_config(background, settings.profile.release)      # read once, shared: frozen
         lead: int = server_start(boot)
         if not 0 <= lead <= UPTIME_MAX:
             raise SimulationError(f"an uptime of {boot:g} s at the workload's start is past {UPTIME_MAX} s "

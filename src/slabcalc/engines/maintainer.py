@@ -31,6 +31,8 @@ from slabcalc._native import i32, i64
 from slabcalc.engines.config import ReplayConfig
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Lru, Lrus
 from slabcalc.engines.store import NEVER, Store
+from slabcalc.errors import AgeUndefined
+from slabcalc.model.ops import CLOCK_MAX
 
 if TYPE_CHECKING:        # the type only, for mypyc's direct calls
     from slabcalc.engines.temp_lru import TempLru
@@ -198,6 +200,8 @@ class Maintainer:
         cold_age: int = now - cold.next.time if cold.n else 0      # an int: i64 * float is not typed
         config = self.config
         hot_age, warm_age = int(cold_age * config.hot_max_factor), int(cold_age * config.warm_max_factor)
+        if hot_age > CLOCK_MAX or warm_age > CLOCK_MAX:
+            hot_age, warm_age = self._past_the_clock(cold_age, hot_age, warm_age)
         total = cold.bytes + hot.bytes + warm.bytes
         temp = self.temp
         reclaimed = temp.juggle(cls) if temp is not None else 0     # items.c 1406-1415 (TEMP moves no age or byte count)
@@ -218,6 +222,21 @@ class Maintainer:
                 break
             did += 1
         return did
+
+    def _past_the_clock(self, cold_age: int, hot_age: int, warm_age: int) -> tuple[int, int]:
+        """Ages above any the replay's clock holds (a factor above 2): C's double to rel_time_t is
+        defined up to ``rel_time_max`` (logger.h 14, C11 6.3.1.4) and no item's age (at most
+        CLOCK_MAX) is above such an age, so CLOCK_MAX compares the same; past it, a refusal."""
+        config = self.config
+        for name, age, factor in (("hot", hot_age, config.hot_max_factor), ("warm", warm_age, config.warm_max_factor)):
+            if age > config.rel_time_max:
+                raise AgeUndefined(
+                    f"memcached {config.release} computes {name}_age = cold_age x "
+                    f"{name}_max_factor = {cold_age} x {factor:g} into a 32-bit rel_time_t (items.c "
+                    f"lru_maintainer_juggle): {age} is past {config.rel_time_max}, undefined in C; give "
+                    f"-o {name}_max_factor at most {config.rel_time_max / max(cold_age, 1):g} for a COLD tail "
+                    f"{cold_age} s old")
+        return min(hot_age, CLOCK_MAX), min(warm_age, CLOCK_MAX)
 
     def _idle(self, hot: Lru, warm: Lru, cold: Lru, now: int, total: int, hot_age: int, warm_age: int) -> bool:
         """Whether a juggle's first pass would find nothing to do (its tails as ``lru_pull_tail``
@@ -307,6 +326,10 @@ class Maintainer:
                 if exptime and exptime < bound:
                     bound = float(exptime)
                 bound = min(bound, _young_through(item.time, cold_time, factor, self.store.now))
+        if cold_time is not None:       # the second a product passes rel_time_max is stepped (_past_the_clock)
+            factor = max(config.hot_max_factor, config.warm_max_factor)
+            # in floats: compiled, cold_time is the item's i32 and the sum would wrap (exact below 2^53)
+            bound = min(bound, float(cold_time) + float(math.floor(config.rel_time_max / factor)) - 2.0)
         exptime = cold.next.exptime if cold.n and config.segmented else 0
         if exptime and exptime < bound:
             bound = float(exptime)

@@ -41,10 +41,9 @@ multiply both by a hundred, or make the sample the whole replay, without being a
 from __future__ import annotations
 
 import math
-import zlib
 from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from slabcalc.engines.results import Simulation
 from slabcalc.errors import SlabcalcError
@@ -52,27 +51,15 @@ from slabcalc.model.classes import class_for, slab_classes
 from slabcalc.model.item import ntotal_function
 from slabcalc.model.ops import FILL, SET
 from slabcalc.model.placement import TOO_LARGE, place
+from slabcalc.model.sampling import HASH_SPACE, key_hash, threshold
 from slabcalc.model.settings import Settings
 
-HASH_SPACE = 1 << 32
 COARSE_ITEMS = 100      # a class with fewer sampled items than this is named as coarse
 ROOM_CHUNKS = 20        # sampled chunks of each class the workload uses that -m must be able to hold
 
 
 class SampleError(SlabcalcError, ValueError):
     """A sample rate that cannot give a sample (a usage error)."""
-
-
-def key_hash(key) -> int:
-    """A key's 32-bit sampling hash: CRC-32 of its UTF-8 bytes (an int key: of its decimal digits),
-    then murmur3's 32-bit finaliser so that neighbouring keys land far apart.  Stable across runs
-    and machines (Python's own ``hash`` of a string is not)."""
-    h = zlib.crc32(key.encode() if isinstance(key, str) else str(key).encode())
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
-    return h ^ (h >> 16)
 
 
 class TooCoarse(SampleError):
@@ -99,6 +86,8 @@ class Sampled:
     ops: int = 0
     kept: int = 0
     reads: dict = field(default_factory=dict)
+    drawn: bool = False     # the operations were sampled already (``--sampled``: a warehouse's export)
+    left_out: Callable[[], int] | None = None   # drawn by the reader as it read: the operations it left out
 
     def count_reads(self, engine) -> None:
         """Count each key's gets and hits as ``engine`` answers them (its ``on_get``)."""
@@ -118,7 +107,7 @@ class Sampled:
         With ``room``, every operation's item (sampled or not) is placed as it is read; once the
         workload's classes leave no room at the rate, the rest is read without replaying it (the
         smallest rate that has room needs every class) and :class:`TooCoarse` is raised."""
-        threshold = int(self.rate * HASH_SPACE)
+        limit = HASH_SPACE + 1 if self.drawn else threshold(self.rate)   # drawn: every one is kept
         ops = kept = 0
         if room is not None:        # every set is placed: what room.add does for a size it knows, here
             ntotal, class_at, used = room._ntotal, room._class_at, room.classes
@@ -132,11 +121,11 @@ class Sampled:
                         if op[1] == SET or op[1] == FILL:
                             room.add(op[3], op[4], op[6])
                     room.check()
-                if key_hash(op[2]) < threshold:
+                if limit > HASH_SPACE or key_hash(op[2]) < limit:
                     kept += 1
                     yield op
         finally:
-            self.ops, self.kept = ops, kept
+            self.ops, self.kept = ops + (self.left_out() if self.left_out is not None else 0), kept
 
 
 class Room:
@@ -238,6 +227,7 @@ class Sample:
     hit_ratio_error: float | None     # chance: 95 % half-width, from the sampled gets (binomial)
     evicted_error: int       # chance: 95 % half-width of the scaled evictions (Poisson on the sampled count)
     coarse_classes: tuple[int, ...] = ()     # classes holding fewer than COARSE_ITEMS sampled items
+    drawn: bool = False      # sampled before it was read (``--sampled``): ``ops`` are the sample's
 
     @property
     def scale(self) -> float:
@@ -287,7 +277,8 @@ def _scaled_copy(record, rate: float):
 def scale_back(sim: Simulation, sampled: Sampled) -> Simulation:
     """The sampled replay's counts scaled by ``1 / rate`` into the node's figures, with its :class:`Sample`."""
     rate = sampled.rate
-    info = Sample(rate, sampled.ops, sampled.kept, **errors(sim, rate, sampled.reads))
+    info = Sample(rate, sampled.ops, sampled.kept, **errors(sim, rate, sampled.reads),
+                  drawn=sampled.drawn and sampled.left_out is None)
     if rate == 1:
         return replace(sim, sample=info)
     finding = sim.finding

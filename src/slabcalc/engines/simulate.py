@@ -17,7 +17,7 @@ tolerance.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from slabcalc._plain import engine_build
 from slabcalc.engines.background import Background, SimulationError, background_for, check_replayable, with_lru
@@ -61,7 +61,8 @@ def describe_model(settings: Settings, background: Background) -> Model:
 def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[str] | None = None,
              lru: str | None = None,
              every: float | None = None, boot: float = 0.0, at: Iterable[float] = (),
-             sample: float | None = None, hash_keys: bool = False) -> Simulation:
+             sample: float | None = None, hash_keys: bool = False, drawn: bool = False,
+             left_out: Callable[[], int] | None = None) -> Simulation:
     """Replay ``ops`` (``(time, op, key, key_size, value_size, ttl, flags)``) under ``settings``.
 
     ``suboptions`` are the server's ``-o`` words in order (by default those
@@ -74,7 +75,11 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     replays only the keys whose hash falls under the rate, each page
     holding that share of its chunks, and scales the counts back (:mod:`.sample`; the result's
     ``sample`` says how, and with what error); a rate at which ``-m`` cannot hold enough sampled
-    chunks of each class the workload uses raises :class:`~.sample.TooCoarse`.
+    chunks of each class the workload uses raises :class:`~.sample.TooCoarse`.  ``drawn``: ``ops``
+    are such a sample already (a warehouse's, ``slabcalc sql --workload --sample``): replayed whole,
+    scaled as ``sample`` scales (``simulate --sampled``).  ``left_out``: ``ops`` are the sample the
+    reader kept as it read (``open_workload(sample=)``), and this says, once they are read, how many
+    operations it left out.
     ``hash_keys`` keeps string keys as 60-bit hashes, 80 bytes less a resident item (:mod:`.keys`;
     the model states the bound on a collision).
     """
@@ -85,7 +90,7 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     if sample is not None:
         from slabcalc.engines.sample import Room, Sampled, check_rate, scale_back
 
-        sampled = Sampled(check_rate(sample))
+        sampled = Sampled(check_rate(sample), drawn=drawn or left_out is not None, left_out=left_out)
         engine = Engine(settings, background, boot=boot, share=sample)
         sampled.count_reads(engine)
         room = Room(settings, sample) if sample < 1 else None

@@ -119,13 +119,15 @@ def _hot(stream, source: str, rule: str):
 @contextlib.contextmanager
 def open_workload(path: str, *, input_format: str = "auto", key_length: int | None = None, strict: bool = False,
                   key_max: int | None = None, progress: Callable[[int], None] | None = None,
-                  time_zero: int | None = None) -> Iterator[tuple]:
+                  time_zero: int | None = None, sample: float | None = None) -> Iterator[tuple]:
     """``(ops, accounting)`` of the workload in ``path`` (``-``: standard input), in a ``with`` block.
 
     ``input_format`` is ``auto`` (oracleGeneral by the file's suffix, a warehouse file by its suffix,
     else CSV or twitter by the first line), ``csv``, ``twitter`` or ``oracleGeneral``; the ops are
     :func:`~slabcalc.inputs.workload.read_workload`'s (``time_zero``: the unix time of the workload's
-    time 0, for a ttl over 30 days, which memcached reads as a unix time).
+    time 0, for a ttl over 30 days, which memcached reads as a unix time).  ``sample``: the reader keeps
+    only the keys of that sample where it can (the accounting's ``sample`` is then set; else it is None
+    and every operation is read: the replay samples them).
     """
     from slabcalc.inputs.traces import is_oracle_general
 
@@ -136,7 +138,7 @@ def open_workload(path: str, *, input_format: str = "auto", key_length: int | No
 
         stream, source = open_binary(path)
         with stream:
-            yield read_oracle_general(stream, source, key_length=key_length, strict=strict)
+            yield read_oracle_general(stream, source, key_length=key_length, strict=strict, sample=sample)
         return
     from slabcalc.inputs.workload import read_workload
 
@@ -146,7 +148,7 @@ def open_workload(path: str, *, input_format: str = "auto", key_length: int | No
 
         with TraceLines(path) as lines:
             ops, accounting = read_workload(iter(lines), path, key_length=key_length, strict=strict, form=form,
-                                            key_max=key_max, time_zero=time_zero)
+                                            key_max=key_max, time_zero=time_zero, sample=sample)
             yield ops, accounting
         accounting.format = accounting.format.replace("csv", kind_of(path), 1) + ", read through DuckDB"
         return
@@ -155,7 +157,7 @@ def open_workload(path: str, *, input_format: str = "auto", key_length: int | No
     stream, source = open_input(path)
     with stream:
         yield read_workload(stream, source, key_length=key_length, strict=strict, progress=progress, form=form,
-                            key_max=key_max, time_zero=time_zero)
+                            key_max=key_max, time_zero=time_zero, sample=sample)
 
 
 def read_dumps(paths: Iterable[str]):

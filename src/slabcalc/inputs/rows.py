@@ -47,6 +47,8 @@ class Accounting:
     keys_named: bool = False   # the input names its keys (metadump)
     left_out: int = 0          # lines a filter (optimize --hot) kept from the reader: not rows
     unused: tuple[str, ...] = ()   # the header's columns the reader does not read, as the header names them
+    sample: float | None = None    # the reader kept only the keys of this sample (model/sampling.py); the
+    #                                rows (oracleGeneral: records) of the others are counted in left_out
 
 
 class Rejected(Exception):

@@ -101,3 +101,65 @@ def histogram_sql(settings, dialect: str, table: str, key_col: str, value_col: s
         "GROUP BY key, value, flags",
         "ORDER BY key, value, flags",
     ]) + ";"
+
+
+# The first eight hex digits of MD5 of a key's UTF-8 bytes, lowercase, in each dialect ("{}": the key)
+MD5_PREFIX = {
+    "duckdb": "substr(md5({}), 1, 8)",
+    "spark": "substr(md5({}), 1, 8)",
+    "bigquery": "SUBSTR(TO_HEX(MD5({})), 1, 8)",
+    "trino": "substr(lower(to_hex(md5(to_utf8({})))), 1, 8)",
+}
+WORKLOAD_COLUMNS = ("time", "op", "key", "value_size", "ttl")
+
+
+def id_hash_sql(key: str, dialect: str) -> str:
+    """:func:`slabcalc.model.sampling.id_hash` of an integer column, inside BIGINT in every dialect."""
+    from slabcalc.model.sampling import HASH_SPACE, ID_BITS, ID_MULTIPLIER
+
+    low = 1 << ID_BITS
+
+    def mod(a: str, b: int) -> str:
+        return f"MOD({a}, {b})" if dialect == "bigquery" else f"({a}) % {b}"
+    return mod(f"{mod(mod(key, low) + f' + {low}', low)} * {ID_MULTIPLIER}", HASH_SPACE)
+
+
+def sample_condition(key: str, rate: float, dialect: str, id_keys: bool = False) -> str | None:
+    """The WHERE condition keeping exactly the keys a replay's sample of ``rate`` keeps
+    (:mod:`slabcalc.model.sampling`); None at rate 1 (every key)."""
+    from slabcalc.model.sampling import HASH_SPACE, threshold, threshold_hex
+
+    if threshold(rate) >= HASH_SPACE:
+        return None
+    if id_keys:
+        return f"{id_hash_sql(key, dialect)} < {threshold(rate)}"
+    return f"{MD5_PREFIX[dialect].format(key)} < '{threshold_hex(rate)}'"
+
+
+def workload_sql(dialect: str, table: str, rate: float, columns: dict[str, str], *, id_keys: bool = False,
+                 flags_col: str | None = None) -> str:
+    """The query selecting from ``table`` (a request log) the requests of the keys ``simulate --sample
+    RATE`` keeps, in time order, as a workload CSV's columns (``columns`` maps each of
+    :data:`WORKLOAD_COLUMNS` to the table's column; ``flags_col`` adds ``flags``).  ``id_keys``: the key
+    column holds integer ids (oracleGeneral's), hashed by the id rule."""
+    from slabcalc.model.sampling import threshold
+
+    if dialect not in _DIALECTS:
+        raise ValueRefused(f"dialect {dialect!r}: choose one of {', '.join(DIALECTS)}")
+    if not 0 < rate <= 1:
+        raise ValueRefused(f"--sample must be above 0 and at most 1, not {rate:g}")
+    q = {name: _quote(columns[name], dialect) for name in WORKLOAD_COLUMNS}
+    selected = [f"{q[name]} AS {name}" for name in WORKLOAD_COLUMNS]
+    if flags_col:
+        selected.append(f"{_quote(flags_col, dialect)} AS flags")
+    condition = sample_condition(q["key"], rate, dialect, id_keys)
+    rule = ("((id mod 2^31) * 2654435761) mod 2^32" if id_keys
+            else "the first 4 bytes of MD5(UTF-8 key), big-endian")
+    return "\n".join([
+        f"-- slabcalc: the requests of the keys a {rate:g} sample keeps: {rule} < {threshold(rate)}",
+        f"-- save the result as CSV and run: slabcalc simulate FILE.csv --sampled {rate:g} (with the -m of the node)",
+        f"SELECT {', '.join(selected)}",
+        f"FROM {_quote(table, dialect)}",
+        *([f"WHERE {condition}"] if condition else []),
+        "ORDER BY time",
+    ]) + ";"

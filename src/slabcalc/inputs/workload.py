@@ -53,6 +53,7 @@ from slabcalc.inputs.rows import split_cells as _split
 from slabcalc.model.exptime import REALTIME_MAXDELTA, UnknownClock, replay_ttl, unix_time_of
 from slabcalc.model.item import FLAGS_MAX, VALUE_MAX
 from slabcalc.model.ops import DELETE, GET, SET, TIME_MAX, TOUCH
+from slabcalc.model.sampling import HASH_SPACE, text_hash, threshold
 
 # The most operations one row (MetaKV's op_count) stands for.  Each is replayed: the same request
 # twice at one second is not the same state as once (counters, LRU bumps, the maintainer's wake-ups),
@@ -60,6 +61,7 @@ from slabcalc.model.ops import DELETE, GET, SET, TIME_MAX, TOUCH
 OP_COUNT_MAX: Final = 1 << 20
 
 FORMATS = ("csv", "twitter")
+KNOWN_KEYS: Final = 1 << 20      # keys whose sample membership a sampled read remembers (then forgets all)
 
 OPS = {"set": SET, "get": GET, "gets": GET, "delete": DELETE, "touch": TOUCH}
 
@@ -77,7 +79,8 @@ class _Bad(Exception):
 
 def read_workload(stream: TextIO, source: str, *, key_length: int | None = None, strict: bool = False,
                   progress: Callable[[int], None] | None = None, form: str | None = None,
-                  key_max: int | None = None, time_zero: int | None = None) -> tuple[Iterator[tuple], Accounting]:
+                  key_max: int | None = None, time_zero: int | None = None,
+                  sample: float | None = None) -> tuple[Iterator[tuple], Accounting]:
     """The operations of ``stream`` as ``(time, op, key, key_size, value_size, ttl, flags)``.
 
     The form is read from the first non-blank line at once (an unusable
@@ -93,8 +96,16 @@ def read_workload(stream: TextIO, source: str, *, key_length: int | None = None,
     ``time_zero + time``, or the time itself when it is a unix time (10^9 or more) and ``time_zero`` is
     None; with neither, such a row is an :class:`InputError` naming the file, the line and the value.  A
     negative ttl, and a unix time already past, is an item stored already expired.
+
+    ``sample`` (a rate below 1) and a key column: only the rows of the keys a sample of that rate
+    keeps (:func:`slabcalc.model.sampling.text_hash` of the key cell's text), told from the key's
+    cell before the rest of the row is read; the others are counted in the accounting's
+    ``left_out``, not checked (the accounting's ``sample`` says so).  Without a key column the
+    rows are all read (their keys are the sets' serials: the replay samples them).
     """
     reader = _WorkloadReader(stream, source, key_length, strict, progress, form, key_max, time_zero)
+    if sample is not None and threshold(sample) < HASH_SPACE and "key" in reader.at:
+        reader.limit, reader.acct.sample = threshold(sample), sample
     return reader.ops(), reader.acct
 
 
@@ -106,10 +117,12 @@ class _WorkloadReader:
     line: int                   # the number of the first non-blank line
     first: str | None           # that line when it is a row (twitter), None when it is the header
     unused: tuple[str, ...]     # the header's columns not read
+    limit: int                  # a sample's threshold (model/sampling.py): rows of keys hashing at or above it are left out; -1: all
 
     def __init__(self, stream, source, key_length, strict, progress, form=None, key_max=None, time_zero=None):
         self.key_max = key_max_of(key_max)
         self.time_zero = time_zero
+        self.limit = -1
         self.stream, self.source, self.strict, self.progress = stream, source, strict, progress
         self.rereadable = _at_start(stream)             # before first_line reads it
         first, self.line = first_line(stream, source)
@@ -165,7 +178,7 @@ class _WorkloadReader:
         t_text, t_read = "0", 0.0       # the last time cell read and its value: rows at one instant share it
         key: str | int
         try:
-            for lines, quoted, all_ascii in self._blocks():
+            for lines, quoted, all_ascii in self._blocks() if self.limit < 0 else self._sampled(self._blocks()):
                 for raw in lines:
                     line += 1
                     cells = _split(raw, delimiter) if quoted and '"' in raw else raw.split(delimiter)
@@ -233,6 +246,35 @@ class _WorkloadReader:
         finally:
             self.acct.rows += rows
             self.acct.items += accepted
+
+    def _sampled(self, blocks: Iterator[tuple[list[str], bool, bool]]) -> Iterator[tuple[list[str], bool, bool]]:
+        """``blocks`` with the rows of the keys a sample leaves out (their key cell's hash at or above
+        ``self.limit``) made blank lines, counted as rows and as ``left_out``: the line numbers stay."""
+        limit, i_key, delimiter, left_out = self.limit, self.at["key"], self.delimiter, 0
+        known: dict[str, bool] = {}     # a key's membership, met before (MD5 costs more than the lookup)
+        try:
+            for lines, quoted, all_ascii in blocks:
+                kept: list[str] = []
+                for raw in lines:
+                    cells = _split(raw, delimiter) if quoted and '"' in raw else raw.split(delimiter, i_key + 1)
+                    out = False
+                    if len(cells) > i_key:
+                        key = cells[i_key]
+                        found = known.get(key)
+                        if found is None:
+                            if len(known) >= KNOWN_KEYS:
+                                known.clear()
+                            found = known[key] = text_hash(key) >= limit
+                        out = found and bool(raw.strip())
+                    if out:
+                        kept.append("")
+                        left_out += 1
+                    else:
+                        kept.append(raw)
+                yield kept, quoted, all_ascii
+        finally:
+            self.acct.rows += left_out
+            self.acct.left_out += left_out
 
     def _blocks(self) -> Iterator[tuple[list[str], bool, bool]]:
         """The rows' lines after the header (from the twitter form's first), without their ends, a block at

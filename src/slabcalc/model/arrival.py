@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from slabcalc.model.capacity import Capacity
+from slabcalc.model.capacity import Capacity, page_granted
 
 
 @dataclass
@@ -145,7 +145,7 @@ class InOrder:
     def _grant(self, cls: int) -> bool:
         """``do_slabs_newslab``: a page for ``cls`` unless ``-m`` is reached and the class has one."""
         length = int(self.length[cls])
-        if self.slabs[cls] > 0 and self.malloced + length > self.memory_limit:
+        if not page_granted(self.memory_limit, self.malloced, length, int(self.slabs[cls])):
             return False
         self.slabs[cls] += 1
         self.malloced += length

@@ -75,6 +75,14 @@ class Kind:
     lru_class: int                        # the class whose LRU holds it (and can evict it)
 
 
+def page_granted(limit: int, malloced: int, length: int, class_pages: int, pool_pages: int = 0) -> bool:
+    """``do_slabs_newslab``'s test (slabs.c 377-378 at 1.6.18, 382 at 1.6.45): a page of ``length``
+    bytes is refused only when ``-m`` (``limit``, 0 for none) would be passed, the class already has a
+    page and the global pool has none: a class's first page is granted even past the limit.  The
+    replay engine's copy (engines/slabs.py ``newslab``) is held to it by tests/model/test_class_rules.py."""
+    return not (limit and malloced + length > limit and class_pages > 0 and pool_pages == 0)
+
+
 def needed_bytes(pages: Iterable[tuple[int, int]]) -> int:
     """Bytes of ``-m`` that grant ``pages`` (count, length) per class.
 
@@ -84,7 +92,7 @@ def needed_bytes(pages: Iterable[tuple[int, int]]) -> int:
     pages unless no class needs a second one.
     """
     pages = [(n, length) for n, length in pages if n]
-    if all(n <= 1 for n, _ in pages):
+    if all(n <= 1 for n, _ in pages):      # first pages only: granted past any limit (page_granted)
         return 0
     return sum(n * length for n, length in pages)
 
@@ -309,10 +317,10 @@ def mix_capacity(settings, classes: Sequence, one_chunk: Mapping[int, int], chun
     goes first (classes by id, then chunked items by the bytes they ask for), so
     every caller gets the same answer.
     """
-    from slabcalc.model.classes import class_for, classes_for
+    from slabcalc.model.classes import classes_for, home_class
 
     def home(size: int) -> int:  # as placement.place: a request above every class goes to the largest
-        return (class_for(classes, size) or classes[-1]).id
+        return home_class(classes, size).id
 
     largest = classes[-1].id
     sizes = sorted(one_chunk)

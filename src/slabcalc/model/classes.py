@@ -35,6 +35,41 @@ class SlabClass(NamedTuple):
         return self.chunk_size * self.perslab
 
 
+class ClassBytes:
+    """A class's bytes, one home for both views of it: ``used`` (chunks in use times the chunk size,
+    as ``stats slabs``' used_chunks and chunk_size), ``waste`` (used less the bytes the items asked
+    for, mem_requested), ``page_bytes`` and ``free`` (page bytes no item uses).  A subclass has
+    ``pages``, ``page_length`` and ``requested_bytes`` (None when unknown) and says
+    :meth:`chunks_in_use` (analysis/placement.ClassUsage for a distribution,
+    analysis/stats.ClassStats for a server's stats)."""
+
+    pages: int
+    page_length: int
+    requested_bytes: int | None
+
+    def chunks_in_use(self) -> tuple[int, int]:
+        """``(chunk size, chunks in use)``."""
+        raise NotImplementedError
+
+    @property
+    def used_bytes(self) -> int:
+        size, chunks = self.chunks_in_use()
+        return size * chunks
+
+    @property
+    def chunk_waste(self):
+        return None if self.requested_bytes is None else self.used_bytes - self.requested_bytes
+
+    @property
+    def page_bytes(self) -> int:
+        return self.pages * self.page_length
+
+    @property
+    def free_bytes(self) -> int:
+        """Page bytes no item uses: the unused chunks of the last page and every page tail."""
+        return self.page_bytes - self.used_bytes
+
+
 def loop_bound(rule: str, settings: Settings) -> tuple[float, bool]:
     """The release's loop bound, tested on the unaligned size in double precision: ``(bound,
     inclusive)`` -- the loop goes on while ``size < bound`` (or ``<=``)."""
@@ -98,6 +133,31 @@ def class_for(classes: Sequence[SlabClass], size: int) -> SlabClass | None:
         else:
             low = mid + 1
     return classes[low] if low < len(classes) else None
+
+
+def home_class(classes: Sequence[SlabClass], size: int) -> SlabClass:
+    """:func:`class_for`, or the largest class for a size above every chunk: where a chunk of that
+    size is allocated (a chunked item's header, body and tail requests, a placement's home)."""
+    return class_for(classes, size) or classes[-1]
+
+
+def slabs_clsid(settings: Settings, classes: Sequence[SlabClass], size: int) -> int:
+    """``slabs_clsid()`` exactly (slabs.c 90-99 at 1.6.18, 77-86 at 1.6.45): 0 for a size of 0 or
+    above ``-I`` (item_size_max); the largest class for a size above every chunk but within -I;
+    else the first class whose chunk holds it.  extstore's ``min_class`` is this of
+    ``ext_item_size`` (storage.c 594 at 1.6.18, 622 at 1.6.45)."""
+    if size == 0 or size > settings.item_size_max:
+        return 0
+    return home_class(classes, size).id
+
+
+def home_indexes(chunk_sizes, sizes):
+    """:func:`home_class` of each of ``sizes`` (a numpy array) as an index into the classes whose
+    chunk sizes (ascending) are ``chunk_sizes``: the numpy twin, held to it by
+    tests/model/test_class_rules.py."""
+    import numpy as np
+
+    return np.minimum(np.searchsorted(chunk_sizes, sizes, side="left"), len(chunk_sizes) - 1)
 
 
 def class_by_size(classes: Sequence[SlabClass], limit: int) -> bytes:

@@ -19,6 +19,12 @@ from slabcalc.model.ntotal import Ntotal, suffix_length
 
 FLAGS_MAX = 0xFFFFFFFF
 VALUE_MAX = (1 << 31) - 3  # the ASCII protocol refuses vlen > INT_MAX - 2 (proto_parser.c)
+SIZE_KEY_LENGTH = 16  # the key length assumed for an item known only by its size (--key's default)
+
+
+def size_key(key_length: int | None) -> int:
+    """The key length given (``--key``), or :data:`SIZE_KEY_LENGTH` when none was."""
+    return key_length or SIZE_KEY_LENGTH
 
 
 @dataclass(frozen=True)
@@ -102,7 +108,7 @@ def ntotal_array(settings: Settings, key, value, flags):
     import numpy as np  # only callers that already hold numpy arrays get here
 
     p = settings.profile
-    fixed = p.header + settings.cas_bytes + 1 + 2
+    fixed = Ntotal(settings).fixed
     rule, flags_size = settings.suffix_rule, p.flags_size
     total = key + value + fixed
     if rule == "binary":

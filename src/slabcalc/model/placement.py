@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from slabcalc.errors import Unplaceable  # noqa: F401 (raised here, caught by its callers)
-from slabcalc.model.classes import SlabClass, class_for, slab_classes
+from slabcalc.model.classes import SlabClass, class_for, home_class, home_indexes, slab_classes
 from slabcalc.model.item import ItemSize, item_size, max_value_length
 from slabcalc.model.settings import Settings
 
@@ -109,7 +109,7 @@ def _chunks(settings: Settings, classes: Sequence[SlabClass], item: ItemSize) ->
                            largest.chunk_size) for i in range(count))
     # 1.4.36+: a header chunk sized for the item header plus one empty item_chunk ...
     htotal = item.header + item.cas + item.key + item.suffix + p.chunk_header
-    head = class_for(classes, htotal) or largest
+    head = home_class(classes, htotal)
     chunks = [Chunk("header", head.id, head.chunk_size, htotal)]
     # ... then the value (with CRLF) in chunks asking min(remaining + header, chunk max):
     # full chunks from the largest class, the tail from the smallest class that fits.
@@ -117,12 +117,12 @@ def _chunks(settings: Settings, classes: Sequence[SlabClass], item: ItemSize) ->
     remaining, full_size = item.value, largest.chunk_size
     if remaining + p.chunk_header >= full_size:
         full = (remaining + p.chunk_header - full_size) // capacity + 1
-        body = class_for(classes, full_size) or largest
+        body = home_class(classes, full_size)
         chunks += [Chunk("body", body.id, body.chunk_size, full_size)] * full
         remaining -= full * capacity
     if remaining > 0:
         size = remaining + p.chunk_header
-        home = class_for(classes, size) or largest
+        home = home_class(classes, size)
         chunks.append(Chunk("tail", home.id, home.chunk_size, size))
     return tuple(chunks)
 
@@ -179,10 +179,9 @@ def place_sized_chunks(settings: Settings, classes: Sequence[SlabClass], sizes, 
 
     p = settings.profile
     chunk_sizes = np.fromiter((c.chunk_size for c in classes), dtype=np.int64, count=len(classes))
-    last = len(classes) - 1
 
     def home(requested):   # slabs_clsid(), or the largest class when none holds it (as _chunks)
-        return np.minimum(np.searchsorted(chunk_sizes, requested, side="left"), last)
+        return home_indexes(chunk_sizes, requested)
 
     sizes = np.asarray(sizes, dtype=np.int64)
     key = np.full(len(sizes), key_length, dtype=np.int64)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from slabcalc.engines.background import Background
 from slabcalc.engines.results import ClassResult, Finding, Model, Simulation, TimelineRow, Totals
+from slabcalc.model.profile import measured_agreement
 from slabcalc.model.treatments import options_text
 from slabcalc.records.model import option_records
 
@@ -98,7 +99,7 @@ def model_text(model: Model) -> str:
         exactness = ("rules read from the source, timing as the paced runs allow: not exact"
                      if bg.rules.segmented_exact or bg.lru == "compat" else "a MODEL of this release")
         text = (f"memcached {model.release}, {lru}, {limit}; beside the requests, on the workload's clock "
-                f"from the server's start: {threads_text(bg)}{note}; {exactness}")
+                f"from the server's start: {threads_text(bg)}{note}; {exactness}; {agreement_text(model)}")
     if model.extstore:
         text += (f"; extstore's storage write and compaction threads and, for slab_automove=1, the extstore "
                  f"automover ({model.extstore}'s rules)")
@@ -113,6 +114,25 @@ def model_text(model: Model) -> str:
                  f"probability at most {model.key_collision_bound:.2g} (n(n-1)/2^{model.key_hash_bits + 1}, "
                  f"n the operations replayed)")
     return text
+
+
+# the feature of a replay a stratum of the random-shape corpus stands for (tests/random_corpus.py stratum)
+def _stratum(model: Model) -> str | None:
+    return "extstore" if model.extstore else "automove=2" if model.automove == 2 else None
+
+
+def agreement_text(model: Model) -> str:
+    """What the random-shape corpus measured for the release (issue 38; model/profiles/agreement.json,
+    written from the captures by scripts/gen_exactness.py): never a typed figure."""
+    measured = measured_agreement().get(model.release)
+    if measured is None:
+        return f"not measured against a real {model.release} on random shapes (docs/exactness.md)"
+    text = f"model agrees with real {model.release} on {measured['agree']} of {measured['shapes']} random shapes"
+    stratum = _stratum(model)
+    if stratum in measured["strata"]:
+        shapes, agree = measured["strata"][stratum]
+        text += f" ({agree} of {shapes} with {stratum})"
+    return text + f", the real server's own two runs apart on {measured['apart']} (docs/exactness.md)"
 
 
 def threads_text(bg: Background) -> str:
@@ -211,7 +231,7 @@ def sample_record(s) -> dict:
     """How a sampled replay was made (``simulate --sample``) and the error of its scaled counts."""
     return {"rate": s.rate, "ops": s.ops, "sampled_ops": s.sampled_ops, "scale": s.scale,
             "hit_ratio": s.hit_ratio, "hit_ratio_error": s.hit_ratio_error, "evicted_error": s.evicted_error,
-            "coarse_classes": list(s.coarse_classes)}
+            "coarse_classes": list(s.coarse_classes), "drawn": s.drawn}
 
 
 def sample_lines(s) -> list[tuple[str, str]]:
@@ -222,7 +242,9 @@ def sample_lines(s) -> list[tuple[str, str]]:
              f"hit ratio {s.hit_ratio:.4f} +/- {s.hit_ratio_error:.4f}")
     coarse = ", ".join(map(str, s.coarse_classes))
     return [
-        ("sample", f"{s.sampled_ops} of {s.ops} operations replayed (keys hashing under {s.rate:.4g}), each "
+        ("sample", (f"{s.sampled_ops} operations of a sample drawn before (--sampled {s.rate:.4g}) replayed"
+                    if s.drawn else
+                    f"{s.sampled_ops} of {s.ops} operations replayed (keys hashing under {s.rate:.4g})") + ", each "
                    f"page holding {s.rate:.4g} of its chunks: pages are the node's, every other count is the "
                    f"sample's times {s.scale:.4g}"),
         ("sampling error", f"chance (95%): {ratio}, evicted +/- {s.evicted_error}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
+from slabcalc.model.item import SIZE_KEY_LENGTH
 from slabcalc.analysis.advice import class_cap_trap
 from slabcalc.analysis.optimize.grid import CHUNK_MAX_SMALLEST, search_chunk_max, search_n_f
 from slabcalc.analysis.optimize.requests import chunk_requests, page_bytes
@@ -147,7 +148,7 @@ def full_scale(part: Sequence[tuple], items: int) -> list:
 
 def optimize(settings: Settings, distribution: Iterable[tuple], *,
              max_classes: int | None = None, validate: float | None = None, seed: int = 0,
-             size_key_length: int = 16, keep: int = 3) -> Optimum:
+             size_key_length: int = SIZE_KEY_LENGTH, keep: int = 3) -> Optimum:
     """Search every space for ``distribution`` (``(Item, count[, rows])``) under ``settings``: for the
     fewest page bytes, or, when the settings were given -m (``settings.memory_limit``), the most items.
 
@@ -200,31 +201,38 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *,
     if held_out is None:
         return Optimum(baseline, tuple(found), memory_limit)
     if not with_capacity:
-        baseline, found = _with_spread(baseline, found, held_pairs, sum(n for _, n in everything), seed,
-                                       size_key_length)
+        baseline, found = _with_spread(baseline, found, held_pairs, everything, seed, size_key_length)
     return Optimum(baseline, tuple(found), memory_limit, validate, seed, held_out_items,
                    build_report(settings, _as_columns(everything), capacity=with_capacity,
                                 size_key_length=size_key_length))
 
 
-def _with_spread(baseline: Candidate, found: list[Candidate], held_pairs, items: int, seed: int,
+def _with_spread(baseline: Candidate, found: list[Candidate], held_pairs, everything, seed: int,
                  size_key_length: int) -> tuple[Candidate, list[Candidate]]:
-    """Each candidate with the interval of its gain on fresh samples of ``items`` items
-    (:mod:`slabcalc.analysis.optimize.spread`)."""
+    """Each candidate with its claim and the interval of its gain on fresh samples of the mix's size,
+    drawn from the held-out items and from every item (:mod:`slabcalc.analysis.optimize.spread`)."""
     import numpy as np
 
-    from slabcalc.analysis.optimize.spread import Cells, Scorer, claim, draws, gains
+    from slabcalc.analysis.optimize.spread import Cells, Scorer, claim, draws, fresh_draws, gains
 
+    items = sum(n for _, n in everything)
     cells = Cells.of(baseline.report.settings, held_pairs)
+    whole = Cells.of(baseline.report.settings, everything)
     fresh, twice = draws(cells, items, seed)
-    scorer = Scorer(baseline.report.settings, cells, size_key_length)
-    base, base_twice = scorer.page_bytes(fresh), scorer.page_bytes(twice)
+    from_all = fresh_draws(whole, items, seed)
+    rows = np.searchsorted(whole.sizes, cells.sizes)      # the held-out sizes among every item's
+
+    def scored(settings):
+        scorer = Scorer(settings, whole, size_key_length)  # placed once for both kinds of draw
+        return (scorer.page_bytes(fresh, rows), scorer.page_bytes(twice, rows), scorer.page_bytes(from_all))
+
+    base, base_twice, base_all = scored(baseline.report.settings)
     out, per_draw = [], []
     for c in found:
-        scorer = Scorer(c.report.settings, cells, size_key_length)
-        gained = gains(base, scorer.page_bytes(fresh))
+        on_fresh, on_twice, on_all = scored(c.report.settings)
+        gained = gains(base, on_fresh)
         per_draw.append(gained)
-        out.append(replace(c, fresh=claim(gained, gains(base_twice, scorer.page_bytes(twice)))))
+        out.append(replace(c, fresh=claim(gained, gains(base_twice, on_twice), gains(base_all, on_all))))
     firsts = [i for i, c in enumerate(out) if c.space not in {d.space for d in out[:i]}]
     if firsts:      # in each fresh draw, the first of a space that gains most (the simpler on a tie)
         table = np.stack([per_draw[i] for i in firsts])

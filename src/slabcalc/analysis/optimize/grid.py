@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, replace
 
+from slabcalc.model.item import SIZE_KEY_LENGTH
 from slabcalc.analysis.optimize.requests import (
     BoundParts,
     Requests,
@@ -151,7 +152,7 @@ def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, or
     return done
 
 
-def search_chunk_max(settings: Settings, distribution, *, size_key_length: int = 16) -> list[Scored]:
+def search_chunk_max(settings: Settings, distribution, *, size_key_length: int = SIZE_KEY_LENGTH) -> list[Scored]:
     """Every ``-o slab_chunk_max`` memcached accepts from 16 KiB to a page, powers of two, best first
     (with the -m the settings were given, by the items of the mix that fit).
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable, Sequence
 
+from slabcalc.model.item import SIZE_KEY_LENGTH
 from slabcalc.analysis.placement import ClassUsage, Placed, place_items
 from slabcalc.analysis.report import capacity
 from slabcalc.errors import ValueRefused
@@ -51,7 +52,7 @@ class Requests:
         return sizes, prefix
 
 
-def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_length: int = 16,
+def chunk_requests(settings: Settings, distribution: Iterable[tuple], size_key_length: int = SIZE_KEY_LENGTH,
                    shapes: bool = True) -> Requests:
     """Every chunk request of ``distribution`` under ``settings``' largest chunk and ``-I``.
 

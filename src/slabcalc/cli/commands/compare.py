@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from slabcalc.model.item import size_key
 from slabcalc.cli import output
 from slabcalc.cli.commands.report import report
 from slabcalc.cli.common import check_layout_options, input_items, say_rejected, settings_from
@@ -51,7 +52,7 @@ def compare(varnish_headers, varnish_chunked, fetch_chunksize, varnish_allocator
     if fetch_chunksize < 4096:
         raise Refusal(f"--fetch-chunksize: Varnish's minimum is 4k, not {fetch_chunksize}")
     options = CompareOptions(VarnishObject(varnish_headers, varnish_chunked, fetch_chunksize), varnish_allocator,
-                             redis_release, redis_ttl, key_length or 16)
+                             redis_release, redis_ttl, size_key(key_length))
     with input_items(file, "compare", settings, value_errors=True, key_length=key_length,
                      strict=strict) as (items, accounting):
         result = compare_stores(settings, items, options)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from slabcalc.model.item import size_key
 from slabcalc.cli import output
 from slabcalc.cli.common import check_layout_options, draw, input_items, say_rejected, settings_from
 from slabcalc.cli.errors import DataError, Refusal
@@ -64,11 +65,11 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, rate, **model):
     source = accounting.source
     try:
         # each --vs with its own -m (G1: it used the baseline's)
-        answer = ram_reports(settings, triples, versus, orders, key_length or 16, rate)
+        answer = ram_reports(settings, triples, versus, orders, size_key(key_length), rate)
         base, ext, others = answer.base, answer.ext, list(answer.what_if)
         if ext is not None and (deploy["nodes"] is not None or deploy["node_ram"] is not None):
             raise Refusal("--nodes and --node-ram plan nodes without extstore; drop -o ext_path to plan them")
-        plan = deploy_plan(settings, base, triples, {**deploy, "strict": strict}, key_length or 16, source,
+        plan = deploy_plan(settings, base, triples, {**deploy, "strict": strict}, size_key(key_length), source,
                            ext.flash.buckets if ext is not None else None, groups)
     except InputError as exc:
         raise DataError(str(exc)) from None
@@ -93,7 +94,7 @@ def _file_order(settings, key_length):
         from slabcalc.analysis.extstore_fill import InputOrder
 
         return InputOrder()
-    return FileOrder(settings, size_key_length=key_length or 16)
+    return FileOrder(settings, size_key_length=size_key(key_length))
 
 
 def _vs_settings(settings, text):

@@ -9,7 +9,8 @@ from slabcalc.cli.curve_output import run_curve, settings_or_none
 from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import (check_key, format_option, input_options, model_options, plot_option, real,
-                                  time_zero_option)
+                                  sample_option, sampled_option, time_zero_option)
+from slabcalc.cli.sampling import drawn_rate, reader_left_out, recount_coarse
 from slabcalc.cli.simulate_output import plot_simulation, print_simulation
 from slabcalc.model.ops import TIME_MAX, UPTIME_MAX
 
@@ -33,12 +34,8 @@ from slabcalc.model.ops import TIME_MAX, UPTIME_MAX
                    "*.parquet, *.jsonl and *.csv.gz are read through DuckDB (the duckdb extra) with the "
                    "same columns; any gzip, bzip2 or xz input (told by its first bytes, stdin too) with the "
                    "standard library.")
-@click.option("--sample", "sample", type=real(0, 1, low_open=True), default=None, metavar="RATE",
-              help="Replay only the keys whose hash falls under RATE (0 < RATE <= 1; SHARDS-style spatial "
-                   "sampling), each page holding RATE of its chunks, and scale the counts back, with their "
-                   "error: for nodes too large to replay whole.  A RATE at which -m cannot hold 20 sampled chunks "
-                   "of each class the workload uses is refused, naming the smallest that can.  Not given: every "
-                   "key.")
+@sample_option
+@sampled_option
 @click.option("--hash-keys", "hash_keys", is_flag=True,
               help="Keep string keys as 60-bit hashes, not their text: 80 bytes less memory a resident item "
                    "for replays too large for the machine.  The model line states the bound on two keys "
@@ -52,8 +49,8 @@ from slabcalc.model.ops import TIME_MAX, UPTIME_MAX
 @plot_option
 @model_options
 @format_option(command="simulate")
-def simulate_command(file, key_length, strict, every, uptime, input_format, sample, hash_keys, target, time_zero,
-                     plot, fmt, **model):
+def simulate_command(file, key_length, strict, every, uptime, input_format, sample, sampled, hash_keys, target,
+                     time_zero, plot, fmt, **model):
     """Replay a workload under -m: pages, LRUs, expiry, evictions, page moves, calcification.
 
     FILE (or standard input) is a CSV with a header -- time, op (set, get,
@@ -107,8 +104,7 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
             describe_model(settings, background_for(settings))
     except SimulationError as exc:
         raise Refusal(str(exc)) from None
-    if sample is not None and every_settings[0].extstore is not None:
-        raise Refusal("simulate --sample does not model -o ext_path: replay the whole workload")
+    drawn, sample = drawn_rate(sample, sampled, len(limits) > 1 or target is not None, every_settings[0])
     if len(limits) > 1 or target is not None:
         if every is not None:
             raise Refusal("--every draws the timeline of one replay: give one -m with it, not a list "
@@ -120,11 +116,14 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
                          target, at, time_zero=time_zero)
     settings = every_settings[0]
     with input_workload(file, "simulate", input_format=input_format, key_length=key_length, strict=strict,
-                        key_max=settings.profile.key_max, time_zero=time_zero) as (ops, accounting):
+                        key_max=settings.profile.key_max, time_zero=time_zero,
+                        sample=None if drawn else sample) as (ops, accounting):
         if plot and every is not None and sample is None:
             ops = list(ops)         # replayed once more for the hit ratio of each step
         result = refusing_coarse(lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample,
-                                                         hash_keys=hash_keys))(ops)
+                                                         hash_keys=hash_keys, drawn=drawn,
+                                                         left_out=reader_left_out(accounting)),
+                                 recount_coarse(file, settings, accounting, input_format, key_length, time_zero))(ops)
     say_rejected(accounting)
     record = simulation_record(result, accounting)
     print_simulation(result, record, fmt)
@@ -132,13 +131,14 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
         plot_simulation(result, record, plot, ops if isinstance(ops, list) else None, uptime, hash_keys)
 
 
-def refusing_coarse(run):
-    """``run`` with a sample rate too small for -m (``TooCoarse``) a usage error: one line, exit 2."""
+def refusing_coarse(run, recount=None):
+    """``run`` with a sample rate too small for -m (``TooCoarse``) a usage error: one line, exit 2
+    (``recount``: the refusal over every key, when ``run`` saw only the sample's)."""
     from slabcalc.engines.sample import TooCoarse
 
     def refusing(ops):
         try:
             return run(ops)
         except TooCoarse as exc:
-            raise Refusal(str(exc)) from None
+            raise Refusal((recount() if recount is not None else "") or str(exc)) from None
     return refusing

@@ -15,7 +15,8 @@ from slabcalc.model.profile.data import (BACKGROUND_CONSTANTS, BACKGROUND_FIELDS
                                          TREATMENTS, VALUE_TARGETS, BackgroundOption, BackgroundRequirement,
                                          BackgroundRules, Check, Crash, ExtstoreRules, ProcessRules, Profile,
                                          Segment, SubOption, Treatment)
-from slabcalc.model.profile.loader import (bundled_lines, bundled_segments, load_profile, other_segments,
+from slabcalc.model.profile.loader import (bundled_lines, bundled_segments, load_profile, measured_agreement,
+                                           other_segments,
                                            release_key, resolved_rules, supported_text)
 
 __all__ = [
@@ -24,6 +25,6 @@ __all__ = [
     "BACKGROUND_CONSTANTS", "BACKGROUND_FIELDS", "BACKGROUND_RULES", "CAS_RULES", "CHECK_RULES", "CHUNKED_RULES",
     "CRASH_POINTS", "EXTSTORE_DEFAULTS", "LARGEST_RULES", "LOOP_RULES", "PAGE_LENGTH_RULES", "PAGE_SIZE_RULES",
     "REFUSE_TESTS", "SETTABLE", "SUFFIX_RULES", "TREATMENT_USES", "TREATMENTS", "VALUE_TARGETS",
-    "bundled_lines", "bundled_segments", "load_profile", "other_segments", "release_key", "resolved_rules",
+    "bundled_lines", "bundled_segments", "load_profile", "measured_agreement", "other_segments", "release_key", "resolved_rules",
     "supported_text",
 ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import json
 import os
 from typing import Mapping
 
@@ -44,6 +45,15 @@ _FOLDER = os.path.join(os.path.dirname(os.path.dirname(__file__)), "profiles")
 @functools.lru_cache(maxsize=None)
 def _bundled_names() -> tuple[str, ...]:
     return tuple(sorted(name for name in os.listdir(_FOLDER) if name.endswith(".yaml")))
+
+
+@functools.lru_cache(maxsize=None)
+def measured_agreement() -> dict:
+    """What the random-shape corpus measured per release (issue 38): ``{release: {"shapes", "agree",
+    "apart", "strata": {stratum: [shapes, agree]}}}``, shipped beside the profiles as
+    ``agreement.json`` and written from the corpus by scripts/gen_exactness.py (docs/exactness.md)."""
+    with open(os.path.join(_FOLDER, "agreement.json"), encoding="utf-8") as handle:
+        return dict(json.load(handle)["releases"])
 
 
 def _cache_folder() -> str:

@@ -1,0 +1,44 @@
+"""``simulate``'s samples on the command line: a file drawn already (``--sampled``), a sample the reader
+drew (its left-out operations, and a refusal recounted over every key)."""
+
+from __future__ import annotations
+
+from slabcalc.cli.errors import Refusal
+
+
+def drawn_rate(sample, sampled, curve: bool, settings) -> tuple[bool, float | None]:
+    """Whether the file is a sample drawn already (``--sampled``), and the rate to scale by."""
+    if (sample is not None or sampled is not None) and settings.extstore is not None:
+        raise Refusal("simulate --sample does not model -o ext_path: replay the whole workload")
+    if sampled is None:
+        return False, sample
+    if sample is not None or curve:
+        raise Refusal("--sampled replays a sample drawn already, at one -m: not with --sample, a list of -m "
+                      "or --target-hit-ratio")
+    return True, sampled
+
+
+def reader_left_out(accounting):
+    """When the reader drew the sample as it read (``accounting.sample``), how many operations it left out."""
+    return (lambda: accounting.left_out) if accounting.sample is not None else None
+
+
+def recount_coarse(file, settings, accounting, input_format, key_length, time_zero):
+    """Where the reader drew the sample (it saw the sampled keys' items only), the refusal of a rate too
+    coarse for -m read again over every key's items, so that the smallest rate it names counts every
+    class the workload uses (a larger sample may meet one the smaller missed); None for standard input."""
+    if accounting.sample is None or file == "-":
+        return None
+
+    def recount() -> str:
+        from slabcalc.engines.sample import TooCoarse, room_for
+        from slabcalc.inputs import open_workload
+
+        with open_workload(file, input_format=input_format, key_length=key_length, key_max=settings.profile.key_max,
+                           time_zero=time_zero) as (ops, _):
+            try:
+                room_for(settings, ops, accounting.sample).check()
+            except TooCoarse as exc:
+                return str(exc)
+        return ""
+    return recount
