@@ -164,7 +164,7 @@ def test_a_jump_over_crawl_cycles_stops_where_an_item_within_tocrawl_nears_expir
     assert (stepped[0].totals.crawler_reclaimed, stepped[0].totals.curr_items) == (1, 3)     # b
 
     def from_the_head(self):
-        return min((item.exptime for cls, seg in self.lrus for item in self.e.lrus.q[seg][cls].values()[-2:]
+        return min((item.exptime for cls, seg in self.lrus for item in self.store.lrus.q[seg][cls].values()[-2:]
                     if item.exptime), default=math.inf) - 3600
 
     monkeypatch.setattr(Crawler, "quiet_through", from_the_head)
