@@ -81,3 +81,17 @@ def test_an_eviction_is_reported_to_the_stores_hook():
     assert cls == e.class_of(165) and when == 1
     assert peak == sum(e.size[c] * len(e.slabs.free[c]) for c in range(1, len(e.size)) if c != cls) > 0
     assert e.peak == e.store.evictions.peak and e.store.lrus.q[COLD][cls].n > 0
+
+
+@pytest.mark.parametrize("item_size, expected", [(600_000, "largest"), (0, 0), (1, 1)])
+def test_the_engines_extstore_min_class_is_the_models_slabs_clsid(item_size, expected):
+    """-o ext_item_size above the largest chunk (512 KB with -I 1m) but within -I: memcached's
+    slabs_clsid (slabs.c 90-99 at 1.6.18) gives the largest class, so only that class's values go to
+    flash -- not 0, which would flush every class's.  A size of 0 is 0 (slabs.c 93)."""
+    from slabcalc.analysis.extstore import min_flush_class
+
+    config = settings("-m", "64", "-o", f"ext_path=/tmp/slabcalc-minclass.data:64m,ext_item_size={item_size}")
+    e = Engine(config, background_for(config))
+    want = e.classes[-1].id if expected == "largest" else expected
+    assert e.storage.min_class == want
+    assert min_flush_class(config, config.extstore, e.classes) == want

@@ -65,6 +65,7 @@ import math
 from slabcalc.engines.extstore_compact import Compactor
 from slabcalc.engines.flash import CHUNKED, DEFAULT, LOWTTL, Flash
 from slabcalc.engines.lru import COLD, GONE, Item, new_item
+from slabcalc.model.classes import slabs_clsid
 
 US = 1_000_000
 # the -o words read here (through model/extstore.py's Extstore), besides those that shape the flash
@@ -131,11 +132,9 @@ class Storage:
         self.held: dict = {}                               # class -> the read buffer of a get in flight
 
     def _min_class(self, size: int) -> int:
-        """``slabs_clsid(ext_item_size)``: 0 (every class) for a size above the largest chunk."""
-        e = self.e
-        if size > e.size[-1]:
-            return 0
-        return e.class_of(max(size, 1))
+        """``slabs_clsid(ext_item_size)`` (storage.c 594 at 1.6.18): the model's one rule, so a size
+        above the largest chunk but within -I is the largest class, as the report has it."""
+        return slabs_clsid(self.e.settings, self.e.classes, size)
 
     # -- hooks from the engine ----------------------------------------------------------------
 
