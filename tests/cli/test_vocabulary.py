@@ -118,3 +118,44 @@ def test_every_rate_refuses_past_one_hundred_percent(args):
     result = run(*args, "101%")
     assert result.exit_code == 2
     assert result.stderr.startswith(f"Error: Invalid value for '{args[-1]}': 101% is not a share ")
+
+
+# -- "sample" one meaning: stats --read-items N (a count), --sample a rate --------------------------
+
+def _stats_doc(server, *args: str):
+    result = run("stats", "--server", f"127.0.0.1:{server.port}", *args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout), result.stderr
+
+
+def test_read_items_reads_that_many_and_the_old_name_is_still_taken(memcached):
+    from memcached_server import MemcachedServer
+
+    with MemcachedServer(["-m", "64"], memcached=memcached) as server:
+        for i in range(30):
+            assert server.set(f"key{i:05d}", b"v" * 100) == "STORED"
+        new, said = _stats_doc(server, "--read-items", "10")
+        old, noted = _stats_doc(server, "--sample-items", "10")
+    assert said == ""
+    assert noted == "note: --sample-items is an old spelling: give --read-items\n"
+    for doc in (new, old):
+        sample = doc["nodes"][0]["sample"]
+        assert sample["totals"]["items"] == 10 and sample["unlisted_items"] == 20
+
+
+def test_read_items_and_its_old_name_together_are_a_usage_error():
+    result = run("stats", "--server", "127.0.0.1:1", "--read-items", "5", "--sample-items", "5")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == ("Error: --sample-items is the old spelling of --read-items: "
+                                              "give --read-items alone")
+
+
+def test_the_old_name_meets_the_new_names_rules():
+    result = run("stats", "--server", "127.0.0.1:1", "--watch", "1", "--sample-items", "5")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "note: --sample-items is an old spelling: give --read-items",
+        "Error: --watch reads each --server again and again: give --server, and no FILEs, --interval, "
+        "--read-items or --plot"]
+    assert run("stats", "--server", "127.0.0.1:1", "--sample-items", "0").exit_code == 2
+    assert "--sample-items" not in run("stats", "--help").output

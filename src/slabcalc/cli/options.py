@@ -14,7 +14,7 @@ import click
 from slabcalc.cli import output, tables
 from slabcalc.cli.common import settings_from
 from slabcalc.cli.errors import Refusal
-from slabcalc.cli.vocabulary import SHARE_HELP, share
+from slabcalc.cli.vocabulary import SHARE_HELP, old_spelling, share
 from slabcalc.errors import ValueRefused
 from slabcalc.model.units import parse_size
 

@@ -9,8 +9,8 @@ import click
 from slabcalc.cli.common import draw, input_dumps, measure
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
-from slabcalc.cli.options import (COUNT_MAX, DAY, format_option, gate_options, measured, plot_option, real, tls_options,
-                                 watch_options, whole)
+from slabcalc.cli.options import (COUNT_MAX, DAY, format_option, gate_options, measured, old_spelling, plot_option,
+                                  real, tls_options, watch_options, whole)
 from slabcalc.cli.stats_output import print_stats
 from slabcalc.errors import ValueRefused
 
@@ -22,9 +22,9 @@ from slabcalc.errors import ValueRefused
                    "or a unix socket path.  Not given: FILE holds saved readings.")
 @click.option("--timeout", type=real(0, 3600, low_open=True), default=2.0, show_default=True,
               help="Seconds to connect to a node and for each of its replies.")
-@click.option("--sample-items", type=whole(1, 10_000_000), default=None, metavar="N",
-              help="Also read up to N item sizes (lru_crawler metadump) and model them under the "
-                   "server's own settings.  Not given: counters only.")
+@click.option("--read-items", "metadump_items", type=whole(1, 10_000_000), default=None, metavar="N",
+              help="Also read up to N items' sizes (lru_crawler metadump: the first N it lists, not a random "
+                   "sample) and model them under the server's own settings.  Not given: counters only.")
 @click.option("--interval", type=whole(1, DAY), default=None, metavar="SECONDS",
               help="Read each --server twice, SECONDS apart, and say what happens now: evictions and sets "
                    "per second per class, item ages, pages moved by the automover.  Not given: one reading.")
@@ -40,7 +40,8 @@ from slabcalc.errors import ValueRefused
 @plot_option
 @format_option(command="stats")
 @gate_options
-def stats(files, servers, timeout, sample_items, interval, since, server_args, watch, count, tls, plot, fmt):
+@old_spelling("--sample-items", "--read-items", "metadump_items", type=whole(1, 10_000_000), metavar="N")
+def stats(files, servers, timeout, metadump_items, interval, since, server_args, watch, count, tls, plot, fmt):
     """Where a real memcached's memory goes, from its own stats.
 
     Reads `version`, `stats`, `stats slabs`, `stats items` and `stats
@@ -67,7 +68,7 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
     from slabcalc.errors import DumpError, InputError
     from slabcalc.records.stats import class_records, gate_figures
 
-    _check_usage(files, servers, since, interval, watch, count, sample_items, plot)
+    _check_usage(files, servers, since, interval, watch, count, metadump_items, plot)
     addresses, analyse = _addresses(servers), _analyser(server_args)
     if watch is not None:
         from slabcalc.cli.stats_watch import run_watch
@@ -77,7 +78,7 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
     if "-" in since and sys.stdin.isatty():     # as input_dumps says it for FILEs
         raise Refusal("reading stats from the terminal: give a FILE, or pipe one in")
     try:
-        read = read_stats(analyse, saved, since, addresses, timeout, interval, tls, sample_items, _waiting)
+        read = read_stats(analyse, saved, since, addresses, timeout, interval, tls, metadump_items, _waiting)
     except (DumpError, InputError) as exc:
         raise DataError(str(exc)) from None
     for name, error in read.failed:
@@ -91,7 +92,7 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
     return 1 if read.failed else 0
 
 
-def _check_usage(files, servers, since, interval, watch, count, sample_items, plot) -> None:
+def _check_usage(files, servers, since, interval, watch, count, metadump_items, plot) -> None:
     """The options that do not go together, each a usage error."""
     if not files and not servers:
         raise click.UsageError("give saved stats FILEs, or --server HOST:PORT (repeatable)")
@@ -99,9 +100,9 @@ def _check_usage(files, servers, since, interval, watch, count, sample_items, pl
         raise click.UsageError("--since is the earlier reading of the node in FILEs: give those FILEs too")
     if interval is not None and not servers:
         raise click.UsageError("--interval reads each --server twice; for saved readings give --since FILE")
-    if watch is not None and (files or not servers or interval or sample_items or plot):
+    if watch is not None and (files or not servers or interval or metadump_items or plot):
         raise click.UsageError("--watch reads each --server again and again: give --server, and no FILEs, "
-                               "--interval, --sample-items or --plot")
+                               "--interval, --read-items or --plot")
     if count is not None and watch is None:
         raise click.UsageError("--count is how many readings --watch makes: give --watch SECONDS too")
 
