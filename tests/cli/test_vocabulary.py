@@ -159,3 +159,65 @@ def test_the_old_name_meets_the_new_names_rules():
         "--read-items or --plot"]
     assert run("stats", "--server", "127.0.0.1:1", "--sample-items", "0").exit_code == 2
     assert "--sample-items" not in run("stats", "--help").output
+
+
+# -- memcached's flags one way: stats takes them as every command does ------------------------------
+
+PAIR = "tests/data/stats/pairs/1.6.18-calcified-after.txt"      # a 1.6.18 node started with -m 16
+
+
+def _node(*args: str) -> tuple[dict, str]:
+    result = run("stats", PAIR, *args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)["nodes"][0], result.stderr
+
+
+def test_stats_takes_the_nodes_flags_as_options_and_the_old_string_with_a_note():
+    new, said = _node("-m", "64", "-f", "1.5")
+    old, noted = _node("--server-args", "-m 64 -f 1.5")
+    assert said == "" and noted == ("note: --server-args is an old spelling: give the flags as options, as every "
+                                    "command takes them: -m 64 -f 1.5\n")
+    assert new == old
+    assert "stats settings says maxbytes 16777216, the given server flags 67108864" in new["notes"]
+    assert "settings from the given server flags: -m 64 -n 48 -f 1.5 -I 1048576" in new["notes"]
+    assert _node("-m", "1g")[0]["notes"][0] == ("stats settings says maxbytes 16777216, the given server flags "
+                                                "1073741824")
+
+
+def test_stats_flags_and_the_old_string_together_are_a_usage_error():
+    result = run("stats", PAIR, "--server-args", "-m 16", "-f", "1.25")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == ("Error: --server-args is the old spelling of the flags given as "
+                                              "options (-f 1.25): give the options alone")
+    assert "--server-args" not in run("stats", "--help").output
+
+
+# -- another configuration: one --vs 'FLAGS', on report and compare ---------------------------------
+
+def _stores(*args: str) -> list[dict]:
+    return _json("compare", "examples/items.csv", *args)["stores"]
+
+
+def test_compare_vs_is_memcached_under_those_flags_laid_on_the_given_ones():
+    stores = _stores("-C", "--vs", "-f 1.08", "--vs", "-o slab_chunk_max=16")
+    alone = [_stores("-C", "-f", "1.08")[0], _stores("-C", "-o", "slab_chunk_max=16")[0]]
+    assert [s["store"] for s in stores[:3]] == ["memcached 1.6.45", "memcached 1.6.45 -f 1.08",
+                                                "memcached 1.6.45 -o slab_chunk_max=16"]
+    for row, same in zip(stores[1:3], alone):
+        assert {k: v for k, v in row.items() if k not in ("store", "vs_memcached")} == \
+            {k: v for k, v in same.items() if k not in ("store", "vs_memcached")}
+        assert row["vs_memcached"] == round(row["total_bytes"] / stores[0]["total_bytes"], 2)
+    assert [s["store"] for s in stores[3:]] == [s["store"] for s in _stores()[1:]]   # the others unchanged
+
+
+def test_vs_is_one_option_on_report_and_compare():
+    from slabcalc.cli.commands.compare import compare
+    from slabcalc.cli.commands.report import report
+
+    (mine,), (theirs,) = ([p for p in c.params if p.name == "what_if"] for c in (report, compare))
+    assert mine.opts == theirs.opts == ["--vs"] and mine.metavar == theirs.metavar == "'FLAGS'"
+    assert mine.help == theirs.help and mine.multiple and theirs.multiple
+    for command in ("report", "compare"):
+        refused = run(command, "examples/items.csv", "--vs", "-f 0.5")
+        assert refused.exit_code == 2
+        assert refused.stderr == "Error: --vs '-f 0.5': memcached 1.6.45 refuses: Factor must be greater than 1\n"

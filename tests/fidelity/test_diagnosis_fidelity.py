@@ -6,7 +6,7 @@
   evictions.  About 20 s with 1.6.18 or 1.6.45.
 * ``--read-items`` says how many items the metadump skipped as expired.
 * ``-f 1.0875`` (printed 1.09 by stats settings) is no drift, with or without
-  ``--server-args``.
+  the flags given as options.
 
 Without a server these tests skip locally and FAIL under CI.
 """
@@ -86,7 +86,7 @@ def test_a_factor_with_more_decimals_is_no_drift(memcached):
             assert server.set(f"k{size}", b"v" * size) == "STORED"
         assert server.stats("settings")["growth_factor"] == "1.09"
         plain = stats(server)["nodes"][0]
-        given = stats(server, "--server-args", "-m 64 -f 1.0875")["nodes"][0]
+        given = stats(server, "-m", "64", "-f", "1.0875")["nodes"][0]
     assert plain["drift"] == [] and given["drift"] == []
     assert any("stats settings prints growth_factor 1.09; the classes are those of -f 1.08" in n
                for n in plain["notes"]), plain["notes"]

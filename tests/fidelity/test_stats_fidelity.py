@@ -105,9 +105,9 @@ def test_drift_only_where_the_settings_hide_an_option(pool):
     assert drift and {d["chunk_size"] for d in drift} <= sizes | {524288}
     said = [line for line in docs["b"]["findings"] if "slab_sizes" in line]
     assert said and said[-1].endswith("action: give slabcalc the flags the node was started with, "
-                                      "--server-args '...', so the model is the node's")
+                                      "as options (stats -f ... -o slab_sizes=...), so the model is the node's")
     # and done so, the model is the node's: no drift
-    again = stats_json(pool["b"], extra=("--server-args", " ".join(NODES["b"][0])))
+    again = stats_json(pool["b"], extra=tuple(NODES["b"][0]))       # memcached's flags, as options
     assert again["nodes"][0]["drift"] == []
 
 

@@ -36,7 +36,7 @@ def read_stats(analyse: Callable[..., NodeStats], saved: Dump | None = None, sin
     ``addresses``, read once, or twice ``interval`` seconds apart (``waiting`` is told before the wait).
 
     ``analyse(dump[, name])`` makes a node's :class:`NodeStats` (:func:`slabcalc.analysis.stats.analyse`
-    under the command's ``--server-args``).  A saved node that cannot be analysed is a
+    under the flags the command was given, ``server_args``).  A saved node that cannot be analysed is a
     :class:`DumpError` (``since`` unreadable: its reader's error); a live node that cannot be read or
     analysed is one entry of ``failed`` and the others are still read."""
     from slabcalc.analysis.diagnosis import interval as interval_of

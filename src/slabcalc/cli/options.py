@@ -14,7 +14,7 @@ import click
 from slabcalc.cli import output, tables
 from slabcalc.cli.common import settings_from
 from slabcalc.cli.errors import Refusal
-from slabcalc.cli.vocabulary import SHARE_HELP, old_spelling, share
+from slabcalc.cli.vocabulary import SHARE_HELP, old_spelling, say_old, share
 from slabcalc.errors import ValueRefused
 from slabcalc.model.units import parse_size
 
@@ -125,13 +125,41 @@ def model_options(func: Callable) -> Callable:
 
 def server_flag_options(func: Callable) -> Callable:
     """``stats``: the flags the node(s) were started with, the same options as every command's (the release
-    and word size are the node's own)."""
+    and word size are the node's own), handed to the command as one ``server_args`` argument: memcached's
+    command line, or None when none is given.  The old ``--server-args 'FLAGS'`` is still taken, with its note."""
+    @functools.wraps(func)
+    def wrapper(*args, server_args_old_spelling=None, **params):
+        import shlex
+
+        from slabcalc.cli.common import flags_argv
+
+        flags = {name: params.pop(name) for name in FLAG_PARAMS}
+        argv = flags_argv(**flags) if any(v not in (None, False, ()) for v in flags.values()) else None
+        if server_args_old_spelling is not None:
+            if argv is not None:
+                raise click.UsageError("--server-args is the old spelling of the flags given as options "
+                                       f"({' '.join(argv)}): give the options alone")
+            try:
+                argv = shlex.split(server_args_old_spelling)
+            except ValueError as exc:
+                raise click.BadParameter(str(exc), param_hint="'--server-args'") from None
+            say_old("--server-args", f"give the flags as options, as every command takes them: {' '.join(argv)}")
+        return func(*args, server_args=argv, **params)
+
     memory_help = ("memcached -m the node(s) were started with, in megabytes or a size such as 1g.  Any of these "
                    "flags given: the model is memcached started with them, not what stats settings shows (it "
-                   "rounds -f and hides -o slab_sizes).  None given: stats settings.")
+                   "rounds -f and hides -o slab_sizes).  Not given (none of them): stats settings.")
+    wrapper = click.option("--server-args", "server_args_old_spelling", hidden=True, default=None)(wrapper)
     for option in reversed(_flag_options(memory_help)):
-        func = option(func)
-    return func
+        wrapper = option(wrapper)
+    return wrapper
+
+
+vs_option = click.option(
+    "--vs", "what_if", multiple=True, metavar="'FLAGS'",
+    help="Another memcached configuration beside the one given: memcached's flags in one string, laid on the "
+         "given ones as memcached reads its command line (a later flag wins), e.g. --vs '-f 1.08' --vs '-C' "
+         "(repeatable).  Not given: no comparison.")
 
 
 KEY_HELP = ("Key length for inputs without a key column (a column of value sizes), 1 to the release's key_max.  "

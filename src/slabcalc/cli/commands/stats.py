@@ -10,7 +10,7 @@ from slabcalc.cli.common import draw, input_dumps, measure
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import (COUNT_MAX, DAY, format_option, gate_options, measured, old_spelling, plot_option,
-                                  real, tls_options, watch_options, whole)
+                                  real, server_flag_options, tls_options, watch_options, whole)
 from slabcalc.cli.stats_output import print_stats
 from slabcalc.errors import ValueRefused
 
@@ -31,10 +31,7 @@ from slabcalc.errors import ValueRefused
 @click.option("--since", "since", multiple=True, metavar="FILE",
               help="An earlier saved reading of the node in FILEs (repeat for one file per command): "
                    "what happened between the two, as --interval.  Not given: counters since boot.")
-@click.option("--server-args", "server_args", default=None, metavar="'FLAGS'",
-              help="The flags the node(s) were started with, e.g. '-m 1024 -f 1.0875': the model uses "
-                   "them instead of what stats settings shows (it rounds -f, and hides -o slab_sizes).  Not "
-                   "given: stats settings.")
+@server_flag_options
 @watch_options
 @tls_options
 @plot_option
@@ -52,7 +49,7 @@ def stats(files, servers, timeout, metadump_items, interval, since, server_args,
     its share of evictions; totals per node and for the pool.  Findings:
     which class evicts now and what to change, by the automover's own rules
     (docs/diagnosis.md), drift (the server's class table against the model of its
-    release and settings, or of --server-args), and what the dump lacks.  Two
+    release and settings, or of the flags given), and what the dump lacks.  Two
     readings (--interval, or --since an earlier saved one) say what happens
     now: evictions and sets per second per class, ages, and whether the
     automover is moving pages to the classes that evict.  --watch keeps
@@ -118,24 +115,17 @@ def _addresses(servers):
 
 
 def _analyser(server_args):
-    """``analyse(dump[, name])`` under --server-args: a node's figures, or a refusal naming the flags
-    the node's release refuses."""
-    import shlex
-
+    """``analyse(dump[, name])`` under the flags given (``server_args``, memcached's command line, or None):
+    a node's figures, or a refusal naming the flags the node's release refuses."""
     from slabcalc.analysis.stats import analyse
     from slabcalc.model.settings import Refused
 
-    try:
-        args = shlex.split(server_args) if server_args is not None else None
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="'--server-args'") from None
-
     def node_of(dump, name=None):
         try:
-            return analyse(dump, name, args)
+            return analyse(dump, name, server_args)
         except Refused as exc:
             said = " / ".join(exc.message.splitlines()) or "it exits"
-            raise Refusal(f"--server-args: memcached {dump.release} refuses {server_args} ({said})") from None
+            raise Refusal(f"memcached {dump.release} refuses to start with {' '.join(server_args)} ({said})") from None
     return node_of
 
 
