@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import click
 import pytest
-from helpers import run
+from helpers import ROOT, run
 
 from slabcalc.cli.vocabulary import ShareType
 
@@ -221,3 +221,54 @@ def test_vs_is_one_option_on_report_and_compare():
         refused = run(command, "examples/items.csv", "--vs", "-f 0.5")
         assert refused.exit_code == 2
         assert refused.stderr == "Error: --vs '-f 0.5': memcached 1.6.45 refuses: Factor must be greater than 1\n"
+
+
+# -- options wherever they apply: compare gates and draws memcached's side as report does -------------
+
+@pytest.mark.parametrize("gate", [["--fail-over-waste", "5%"], ["--fail-over-memory", "1g"]])
+def test_compare_gates_memcached_as_report_does(gate):
+    crossed, same = (run(c, MIX, *gate, "--format", "csv") for c in ("compare", "report"))
+    assert crossed.exit_code == same.exit_code == 3
+    assert crossed.stderr.splitlines()[-1] == same.stderr.splitlines()[-1]
+    # capacity-mix: 34086060032 page bytes of which 30772000000 requested (docs/report.md's 9.7226%)
+    if gate[0] == "--fail-over-waste":
+        assert crossed.stderr == "Error: waste 9.7226% is over --fail-over-waste 5%\n"
+    assert crossed.stdout.splitlines()[1].startswith("memcached 1.6.45,30772000000,34086060032,")
+    assert run("compare", MIX, "--fail-over-waste", "10%", "--fail-over-memory", "64g").exit_code == 0
+
+
+def test_compare_plots_the_classes_report_plots(monkeypatch, tmp_path):
+    from slabcalc.cli import plot
+
+    drawn = []
+    monkeypatch.setattr(plot, "plot_classes", lambda rows, path, **_: drawn.append((list(rows), path)))
+    for command in ("compare", "report"):
+        assert run(command, MIX, "--plot", str(tmp_path / f"{command}.svg")).exit_code == 0
+    (mine, path), (theirs, _) = drawn
+    assert path == str(tmp_path / "compare.svg") and mine == theirs
+    assert [(r["class"], r["pages"]) for r in mine] == [(4, 4578), (9, 5725), (15, 8870), (23, 13334)]
+
+
+def _presence_table() -> dict[str, tuple[bool, bool]]:
+    """docs/common-options.md's table: per command, whether it has --plot and the gate (a cell that does
+    not begin "no:")."""
+    text = (ROOT / "docs" / "common-options.md").read_text()
+    table = text[text.index("| command | `--plot` |"):].split("\n\n")[0].splitlines()[2:]
+    rows = {}
+    for line in table:
+        name, plot, gate = (cell.strip() for cell in line.strip("|").split("|"))
+        rows[name.strip("`")] = (not plot.startswith("no:"), not gate.startswith("no:"))
+    return rows
+
+
+def test_plot_and_the_gate_are_where_the_docs_table_says_and_every_command_is_in_it():
+    from slabcalc.cli import cli
+
+    ctx = click.Context(cli)
+    table = _presence_table()
+    assert sorted(table) == [n for n in cli.list_commands(ctx) if n != "help"] and len(table) == 9
+    for name, (plot, gate) in table.items():
+        options = {o for p in cli.get_command(ctx, name).params for o in getattr(p, "opts", [])}
+        assert ("--plot" in options, "--fail-over-waste" in options, "--fail-over-memory" in options) == \
+            (plot, gate, gate), name
+    assert table["compare"] == (True, True) and table["place"] == (False, False)
