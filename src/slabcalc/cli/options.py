@@ -454,9 +454,10 @@ def deploy_options(func: Callable) -> Callable:
                 raise Refusal(str(exc)) from None
         return func(*args, deploy=deploy, **kwargs)
     options = [
-        click.option("--overhead", "overhead", default=None, metavar="SIZE|PCT",
+        click.option("--overhead", "overhead", default=None, metavar="SIZE|N%",
                      help="Process memory besides slab pages and the hash table (connections, threads, "
-                          "the rest): a size (64m), or a share of the whole process (25%).  Default 0."),
+                          "the rest): a size (64m; a bare number is bytes), or a share of the whole process, "
+                          "a percent with its sign (25%).  Default 0."),
         click.option("--connections", "connections", type=whole(0, COUNT_MAX), default=None, metavar="N",
                      help="Client connections open at once, for the process model (default: -c, 1024)."),
         click.option("--container", "container", type=SIZE, default=None, metavar="SIZE",
