@@ -78,9 +78,9 @@ def test_nodes_split_evenly():
 
 
 def test_fill_spare_nodes_and_the_fullest_node():
-    # --fill 80: the 3 pages of 25000 items are 80% of -m: ceil(3 / 0.8) = 4; the whole -m budgeted,
+    # --fill 80%: the 3 pages of 25000 items are 80% of -m: ceil(3 / 0.8) = 4; the whole -m budgeted,
     # the hash table for 25000 / 0.8 = 31250 items
-    n = doc("--nodes", "4", "--spread", "even", "--fill", "80")["nodes"]
+    n = doc("--nodes", "4", "--spread", "even", "--fill", "80%")["nodes"]
     assert (n["memory_limit_mb"], n["slab_bytes"], n["items_at_full"]) == (4, 4 * MIB, 31250)
     # one spare of 5: 4 serve, each sized for a quarter
     n = doc("--nodes", "5", "--spread", "even", "--spare-nodes", "1")["nodes"]
@@ -104,7 +104,7 @@ def test_fill_spare_nodes_and_the_fullest_node():
 def test_node_ram_finds_the_fewest_nodes():
     # usable 90% of 8 MiB = 7549747 bytes: 3 pages + 512 KiB + the runtime fit, 4 pages do not
     assert 3 * MIB + (8 << 16) + runtime(3) <= 8 * MIB * 9 // 10 < 4 * MIB + (8 << 16) + runtime(4)
-    r = doc("--node-ram", "8m", "--headroom", "10")["node_ram"]
+    r = doc("--node-ram", "8m", "--headroom", "10%")["node_ram"]
     assert r["usable_bytes"] == 8 * MIB * 9 // 10 and r["needed"]["nodes"] == 4   # 25000 items: 3 pages
     text = run("report", "--node-ram", "8m", "--headroom", "10%", "-", input=HIST).output
     assert "4 nodes of 8388608 bytes (8.00 MiB) hold these items" in text
@@ -116,22 +116,22 @@ def test_node_ram_finds_the_fewest_nodes():
 
 def test_gate_on_report():
     # one item in class 1: 79 of 1 MiB hold data
-    ok = run("report", "--fail-over-waste", "99.99", "-", input="key,value\n10,10\n")
+    ok = run("report", "--fail-over-waste", "99.99%", "-", input="key,value\n10,10\n")
     assert ok.exit_code == 3 and ok.stdout.startswith("class")           # the normal output first
     assert ok.stderr.strip().startswith("Error: waste 99.9925% is over --fail-over-waste 99.99%")
     assert ok.stderr.count("\n") == 1
-    assert run("report", "--fail-over-waste", "100", "-", input="key,value\n10,10\n").exit_code == 2
-    assert run("report", "--fail-over-waste", "50", "-", input=HIST).exit_code == 0
+    assert run("report", "--fail-over-waste", "100%", "-", input="key,value\n10,10\n").exit_code == 2
+    assert run("report", "--fail-over-waste", "50%", "-", input=HIST).exit_code == 0
     # HIST wastes 1 - 100000*79/(10 MiB) = 24.66%
-    assert run("report", "--fail-over-waste", "24.7", "-", input=HIST).exit_code == 0
-    assert run("report", "--fail-over-waste", "24.6", "-", input=HIST).exit_code == 3
+    assert run("report", "--fail-over-waste", "24.7%", "-", input=HIST).exit_code == 0
+    assert run("report", "--fail-over-waste", "24.6%", "-", input=HIST).exit_code == 3
     memory = 10 * MIB + (8 << 17) + runtime(10)
     assert run("report", "--fail-over-memory", str(memory), "-", input=HIST).exit_code == 0
     over = run("report", "--fail-over-memory", str(memory - 1), "-", input=HIST)
     assert over.exit_code == 3 and f"process memory {memory} bytes" in over.stderr
     # with --nodes the gate takes one node's process
     assert run("report", "--nodes", "4", "--fail-over-memory", "8m", "-", input=HIST).exit_code == 0
-    assert run("report", "--format", "json", "--fail-over-waste", "1", "-", input=HIST).exit_code == 3
+    assert run("report", "--format", "json", "--fail-over-waste", "1%", "-", input=HIST).exit_code == 3
 
 
 def test_gate_on_stats():
@@ -139,8 +139,8 @@ def test_gate_on_stats():
     assert run("stats", "examples/stats-calcified.txt", "--fail-over-memory", "4718592").exit_code == 0
     over = run("stats", "examples/stats-calcified.txt", "--fail-over-memory", "4718591")
     assert over.exit_code == 3 and over.stdout and "4718592 bytes" in over.stderr
-    assert run("stats", "examples/stats-calcified.txt", "--fail-over-waste", "99").exit_code == 0
-    assert run("stats", "examples/stats-calcified.txt", "--fail-over-waste", "10").exit_code == 3
+    assert run("stats", "examples/stats-calcified.txt", "--fail-over-waste", "99%").exit_code == 0
+    assert run("stats", "examples/stats-calcified.txt", "--fail-over-waste", "10%").exit_code == 3
 
 
 @pytest.fixture(scope="module")

@@ -276,12 +276,12 @@ def test_cli_validate_reports_both_parts():
 
 
 def test_gate_measures_the_configuration_given_as_report_does():
-    for gate in (["--fail-over-waste", "5"], ["--fail-over-memory", "100m"]):
+    for gate in (["--fail-over-waste", "5%"], ["--fail-over-memory", "100m"]):
         crossed, same = run("optimize", "examples/bimodal.csv", *gate), run("report", "examples/bimodal.csv", *gate)
         assert crossed.exit_code == same.exit_code == 3
         assert crossed.output.splitlines()[-1] == same.output.splitlines()[-1]
         assert crossed.output.splitlines()[-1].startswith("Error: ")
-    passed = run("optimize", "examples/bimodal.csv", "--fail-over-waste", "50", "--fail-over-memory", "1g")
+    passed = run("optimize", "examples/bimodal.csv", "--fail-over-waste", "50%", "--fail-over-memory", "1g")
     assert passed.exit_code == 0 and "Error" not in passed.output
 
 

@@ -171,7 +171,7 @@ def test_a_restarted_node_starts_again_from_its_new_reading(restart):
 
 def test_poll_keeps_a_steady_pace(monkeypatch):
     """The n-th reading is due n x seconds after the first; one that overruns makes the next begin at once;
-    --sample-items goes to the last reading of a counted poll only."""
+    --read-items goes to the last reading of a counted poll only."""
     from slabcalc.inputs import client
 
     now = [100.0]

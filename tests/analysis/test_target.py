@@ -66,7 +66,8 @@ def test_the_text_output_names_the_limit_and_the_one_below():
 def test_a_ratio_outside_0_1_is_refused_before_any_replay(ratio):
     result = run("simulate", CALCIFIED, "-m", "4,8", "--target-hit-ratio", ratio)
     assert result.exit_code == 2
-    assert result.output.strip().splitlines()[-1].startswith("Error: --target-hit-ratio: a hit ratio is above 0")
+    assert result.output.strip().splitlines()[-1].startswith("Error: Invalid value for '--target-hit-ratio': ")
+    assert "is not a share" in result.output
     assert "Traceback" not in result.output
 
 

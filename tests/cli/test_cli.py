@@ -235,7 +235,7 @@ def test_a_header_it_cannot_use_lists_the_names_it_accepts():
 WIDE_COMMANDS = [
     ["classes"], ["classes", "-f", "1.05", "-n", "5"], ["place", "--key", "183", "--value", "877228", "-m", "16"],
     ["report", "examples/items.csv", "-m", "64", "--vs", "-m 128"],
-    ["report", "examples/capacity-mix.csv", "--node-ram", "8g", "--headroom", "10", "--overhead", "5%"],
+    ["report", "examples/capacity-mix.csv", "--node-ram", "8g", "--headroom", "10%", "--overhead", "5%"],
     ["report", "examples/metadump.txt", "--group-by", "prefix"],
     ["stats", "examples/stats-calcified.txt"],
     ["stats", "examples/node-evicting-2.txt", "--since", "examples/node-evicting-1.txt"],

@@ -290,7 +290,7 @@ def test_the_command_line(tmp_path):
     smallest = result.stderr.split("--sample ")[-1].strip()
     assert 0.1 < float(smallest) < 1 and len(result.stderr.strip().splitlines()) == 1
     assert run("simulate", str(path), "-m", "32", "--sample", smallest, "--profile", "1.6.18").exit_code == 0
-    for bad, why in (("0", "0<x<=1"), ("1.5", "0<x<=1"), ("x", "not a valid float")):
+    for bad, why in (("0", "0 is not a share above 0"), ("1.5", "1.5 is not a share above 0"), ("x", "'x' is not a share")):
         result = run("simulate", str(path), "-m", "640", "--sample", bad)
         assert result.exit_code == 2 and why in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1

@@ -124,8 +124,8 @@ def test_the_class_cap_trap_on_the_server(memcached, profile):
     assert home.id == largest.id and list(stats) == [largest.id]
 
 
-@pytest.mark.parametrize("args", [["--nodes", "6", "--spare-nodes", "1", "--fill", "80"],
-                                  ["--node-ram", "2g", "--headroom", "10", "--overhead", "5%"]])
+@pytest.mark.parametrize("args", [["--nodes", "6", "--spare-nodes", "1", "--fill", "80%"],
+                                  ["--node-ram", "2g", "--headroom", "10%", "--overhead", "5%"]])
 def test_a_node_plan_flags_start_the_server(memcached, profile, args):
     """Each node's flags of a capacity plan, for the installed release: the server starts with them and
     reports them in stats settings (-m, the hash table's start)."""

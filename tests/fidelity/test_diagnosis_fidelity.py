@@ -4,9 +4,9 @@
   happens -- with the server's own counters showing it -- and not once its
   automover has healed it, though its counters since boot still hold the
   evictions.  About 20 s with 1.6.18 or 1.6.45.
-* ``--sample-items`` says how many items the metadump skipped as expired.
+* ``--read-items`` says how many items the metadump skipped as expired.
 * ``-f 1.0875`` (printed 1.09 by stats settings) is no drift, with or without
-  ``--server-args``.
+  the flags given as options.
 
 Without a server these tests skip locally and FAIL under CI.
 """
@@ -70,9 +70,9 @@ def test_sample_items_says_what_metadump_skips(memcached):
             assert server.set(f"long{i:05d}", b"v" * 100) == "STORED"
         time.sleep(2.2)
         counted = int(server.stats()["curr_items"])
-        doc = stats(server, "--sample-items", "100000")
+        doc = stats(server, "--read-items", "100000")
         result = run("stats", "--server", f"127.0.0.1:{server.port}",
-                     "--sample-items", "100000")
+                     "--read-items", "100000")
     assert counted >= 1500                      # expired, not reclaimed: still counted
     sample = doc["nodes"][0]["sample"]
     assert sample["totals"]["items"] == 1000 and sample["unlisted_items"] == counted - 1000
@@ -86,7 +86,7 @@ def test_a_factor_with_more_decimals_is_no_drift(memcached):
             assert server.set(f"k{size}", b"v" * size) == "STORED"
         assert server.stats("settings")["growth_factor"] == "1.09"
         plain = stats(server)["nodes"][0]
-        given = stats(server, "--server-args", "-m 64 -f 1.0875")["nodes"][0]
+        given = stats(server, "-m", "64", "-f", "1.0875")["nodes"][0]
     assert plain["drift"] == [] and given["drift"] == []
     assert any("stats settings prints growth_factor 1.09; the classes are those of -f 1.08" in n
                for n in plain["notes"]), plain["notes"]

@@ -105,9 +105,9 @@ def test_drift_only_where_the_settings_hide_an_option(pool):
     assert drift and {d["chunk_size"] for d in drift} <= sizes | {524288}
     said = [line for line in docs["b"]["findings"] if "slab_sizes" in line]
     assert said and said[-1].endswith("action: give slabcalc the flags the node was started with, "
-                                      "--server-args '...', so the model is the node's")
+                                      "as options (stats -f ... -o slab_sizes=...), so the model is the node's")
     # and done so, the model is the node's: no drift
-    again = stats_json(pool["b"], extra=("--server-args", " ".join(NODES["b"][0])))
+    again = stats_json(pool["b"], extra=tuple(NODES["b"][0]))       # memcached's flags, as options
     assert again["nodes"][0]["drift"] == []
 
 
@@ -145,11 +145,11 @@ def test_the_pool_is_the_sum_of_its_nodes(pool):
 
 def test_sample_items_modelled_alone_match_the_server(pool):
     # node a never deleted or evicted: its items modelled on a fresh server are the server
-    doc = stats_json(pool["a"], extra=["--sample-items", "100000"])
+    doc = stats_json(pool["a"], extra=["--read-items", "100000"])
     sample = doc["nodes"][0]["sample"]
     assert sample["totals"]["items"] == doc["totals"]["curr_items"]
     assert sample["totals"]["requested_bytes"] == doc["totals"]["bytes"]
     model = {r["class"]: r["used_chunks"] for r in sample["classes"]}
     assert model == {r["class"]: r["used_chunks"] for r in doc["classes"] if r["used_chunks"]}
-    few = stats_json(pool["a"], extra=["--sample-items", "10"])
+    few = stats_json(pool["a"], extra=["--read-items", "10"])
     assert few["nodes"][0]["sample"]["totals"]["items"] == 10

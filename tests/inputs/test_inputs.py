@@ -563,7 +563,7 @@ def test_a_busy_crawler_reply_is_a_rejected_row_that_says_why():
 
 
 def test_one_metadump_key_decoder_counts_bytes_as_memcached_holds_them():
-    # issue 30: stats --sample-items counted user%FF%FE as 10 bytes (unquote to text, then UTF-8:
+    # issue 30: stats --read-items counted user%FF%FE as 10 bytes (unquote to text, then UTF-8:
     # each undecodable byte became a 3-byte U+FFFD) where the reader counts 6
     from slabcalc.inputs.metadump import metadump_key_bytes, metadump_key_length
 

@@ -8,7 +8,9 @@ items memcached stores (those over ``-I`` are left out of every row):
   (``ntotal`` bytes) malloc'd on its own -- the allocator alone;
 - Varnish ``-s malloc``: one object per item, the value as its body, a header
   workspace, and its structures outside the storage limit;
-- Redis: one string key per item (``SET key value``), with its dicts.
+- Redis: one string key per item (``SET key value``), with its dicts;
+- memcached under each other configuration asked for (``compare --vs``), right after memcached: the
+  items that configuration stores (a smaller ``-I`` leaves more out of its row alone).
 
 Per store: ``requested`` (bytes asked for the stored data; for Varnish what
 ``-s malloc,SIZE`` counts), ``allocated`` (what the allocator hands out for
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from slabcalc.allocators import (
     ALLOCATORS,
@@ -120,15 +122,22 @@ def _aggregate(pairs: Mapping[Item, int] | Iterable[tuple]) -> dict[Item, int]:
     return total
 
 
+def _memcached(settings: Settings, distribution: Mapping[Item, int], size_key_length: int,
+               name: str) -> tuple[Report, Store]:
+    """memcached's report of ``distribution`` and its row: the slab pages -m counts, and the hash table."""
+    report = build_report(settings, distribution, size_key_length=size_key_length)
+    return report, Store(name, report.total("requested_bytes"), report.total("page_bytes"),
+                         hash_table_bytes(report.items, settings.profile.bits // 8))
+
+
 def compare(settings: Settings, distribution: Mapping[Item, int] | Iterable[tuple],
-            options: CompareOptions = CompareOptions()) -> Comparison:
-    """Every store's memory for ``distribution`` (as :func:`build_report` takes it)."""
+            options: CompareOptions = CompareOptions(), versus: Sequence[tuple[str, Settings]] = ()) -> Comparison:
+    """Every store's memory for ``distribution`` (as :func:`build_report` takes it); ``versus``: ``(flags,
+    settings)`` of other memcached configurations, each a row after memcached's, named by its flags."""
     distribution = _aggregate(distribution)
-    report = build_report(settings, distribution, size_key_length=options.size_key_length)
+    report, memcached = _memcached(settings, distribution, options.size_key_length, settings.profile.label)
     stored, too_large = stored_items(settings, distribution, options.size_key_length)
     items = sum(count for *_, count in stored)
-    memcached = Store(settings.profile.label, report.total("requested_bytes"), report.total("page_bytes"),
-                      hash_table_bytes(report.items, settings.profile.bits // 8))
 
     mallocs: Counter = Counter()
     segments: Counter = Counter()
@@ -148,7 +157,8 @@ def compare(settings: Settings, distribution: Mapping[Item, int] | Iterable[tupl
     if items:   # an empty dict allocates no bucket array
         redis_requests[redis.bucket_array(items)] += 1 + options.redis_ttl
 
-    stores = [memcached]
+    stores = [memcached] + [_memcached(other, distribution, options.size_key_length,
+                                       f"{other.profile.label} {text}")[1] for text, other in versus]
     for name, allocator in (("jemalloc 3.6", JEMALLOC_3_6), ("jemalloc 5", JEMALLOC_5), ("glibc", GLIBC)):
         fp = allocator.footprint(mallocs)
         stores.append(Store(name, fp.requested, fp.allocated, fp.overhead))

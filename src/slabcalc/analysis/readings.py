@@ -1,5 +1,5 @@
 """``stats``'s readings: one node's saved replies and live nodes, each read once or twice (``--interval``,
-``--since``), analysed node by node, with ``--sample-items``.  One frozen result the command prints
+``--since``), analysed node by node, with ``--read-items``.  One frozen result the command prints
 (issue 30: the command read and analysed them itself)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ if TYPE_CHECKING:      # types only
 @dataclass(frozen=True)
 class StatsReadings:
     """The nodes read and analysed, in order (the saved node first), the nodes that could not be read
-    ``(node, why)``, the samples of ``--sample-items`` and, per node, what happened between two readings."""
+    ``(node, why)``, the samples of ``--read-items`` and, per node, what happened between two readings."""
 
     nodes: tuple[NodeStats, ...]
     failed: tuple[tuple[str, str], ...] = ()
@@ -36,7 +36,7 @@ def read_stats(analyse: Callable[..., NodeStats], saved: Dump | None = None, sin
     ``addresses``, read once, or twice ``interval`` seconds apart (``waiting`` is told before the wait).
 
     ``analyse(dump[, name])`` makes a node's :class:`NodeStats` (:func:`slabcalc.analysis.stats.analyse`
-    under the command's ``--server-args``).  A saved node that cannot be analysed is a
+    under the flags the command was given, ``server_args``).  A saved node that cannot be analysed is a
     :class:`DumpError` (``since`` unreadable: its reader's error); a live node that cannot be read or
     analysed is one entry of ``failed`` and the others are still read."""
     from slabcalc.analysis.diagnosis import interval as interval_of

@@ -1,4 +1,4 @@
-"""``stats --sample-items``: the item sizes a node's metadump listed, modelled alone under the node's
+"""``stats --read-items``: the item sizes a node's metadump listed, modelled alone under the node's
 own settings, and what ``stats items`` counts that the dump did not list.  One frozen result (issue 30:
 the command line read the items and built the report itself)."""
 
@@ -25,7 +25,7 @@ class SampledItems:
     accounting: Accounting | None = None
     counted: int | None = None             # items stats items counts
     listed: int = 0                        # metadump lines read
-    limit: int = 0                         # --sample-items N
+    limit: int = 0                         # --read-items N
     unlisted: tuple[int, int] | None = None   # (items, bytes) counted but not listed
 
     @property

@@ -351,7 +351,7 @@ def drift_lines(node: NodeStats) -> list[str]:
         hint += f", or a -f with more decimals than the {factor} stats settings prints"
     lines.append(f"drift: {len(node.drift)} class(es) differ from memcached {release} started with "
                  f"{' '.join(node.settings.as_argv())}: {hint}; action: give slabcalc the flags the node "
-                 f"was started with, --server-args '...', so the model is the node's")
+                 f"was started with, as options (stats -f ... -o slab_sizes=...), so the model is the node's")
     return lines
 
 

@@ -132,6 +132,27 @@ def _argv_values(profile, slab_min_size, factor, max_item_size, memory_limit, ca
                 suboptions=extra_options, threads=threads, maxconns=conn_limit, preallocate=prealloc)
 
 
+def versus_settings(settings, text: str):
+    """Settings for ``--vs 'FLAGS'``: the given configuration's flags, as its settings write them, followed by
+    these; a refusal (exit 2) names the flags and what memcached says."""
+    import shlex
+
+    from slabcalc.model.settings import Refused, configure
+
+    try:
+        return configure(settings.profile, settings.as_argv(round_trip=True) + shlex.split(text))
+    except Refused as exc:
+        raise Refusal(f"--vs {text!r}: {settings.profile.label} refuses: {exc.message or exc.crash}") from None
+    except ValueError as exc:
+        raise Refusal(f"--vs {text!r}: {exc}") from None
+
+
+def flags_argv(**flags) -> list[str]:
+    """memcached's command line for the flag options alone, the release not known yet (``stats``: each
+    node's own): ``--slab-chunk-max`` passes through as written, for the node's memcached to read."""
+    return Settings.argv(**_argv_values(None, **flags))
+
+
 def settings_from(profile, bits, noted: set | None = None, **options):
     """Profile and settings from the shared options, or a one-line refusal (exit 2).
 

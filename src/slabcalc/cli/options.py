@@ -14,6 +14,7 @@ import click
 from slabcalc.cli import output, tables
 from slabcalc.cli.common import settings_from
 from slabcalc.cli.errors import Refusal
+from slabcalc.cli.vocabulary import SHARE_HELP, old_spelling, say_old, share
 from slabcalc.errors import ValueRefused
 from slabcalc.model.units import parse_size
 
@@ -65,26 +66,28 @@ DAY = 86400
 COUNT_MAX = (1 << 31) - 1          # a count of readings, items, connections: a C int's range
 
 
-def model_options(func: Callable) -> Callable:
-    """The options that describe a memcached server, shared by every command."""
-    options = [
+
+
+def _release_options() -> list:
+    """``--profile`` and ``--bits``: which memcached build (stats reads both from each node)."""
+    return [
         click.option("--profile", "profile", metavar="RELEASE|FILE", default=None,
                      help="memcached release (1.4.24, 1.6.18, 1.6.45, ...) or a YAML profile; default 1.6.45."),
         click.option("--bits", type=click.Choice(["64", "32"]), default="64", show_default=True,
                      help="Word size of the memcached build (32-bit builds have a 32-byte item header)."),
+    ]
+
+
+def _flag_options(memory_help: str) -> list:
+    """memcached's own flags, spelt as memcached spells them: one configuration, given one way to every command."""
+    return [
         click.option("-n", "--slab-min-size", "slab_min_size", metavar="BYTES", default=None,
                      help="memcached -n: minimum key+value+flags space of the smallest class (default 48)."),
         click.option("-f", "--slab-growth-factor", "factor", metavar="FACTOR", default=None,
                      help="memcached -f: chunk size growth factor between classes (default 1.25)."),
         click.option("-I", "--max-item-size", "max_item_size", type=SIZE, default=None,
                      help="memcached -I: largest item, e.g. 512k, 1m, 2m (default 1m)."),
-        click.option("-m", "--memory-limit", "memory_limit", metavar="MB|SIZE", default=None,
-                     help="memcached -m: memory limit in megabytes, or a size such as 1g.  Not given: "
-                          "simulate replays under memcached's default, 64; report prints the -m that holds "
-                          "the items; optimize minimises page bytes instead of fitting items; place shows no "
-                          "capacity; classes and compare do not use it.  simulate also takes a list, "
-                          "16,32,64, or a range START..STOP:STEP, 16..128:16: a hit-ratio curve, one replay "
-                          "per limit."),
+        click.option("-m", "--memory-limit", "memory_limit", metavar="MB|SIZE", default=None, help=memory_help),
         click.option("--cas/--no-cas", " /-C", "cas", default=None,
                      help="memcached -C turns CAS off and saves 8 bytes per item (default: on)."),
         click.option("--slab-chunk-max", "slab_chunk_max", metavar="N|SIZE", default=None,
@@ -104,9 +107,59 @@ def model_options(func: Callable) -> Callable:
         click.option("-L", "--prealloc", "prealloc", is_flag=True, default=False,
                      help="memcached -L: -m in one block and a page for every class at start."),
     ]
-    for option in reversed(options):
+
+
+MEMORY_HELP = ("memcached -m: memory limit in megabytes, or a size such as 1g.  Not given: simulate replays under "
+               "memcached's default, 64; report prints the -m that holds the items; optimize minimises page bytes "
+               "instead of fitting items; place shows no capacity; classes and compare do not use it.  simulate "
+               "also takes a list, 16,32,64, or a range START..STOP:STEP, 16..128:16: a hit-ratio curve, one "
+               "replay per limit.")
+
+
+def model_options(func: Callable) -> Callable:
+    """The options that describe a memcached server, shared by every command: the release, then its flags."""
+    for option in reversed(_release_options() + _flag_options(MEMORY_HELP)):
         func = option(func)
     return func
+
+
+def server_flag_options(func: Callable) -> Callable:
+    """``stats``: the flags the node(s) were started with, the same options as every command's (the release
+    and word size are the node's own), handed to the command as one ``server_args`` argument: memcached's
+    command line, or None when none is given.  The old ``--server-args 'FLAGS'`` is still taken, with its note."""
+    @functools.wraps(func)
+    def wrapper(*args, server_args_old_spelling=None, **params):
+        import shlex
+
+        from slabcalc.cli.common import flags_argv
+
+        flags = {name: params.pop(name) for name in FLAG_PARAMS}
+        argv = flags_argv(**flags) if any(v not in (None, False, ()) for v in flags.values()) else None
+        if server_args_old_spelling is not None:
+            if argv is not None:
+                raise click.UsageError("--server-args is the old spelling of the flags given as options "
+                                       f"({' '.join(argv)}): give the options alone")
+            try:
+                argv = shlex.split(server_args_old_spelling)
+            except ValueError as exc:
+                raise click.BadParameter(str(exc), param_hint="'--server-args'") from None
+            say_old("--server-args", f"give the flags as options, as every command takes them: {' '.join(argv)}")
+        return func(*args, server_args=argv, **params)
+
+    memory_help = ("memcached -m the node(s) were started with, in megabytes or a size such as 1g.  Any of these "
+                   "flags given: the model is memcached started with them, not what stats settings shows (it "
+                   "rounds -f and hides -o slab_sizes).  Not given (none of them): stats settings.")
+    wrapper = click.option("--server-args", "server_args_old_spelling", hidden=True, default=None)(wrapper)
+    for option in reversed(_flag_options(memory_help)):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+vs_option = click.option(
+    "--vs", "what_if", multiple=True, metavar="'FLAGS'",
+    help="Another memcached configuration beside the one given: memcached's flags in one string, laid on the "
+         "given ones as memcached reads its command line (a later flag wins), e.g. --vs '-f 1.08' --vs '-C' "
+         "(repeatable).  Not given: no comparison.")
 
 
 KEY_HELP = ("Key length for inputs without a key column (a column of value sizes), 1 to the release's key_max.  "
@@ -140,16 +193,17 @@ time_zero_option = click.option(
          "more is itself a unix time, and a ttl over 30 days at an earlier time is refused.")
 
 
-SAMPLE_HELP = ("Replay only the keys whose hash falls under RATE (0 < RATE <= 1; SHARDS-style spatial "
+SAMPLE_HELP = ("Replay only the keys whose hash falls under RATE, a share above 0 and up to 1 (0.01 or 1%; "
+               "SHARDS-style spatial "
                "sampling; the hash is docs/sampling.md's, the one `sql --workload --sample` uses), each page "
                "holding RATE of its chunks, and scale the counts back, with their error: for nodes too large to "
                "replay whole.  A RATE at which -m cannot hold 20 sampled chunks of each class the workload uses "
                "is refused, naming the smallest that can.  Not given: every key.")
-sample_option = click.option("--sample", "sample", type=real(0, 1, low_open=True), default=None, metavar="RATE",
+sample_option = click.option("--sample", "sample", type=share(low_open=True, exact=False), default=None, metavar="RATE",
                              help=SAMPLE_HELP)
 sampled_option = click.option(
-    "--sampled", "sampled", type=real(0, 1, low_open=True), default=None, metavar="RATE",
-    help="FILE is a sample of RATE drawn already (`slabcalc sql --workload --sample RATE`, run in a "
+    "--sampled", "sampled", type=share(low_open=True, exact=False), default=None, metavar="RATE",
+    help="FILE is a sample of RATE (0.01 or 1%) drawn already (`slabcalc sql --workload --sample RATE`, run in a "
          "warehouse): replay all of it and scale the counts as --sample RATE does.  Not with --sample.  "
          "Not given: FILE is the whole log.")
 
@@ -161,9 +215,10 @@ def workload_sample_options(func: Callable) -> Callable:
         click.option("--workload", is_flag=True,
                      help="Write the query selecting a replayable sample of a request log (TABLE) for "
                           "`simulate --sampled`, not the item-size histogram."),
-        click.option("--sample", "sample", type=real(0, 1, low_open=True), default=None, metavar="RATE",
+        click.option("--sample", "sample", type=share(low_open=True, exact=False), default=None, metavar="RATE",
                      help="With --workload: keep the requests of the keys `simulate --sample RATE` keeps "
-                          "(0 < RATE <= 1; required with --workload).  Not given: refused with --workload."),
+                          "(above 0 and up to 1: 0.01 or 1%; required with --workload).  Not given: refused "
+                          "with --workload."),
         click.option("--id-keys", "id_keys", is_flag=True,
                      help="With --workload: the key column holds integer ids (oracleGeneral's obj_id), "
                           "hashed as the oracleGeneral reader hashes them, not as text."),
@@ -305,16 +360,8 @@ def gate_options(func: Callable) -> Callable:
     def wrapper(*args, fail_over_waste=None, fail_over_memory=None, **kwargs):
         from slabcalc.cli.gate import EXIT_STATUS, Gate, crossed
 
-        share = None
-        if fail_over_waste is not None:
-            from slabcalc.analysis.process import parse_pct  # only then: fractions and decimal load
-
-            try:
-                share = parse_pct(fail_over_waste, "--fail-over-waste")
-            except ValueRefused as exc:
-                raise click.BadParameter(str(exc), param_hint="'--fail-over-waste'") from None
         ctx = click.get_current_context()
-        ctx.meta["slabcalc.cli.gate"] = gate = Gate(share, fail_over_memory)
+        ctx.meta["slabcalc.cli.gate"] = gate = Gate(fail_over_waste, fail_over_memory)
         result = func(*args, **kwargs)
         measure = ctx.meta.get("slabcalc.measure")
         reason = crossed(gate, measure) if gate.active and measure is not None else None
@@ -325,9 +372,10 @@ def gate_options(func: Callable) -> Callable:
     wrapper = click.option("--fail-over-memory", "fail_over_memory", type=SIZE, default=None, metavar="SIZE",
                            help="Exit with status 3 (after the normal output) when memory is over SIZE.  Not "
                                 "given: no memory gate.")(wrapper)
-    return click.option("--fail-over-waste", "fail_over_waste", default=None, metavar="PCT",
-                        help="Exit with status 3 (after the normal output) when more than PCT% of memory "
-                             "holds no item data.  Not given: no waste gate.")(wrapper)
+    return click.option("--fail-over-waste", "fail_over_waste", type=share(high_open=True, was_percent=True),
+                        default=None, metavar="SHARE",
+                        help=f"Exit with status 3 (after the normal output) when more than SHARE of memory holds "
+                             f"no item data, {SHARE_HELP}.  Not given: no waste gate.")(wrapper)
 
 
 def tls_options(func: Callable) -> Callable:
@@ -406,9 +454,10 @@ def deploy_options(func: Callable) -> Callable:
                 raise Refusal(str(exc)) from None
         return func(*args, deploy=deploy, **kwargs)
     options = [
-        click.option("--overhead", "overhead", default=None, metavar="SIZE|PCT",
+        click.option("--overhead", "overhead", default=None, metavar="SIZE|N%",
                      help="Process memory besides slab pages and the hash table (connections, threads, "
-                          "the rest): a size (64m), or a share of the whole process (25%).  Default 0."),
+                          "the rest): a size (64m; a bare number is bytes), or a share of the whole process, "
+                          "a percent with its sign (25%).  Default 0."),
         click.option("--connections", "connections", type=whole(0, COUNT_MAX), default=None, metavar="N",
                      help="Client connections open at once, for the process model (default: -c, 1024)."),
         click.option("--container", "container", type=SIZE, default=None, metavar="SIZE",
@@ -420,11 +469,12 @@ def deploy_options(func: Callable) -> Callable:
         click.option("--node-ram", "node_ram", type=SIZE, default=None, metavar="SIZE",
                      help="How many nodes of SIZE RAM hold the items (with --headroom free on each).  Not "
                           "given: not asked."),
-        click.option("--headroom", "headroom", default="0", show_default=True, metavar="PCT",
-                     help="With --node-ram: the share of each node's RAM to leave free."),
-        click.option("--fill", "fill", default=None, metavar="PCT",
-                     help="With --nodes/--node-ram: the share of -m the items fill (room to grow; the whole "
-                          "-m is budgeted).  Default 100."),
+        click.option("--headroom", "headroom", type=share(high_open=True, was_percent=True), default="0",
+                     show_default=True, metavar="SHARE",
+                     help=f"With --node-ram: the share of each node's RAM to leave free, {SHARE_HELP}."),
+        click.option("--fill", "fill", type=share(low_open=True, was_percent=True), default=None, metavar="SHARE",
+                     help=f"With --nodes/--node-ram: the share of -m the items fill (room to grow; the whole "
+                          f"-m is budgeted), {SHARE_HELP}.  Default 100%."),
         click.option("--spare-nodes", "spare_nodes", type=whole(0, 1 << 20), default=0, show_default=True,
                      metavar="N", help="With --nodes/--node-ram: nodes that may be down while the rest hold "
                                        "every item (1 for N+1)."),
@@ -446,8 +496,9 @@ def deploy_options(func: Callable) -> Callable:
 
 
 # The parameters model_options adds to a command, in the order settings_from takes them.
-MODEL_PARAMS = ("profile", "bits", "slab_min_size", "factor", "max_item_size", "memory_limit", "cas",
-                "slab_chunk_max", "slab_sizes", "extra_options", "threads", "conn_limit", "prealloc")
+FLAG_PARAMS = ("slab_min_size", "factor", "max_item_size", "memory_limit", "cas", "slab_chunk_max", "slab_sizes",
+               "extra_options", "threads", "conn_limit", "prealloc")
+MODEL_PARAMS = ("profile", "bits", *FLAG_PARAMS)
 
 
 def with_settings(func: Callable) -> Callable:

@@ -17,16 +17,13 @@ def deploy_plan(settings, base, triples, deploy, key_length, source, wbuf_bucket
     """``report``'s whole-process memory, node plan and key groups (``groups``: the --group-by sums made
     as the rows were read, or None): the options parsed, one library call."""
     from slabcalc.analysis.deployment import PlanRefused, deployment
-    from slabcalc.analysis.process import parse_overhead, parse_pct
+    from slabcalc.analysis.process import parse_overhead
 
     try:
         overhead = parse_overhead(deploy["overhead"]) if deploy["overhead"] is not None else parse_overhead("0")
     except ValueRefused as exc:
         raise click.BadParameter(str(exc), param_hint="'--overhead'") from None
-    try:
-        headroom = parse_pct(deploy["headroom"], "--headroom")
-    except ValueRefused as exc:
-        raise click.BadParameter(str(exc), param_hint="'--headroom'") from None
+    headroom = deploy["headroom"]           # a Fraction: options.share
     planning = deploy["nodes"] is not None or deploy["node_ram"] is not None
     for given, name in ((deploy["fill"] is not None, "--fill"), (deploy["spare_nodes"], "--spare-nodes"),
                         (deploy["node_names"], "--node-names")):
@@ -52,18 +49,9 @@ def deploy_plan(settings, base, triples, deploy, key_length, source, wbuf_bucket
 
 def _plan_rules(deploy):
     """``--fill``, ``--spare-nodes``, ``--spread`` and ``--node-names`` as :class:`PlanRules`."""
-    from fractions import Fraction
-
     from slabcalc.analysis.deploy import PlanRules
-    from slabcalc.analysis.process import parse_pct
 
-    fill = PlanRules.fill
-    if deploy["fill"] is not None:
-        try:   # a share of -m above 0, up to 100%
-            fill = 1 - parse_pct(100 - Fraction(str(deploy["fill"]).strip().removesuffix("%")), "--fill")
-        except (ValueError, ZeroDivisionError):
-            raise click.BadParameter(f"{deploy['fill']!r} is not a share above 0 and up to 100 (e.g. 80 or 80%)",
-                                     param_hint="'--fill'") from None
+    fill = PlanRules.fill if deploy["fill"] is None else deploy["fill"]   # a Fraction: options.share
     names = tuple(n.strip() for n in deploy["node_names"].split(",")) if deploy["node_names"] else None
     if names and deploy["nodes"] is None:
         raise Refusal("--node-names names the nodes of --nodes N: give --nodes too")

@@ -1,4 +1,4 @@
-"""``stats``: the tables, the interval table and the findings, and ``--sample-items``."""
+"""``stats``: the tables, the interval table and the findings, and ``--read-items``."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ told apart by the first line), or a Parquet, JSON-lines or gzipped-CSV file thro
 (:mod:`slabcalc.inputs.warehouse`, by its suffix).  :func:`open_workload` reads ``simulate``'s
 operations -- a CSV or twitter trace (:mod:`slabcalc.inputs.workload`), libCacheSim's oracleGeneral
 (:mod:`slabcalc.inputs.traces`) or a warehouse file.  :func:`read_dumps` reads saved ``stats``
-replies, and :func:`sampled_items` the metadump lines ``stats --sample-items`` read from a server.
+replies, and :func:`sampled_items` the metadump lines ``stats --read-items`` read from a server.
 
 Every path reads its input once, as the rows are consumed: the row readers a block at a time,
 DuckDB out of core (its answer is the distinct item groups).  So the rows must be consumed inside
@@ -186,7 +186,7 @@ def read_dumps(paths: Iterable[str]):
 
 def sampled_items(lines: list[str], source: str, settings) -> tuple[list, object, int]:
     """``(triples, accounting, key length)`` of metadump ``lines`` read from a server (``stats
-    --sample-items``): the items, and the most common key length to split chunked items with."""
+    --read-items``): the items, and the most common key length to split chunked items with."""
     import io
 
     from slabcalc.inputs.items import read_items

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from slabcalc.analysis.diagnosis import Interval, now_findings
 from slabcalc.analysis.stats import NodeStats, calcification, diagnosis, findings
 
-if TYPE_CHECKING:      # types only: samples are read only under --sample-items
+if TYPE_CHECKING:      # types only: samples are read only under --read-items
     from slabcalc.analysis.sampled import SampledItems
 
 CLASS_FIELDS = ("node", "class", "chunk_size", "perslab", "pages", "page_bytes", "used_chunks", "used_bytes",
@@ -135,7 +135,7 @@ def stats_record(nodes: Sequence[NodeStats], failed: Sequence[tuple[str, str]] =
 
     ``failed`` pairs nodes that could not be read with their one-line error; ``spans`` are the
     intervals of the nodes read twice (each node's ``interval``; see :func:`findings`); ``samples``
-    the items of ``--sample-items`` (each node's ``sample``).
+    the items of ``--read-items`` (each node's ``sample``).
     """
     spans = spans or {}
     intervals = {name: interval_record(span) for name, span in spans.items()}   # each made once
@@ -155,7 +155,7 @@ def stats_record(nodes: Sequence[NodeStats], failed: Sequence[tuple[str, str]] =
 
 
 def sample_record(sample: SampledItems) -> dict:
-    """``--sample-items``: the report of the sampled items (``report``'s record), and the items
+    """``--read-items``: the report of the sampled items (``report``'s record), and the items
     ``stats items`` counts but metadump did not list; or the error."""
     from slabcalc.records.report import report_record
 

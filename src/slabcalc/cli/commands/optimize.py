@@ -9,8 +9,8 @@ from slabcalc.cli.common import check_layout_options, input_items, input_workloa
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.optimize_output import print_optimum
-from slabcalc.cli.options import (check_key, format_option, gate_options, input_options, measured, model_options, real,
-                                 time_zero_option, whole)
+from slabcalc.cli.options import (SHARE_HELP, check_key, format_option, gate_options, input_options, measured,
+                                  model_options, share, time_zero_option, whole)
 from slabcalc.errors import SlabcalcError
 
 
@@ -19,11 +19,11 @@ from slabcalc.errors import SlabcalcError
 @input_options()
 @click.option("--max-classes", "max_classes", type=whole(1, 199), default=None, metavar="K",
               help="At most K sizes in -o slab_sizes (default: the release's limit, 62).")
-@click.option("--validate", "validate", type=real(0, 1, high_open=True), default=0.2, show_default=True,
-              metavar="FRACTION", help="Hold back this random part of the items, optimise on the rest, and "
-                                       "recommend a change only when it gains on the held-back items too; 0 "
-                                       "optimises and scores on every item.  A mix too small to hold back 20 "
-                                       "items is scored on every item, and the output says so.")
+@click.option("--validate", "validate", type=share(high_open=True, exact=False), default=0.2, show_default=True,
+              metavar="SHARE", help=f"Hold back this random share of the items ({SHARE_HELP}), optimise on the "
+                                    "rest, and recommend a change only when it gains on the held-back items too; 0 "
+                                    "optimises and scores on every item.  A mix too small to hold back 20 "
+                                    "items is scored on every item, and the output says so.")
 @click.option("--seed", type=whole(-(1 << 63), (1 << 63) - 1), default=0, show_default=True, help="Random seed of --validate's split.")
 @click.option("--workload", "workload", default=None, metavar="FILE",
               help="Also replay this workload (simulate's input) under the baseline and each space's best, "

@@ -6,11 +6,11 @@ import click
 
 from slabcalc.model.item import size_key
 from slabcalc.cli import output
-from slabcalc.cli.common import check_layout_options, draw, input_items, say_rejected, settings_from
+from slabcalc.cli.common import check_layout_options, draw, input_items, say_rejected, settings_from, versus_settings
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
-from slabcalc.cli.options import (check_key, check_rate_given, deploy_options, format_option, gate_options, input_options, model_options,
-                                  plot_option, rate_option)
+from slabcalc.cli.options import (check_key, check_rate_given, deploy_options, format_option, gate_options,
+                                  input_options, model_options, plot_option, rate_option, vs_option)
 from slabcalc.cli.plan import deploy_plan, print_plan
 from slabcalc.cli.tables import REPORT_COLUMNS, REPORT_ESSENTIAL, WHAT_IF_COLUMNS
 from slabcalc.errors import SlabcalcError
@@ -19,9 +19,7 @@ from slabcalc.errors import SlabcalcError
 @cli.command()
 @click.argument("file", default="-", metavar="[FILE]")
 @input_options()
-@click.option("--vs", "what_if", multiple=True, metavar="OPTIONS",
-              help='Compare with other memcached options, e.g. --vs "-f 1.08" --vs "-C" (repeatable).  '
-                   'Not given: no comparison.')
+@vs_option
 @deploy_options
 @rate_option
 @plot_option
@@ -51,7 +49,7 @@ def report(file, key_length, strict, what_if, plot, fmt, deploy, rate, **model):
     check_key(settings, key_length)
     check_layout_options(settings, "report")
     check_rate_given(settings, rate)
-    versus = [(text, _vs_settings(settings, text)) for text in what_if]
+    versus = [(text, versus_settings(settings, text)) for text in what_if]
     orders = [_file_order(s, key_length) for s in [settings] + [vs for _, vs in versus]]
     groups = None
     if deploy["group_by"] is not None:   # summed per group in the one pass that reads the sizes
@@ -95,20 +93,6 @@ def _file_order(settings, key_length):
 
         return InputOrder()
     return FileOrder(settings, size_key_length=size_key(key_length))
-
-
-def _vs_settings(settings, text):
-    """Settings for ``--vs OPTIONS``: the baseline's options, as its settings write them, followed by these."""
-    import shlex
-
-    from slabcalc.model.settings import Refused, configure
-
-    try:
-        return configure(settings.profile, settings.as_argv(round_trip=True) + shlex.split(text))
-    except Refused as exc:
-        raise Refusal(f"--vs {text!r}: {settings.profile.label} refuses: {exc.message or exc.crash}") from None
-    except ValueError as exc:
-        raise Refusal(f"--vs {text!r}: {exc}") from None
 
 
 def _print_report(base, accounting, others, fmt, plan=None, ext=None):

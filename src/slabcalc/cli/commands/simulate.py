@@ -9,7 +9,7 @@ from slabcalc.cli.curve_output import run_curve, settings_or_none
 from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import (check_key, format_option, input_options, model_options, plot_option, real,
-                                  sample_option, sampled_option, time_zero_option)
+                                  sample_option, sampled_option, share, time_zero_option)
 from slabcalc.cli.sampling import drawn_rate, reader_left_out, recount_coarse
 from slabcalc.cli.simulate_output import plot_simulation, print_simulation
 from slabcalc.model.ops import TIME_MAX, UPTIME_MAX
@@ -40,8 +40,9 @@ from slabcalc.model.ops import TIME_MAX, UPTIME_MAX
               help="Keep string keys as 60-bit hashes, not their text: 80 bytes less memory a resident item "
                    "for replays too large for the machine.  The model line states the bound on two keys "
                    "sharing a hash.  One -m only.")
-@click.option("--target-hit-ratio", "target", type=float, default=None, metavar="R",
-              help="Name the smallest -m (MB) whose replay reaches hit ratio R (0 < R <= 1): the first limit of "
+@click.option("--target-hit-ratio", "target", type=share(low_open=True, exact=False), default=None, metavar="R",
+              help="Name the smallest -m (MB) whose replay reaches hit ratio R, above 0 and up to 1, a fraction "
+                   "(0.9) or a percent (90%): the first limit of "
                    "the list that reaches it, then a bisection on -m between it and the limit before, down to "
                    "two limits a megabyte apart, both replayed (JSON: target_limit_mb).  A list's largest -m "
                    "that does not reach R is an error (exit 2).  Not given: no search.  See docs/curves.md.")
@@ -94,8 +95,6 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
     from slabcalc.records.simulate import simulation_record
 
     noted: set = set()
-    if target is not None and not 0 < target <= 1:
-        raise Refusal(f"--target-hit-ratio: a hit ratio is above 0 and at most 1, not {target}")
     limits = memory_limits(model.pop("memory_limit"))
     every_settings = [settings_from(**model, memory_limit=limit, noted=noted) for limit in limits]
     check_key(every_settings[0], key_length)

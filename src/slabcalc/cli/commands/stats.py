@@ -9,8 +9,8 @@ import click
 from slabcalc.cli.common import draw, input_dumps, measure
 from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
-from slabcalc.cli.options import (COUNT_MAX, DAY, format_option, gate_options, measured, plot_option, real, tls_options,
-                                 watch_options, whole)
+from slabcalc.cli.options import (COUNT_MAX, DAY, format_option, gate_options, measured, old_spelling, plot_option,
+                                  real, server_flag_options, tls_options, watch_options, whole)
 from slabcalc.cli.stats_output import print_stats
 from slabcalc.errors import ValueRefused
 
@@ -22,25 +22,23 @@ from slabcalc.errors import ValueRefused
                    "or a unix socket path.  Not given: FILE holds saved readings.")
 @click.option("--timeout", type=real(0, 3600, low_open=True), default=2.0, show_default=True,
               help="Seconds to connect to a node and for each of its replies.")
-@click.option("--sample-items", type=whole(1, 10_000_000), default=None, metavar="N",
-              help="Also read up to N item sizes (lru_crawler metadump) and model them under the "
-                   "server's own settings.  Not given: counters only.")
+@click.option("--read-items", "metadump_items", type=whole(1, 10_000_000), default=None, metavar="N",
+              help="Also read up to N items' sizes (lru_crawler metadump: the first N it lists, not a random "
+                   "sample) and model them under the server's own settings.  Not given: counters only.")
 @click.option("--interval", type=whole(1, DAY), default=None, metavar="SECONDS",
               help="Read each --server twice, SECONDS apart, and say what happens now: evictions and sets "
                    "per second per class, item ages, pages moved by the automover.  Not given: one reading.")
 @click.option("--since", "since", multiple=True, metavar="FILE",
               help="An earlier saved reading of the node in FILEs (repeat for one file per command): "
                    "what happened between the two, as --interval.  Not given: counters since boot.")
-@click.option("--server-args", "server_args", default=None, metavar="'FLAGS'",
-              help="The flags the node(s) were started with, e.g. '-m 1024 -f 1.0875': the model uses "
-                   "them instead of what stats settings shows (it rounds -f, and hides -o slab_sizes).  Not "
-                   "given: stats settings.")
+@server_flag_options
 @watch_options
 @tls_options
 @plot_option
 @format_option(command="stats")
 @gate_options
-def stats(files, servers, timeout, sample_items, interval, since, server_args, watch, count, tls, plot, fmt):
+@old_spelling("--sample-items", "--read-items", "metadump_items", type=whole(1, 10_000_000), metavar="N")
+def stats(files, servers, timeout, metadump_items, interval, since, server_args, watch, count, tls, plot, fmt):
     """Where a real memcached's memory goes, from its own stats.
 
     Reads `version`, `stats`, `stats slabs`, `stats items` and `stats
@@ -51,7 +49,7 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
     its share of evictions; totals per node and for the pool.  Findings:
     which class evicts now and what to change, by the automover's own rules
     (docs/diagnosis.md), drift (the server's class table against the model of its
-    release and settings, or of --server-args), and what the dump lacks.  Two
+    release and settings, or of the flags given), and what the dump lacks.  Two
     readings (--interval, or --since an earlier saved one) say what happens
     now: evictions and sets per second per class, ages, and whether the
     automover is moving pages to the classes that evict.  --watch keeps
@@ -67,7 +65,7 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
     from slabcalc.errors import DumpError, InputError
     from slabcalc.records.stats import class_records, gate_figures
 
-    _check_usage(files, servers, since, interval, watch, count, sample_items, plot)
+    _check_usage(files, servers, since, interval, watch, count, metadump_items, plot)
     addresses, analyse = _addresses(servers), _analyser(server_args)
     if watch is not None:
         from slabcalc.cli.stats_watch import run_watch
@@ -77,7 +75,7 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
     if "-" in since and sys.stdin.isatty():     # as input_dumps says it for FILEs
         raise Refusal("reading stats from the terminal: give a FILE, or pipe one in")
     try:
-        read = read_stats(analyse, saved, since, addresses, timeout, interval, tls, sample_items, _waiting)
+        read = read_stats(analyse, saved, since, addresses, timeout, interval, tls, metadump_items, _waiting)
     except (DumpError, InputError) as exc:
         raise DataError(str(exc)) from None
     for name, error in read.failed:
@@ -91,7 +89,7 @@ def stats(files, servers, timeout, sample_items, interval, since, server_args, w
     return 1 if read.failed else 0
 
 
-def _check_usage(files, servers, since, interval, watch, count, sample_items, plot) -> None:
+def _check_usage(files, servers, since, interval, watch, count, metadump_items, plot) -> None:
     """The options that do not go together, each a usage error."""
     if not files and not servers:
         raise click.UsageError("give saved stats FILEs, or --server HOST:PORT (repeatable)")
@@ -99,9 +97,9 @@ def _check_usage(files, servers, since, interval, watch, count, sample_items, pl
         raise click.UsageError("--since is the earlier reading of the node in FILEs: give those FILEs too")
     if interval is not None and not servers:
         raise click.UsageError("--interval reads each --server twice; for saved readings give --since FILE")
-    if watch is not None and (files or not servers or interval or sample_items or plot):
+    if watch is not None and (files or not servers or interval or metadump_items or plot):
         raise click.UsageError("--watch reads each --server again and again: give --server, and no FILEs, "
-                               "--interval, --sample-items or --plot")
+                               "--interval, --read-items or --plot")
     if count is not None and watch is None:
         raise click.UsageError("--count is how many readings --watch makes: give --watch SECONDS too")
 
@@ -117,24 +115,17 @@ def _addresses(servers):
 
 
 def _analyser(server_args):
-    """``analyse(dump[, name])`` under --server-args: a node's figures, or a refusal naming the flags
-    the node's release refuses."""
-    import shlex
-
+    """``analyse(dump[, name])`` under the flags given (``server_args``, memcached's command line, or None):
+    a node's figures, or a refusal naming the flags the node's release refuses."""
     from slabcalc.analysis.stats import analyse
     from slabcalc.model.settings import Refused
 
-    try:
-        args = shlex.split(server_args) if server_args is not None else None
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="'--server-args'") from None
-
     def node_of(dump, name=None):
         try:
-            return analyse(dump, name, args)
+            return analyse(dump, name, server_args)
         except Refused as exc:
             said = " / ".join(exc.message.splitlines()) or "it exits"
-            raise Refusal(f"--server-args: memcached {dump.release} refuses {server_args} ({said})") from None
+            raise Refusal(f"memcached {dump.release} refuses to start with {' '.join(server_args)} ({said})") from None
     return node_of
 
 
