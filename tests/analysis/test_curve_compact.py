@@ -177,3 +177,22 @@ def test_a_workload_that_does_not_fit_is_curved_from_memory_and_says_so(tmp_path
     assert "held in memory" not in normal.stderr
     assert "held in memory" in held.stderr and "ttl 98299999939 is outside" in held.stderr
     assert held.stdout.splitlines()[0] == normal.stdout.splitlines()[0] and len(held.stdout.splitlines()) == 3
+
+
+def test_the_progress_line_says_how_long_is_left(capsys):
+    """On a terminal each finished -m says the time left: the time so far over the limits done, times
+    those left (a clock given here: 30 s a limit)."""
+    from slabcalc.cli.curve_output import duration, progress_printer
+
+    readings = iter([100.0, 130.0, 160.0, 190.0])
+    show = progress_printer(clock=lambda: next(readings))
+
+    class Point:
+        limit_maxbytes, hit_ratio = 64 << 20, 0.5
+    for done in (1, 2, 3):
+        show(Point, done, 3)
+    lines = [line.strip() for line in capsys.readouterr().err.replace("\r", "\n").splitlines() if line.strip()]
+    assert lines == ["-m 64 replayed (1 of 3), hit ratio 0.5000, about 1m 00s left",
+                     "-m 64 replayed (2 of 3), hit ratio 0.5000, about 30s left",
+                     "-m 64 replayed (3 of 3), hit ratio 0.5000"]
+    assert [duration(s) for s in (0.4, 59.6, 3725, 7 * 3600)] == ["0s", "1m 00s", "1h 02m 05s", "7h 00m 00s"]
