@@ -62,6 +62,7 @@ class CompactOps:
     key_kind: str                # "int", "str", or "" (no operation)
     int_times: bool              # every time was an int (yielded as ints again)
     flags: tuple[int, ...]       # the flags table: id -> value
+    constant: tuple[tuple[str, int], ...] = ()    # fields of one value throughout (op, key_size, value, ttl)
 
     @property
     def records(self) -> str:
@@ -86,14 +87,16 @@ class CompactOps:
             return
         keys_of = self._key_reader()
         flags = np.array(self.flags, dtype=np.int64)
+        constant = {field: repeat(value) for field, value in self.constant}     # read once, not per record
+        same = constant.get
         for start in range(0, self.count, WINDOW):
             n = min(WINDOW, self.count - start)
             window = np.memmap(self.records, dtype=RECORD, mode="r", offset=start * RECORD.itemsize, shape=(n,))
             times = (window["time"].astype(np.int64) if self.int_times else window["time"]).tolist()
             keys = keys_of(window["key"])
             flag = repeat(self.flags[0]) if len(self.flags) == 1 else flags[window["flags"]].tolist()
-            columns = (times, window["op"].tolist(), keys, window["key_size"].tolist(), window["value"].tolist(),
-                       window["ttl"].tolist(), flag)
+            columns = (times, same("op") or window["op"].tolist(), keys,
+                       *(same(f) or window[f].tolist() for f in ("key_size", "value", "ttl")), flag)
             del window                   # unmapped before its tuples are replayed
             yield zip(*columns)
 
@@ -168,10 +171,13 @@ class _Writer:
         self.count, self.kind, self.int_times, self.at = 0, "", None, 0
         self.table: dict = {}
         self.flag_ids: dict[int, int] = {}
+        self.span: dict[str, tuple[int, int]] = {}     # field -> its lowest and highest value so far
 
     def copy(self) -> CompactOps:
         flags = tuple(self.flag_ids) or (0,)
-        return CompactOps(self.directory, self.count, len(self.table), self.kind, bool(self.int_times), flags)
+        constant = tuple((field, low) for field, (low, high) in self.span.items() if low == high)
+        return CompactOps(self.directory, self.count, len(self.table), self.kind, bool(self.int_times), flags,
+                          constant)
 
     def add(self, batch: list[tuple], records, keys, offsets) -> None:
         if any(len(op) != 7 for op in batch):
@@ -180,7 +186,9 @@ class _Writer:
         out = np.zeros(len(batch), dtype=RECORD)
         out["time"] = self._times(columns[0])
         for field, (i, low, high) in _RANGES.items():
-            out[field] = _whole(columns[i], low, high, field)
+            values = out[field] = _whole(columns[i], low, high, field)
+            before = self.span.get(field, (int(values.min()), int(values.max())))
+            self.span[field] = (min(before[0], int(values.min())), max(before[1], int(values.max())))
         out["key"] = self._keys(columns[2], keys, offsets)
         out["flags"] = self._flags(columns[6])
         out.tofile(records)
