@@ -48,6 +48,16 @@ def test_every_field_comes_back_as_it_went_in(ops):
         assert len(copy) == len(ops)
 
 
+@pytest.mark.parametrize("last", ["\u4e2d\udc80", "nul\0", "x" * 33], ids=["unicode", "nul", "long"])
+def test_short_string_keys_come_back_from_either_table(last):
+    """Keys of up to 32 characters come back from a UCS-4 table (non-ASCII, a lone surrogate); one ending
+    with a NUL (which numpy's strings drop) or longer sends them all back to the UTF-8 table."""
+    ops = [(float(i), SET, key, 3, i, 0, 0) for i, key in enumerate(["a", "b\u00e9", "", "a", last, "a", last])]
+    with compact_copy(ops) as (copy, unfit):
+        assert unfit is None and list(copy) == ops
+        assert copy.key_width == (2 if last == "\u4e2d\udc80" else 0)
+
+
 def test_across_batches_and_windows_in_order(monkeypatch):
     """Small batches and windows: keys first met in a later batch, windows that end mid-batch."""
     monkeypatch.setattr(compact, "BATCH", 3)
