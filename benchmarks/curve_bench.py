@@ -7,15 +7,16 @@ a child process of its own through the command line:
 
 - one replay: ``slabcalc simulate FILE -m LARGEST`` (the curve's largest -m);
 - the curve: ``slabcalc simulate FILE -m 64,128,256,512,1024,2048`` (``--limits``);
-- with ``--before SRC`` (a checkout's ``src``, e.g. ``/work/main/src`` before this change), the same
-  curve run from that source, for the figure it had.
+- with ``--held``, the same curve with the workload held in a list and handed to each worker whole (the
+  path before the compact copy, ``compact_copy`` replaced for that run), on the same engine;
+- with ``--before SRC`` (another checkout's ``src``), the same curve run from that source.
 
 For each it prints the CPU (user + system) and the peak RSS of the child and everything it waited for
 (its pool's workers): ``os.wait4``'s resource usage of that child, which is getrusage of its self and
 its children, so one run's peak never hides in another's.  Then the curve's CPU and peak RSS over the
 one replay's (issue 39's targets: CPU at most 1.2x a point, peak RSS at most 1.5x).
 
-Run: python benchmarks/curve_bench.py [--requests 1000000] [--objects 200000] [--csv] [--before /work/main/src]
+Run: python benchmarks/curve_bench.py [--requests 1000000] [--objects 200000] [--csv] [--held] [--before SRC]
 """
 
 from __future__ import annotations
@@ -50,7 +51,16 @@ def write_trace(directory: str, requests: int, objects: int, csv: bool) -> str:
     return path
 
 
-def measured(args: list[str], source: str | None = None) -> dict:
+# the command line with the compact copy replaced by a list of the operations: the curve as it was before it
+HELD = ("import contextlib, sys\n"
+        "import slabcalc.inputs.compact as compact\n"
+        "compact.compact_copy = contextlib.contextmanager(lambda ops, directory=None: (yield list(ops), None))\n"
+        "from slabcalc.cli import main\n"
+        "sys.argv[0] = 'slabcalc'\n"
+        "main()\n")
+
+
+def measured(args: list[str], source: str | None = None, held: bool = False) -> dict:
     """``slabcalc simulate ARGS --format json`` in a child: CPU seconds, wall seconds, peak RSS (bytes) of the
     child and its waited-for children (os.wait4), and its document."""
     env = dict(os.environ)
@@ -58,7 +68,8 @@ def measured(args: list[str], source: str | None = None) -> dict:
         env["PYTHONPATH"] = source
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        child = subprocess.Popen([sys.executable, "-m", "slabcalc", "simulate", *args, "--format", "json"],
+        command = ["-c", HELD] if held else ["-m", "slabcalc"]
+        child = subprocess.Popen([sys.executable, *command, "simulate", *args, "--format", "json"],
                                  stdout=subprocess.PIPE, stderr=err, env=env)
         out = child.stdout.read()
         _, status, usage = os.wait4(child.pid, 0)
@@ -84,6 +95,7 @@ def main() -> None:
     parser.add_argument("--objects", type=int, default=200_000)
     parser.add_argument("--limits", default=LIMITS)
     parser.add_argument("--csv", action="store_true", help="a workload CSV instead of an oracleGeneral trace")
+    parser.add_argument("--held", action="store_true", help="also the curve from a list (the path before)")
     parser.add_argument("--before", default=None, help="another checkout's src: its curve, for comparison")
     parser.add_argument("--tmp", default=None, help="where the trace is written")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object too")
@@ -103,17 +115,22 @@ def main() -> None:
         print(line(f"curve of {len(limits)}", curve), flush=True)
         held = "held in memory" in curve["stderr"]
         figures = {"one": one, "curve": curve}
-        if args.before:
-            before = measured([path, "-m", args.limits], source=args.before)
-            print(line("curve, --before", before), flush=True)
-            figures["before"] = before
-            same = [r["get_hits"] for r in before["doc"]["curve"]] == [r["get_hits"] for r in curve["doc"]["curve"]]
-            print(f"same hits at every -m as --before: {same}")
+        for name, wanted, options in (("held", args.held, {"held": True}), ("before", args.before,
+                                                                              {"source": args.before})):
+            if not wanted:
+                continue
+            other = figures[name] = measured([path, "-m", args.limits], **options)
+            print(line(f"curve, --{name}", other), flush=True)
+            same = [r["get_hits"] for r in other["doc"]["curve"]] == [r["get_hits"] for r in curve["doc"]["curve"]]
+            print(f"  same hits at every -m: {same}", flush=True)
     print(f"curve / one replay: CPU {curve['cpu'] / one['cpu']:.2f}x ({curve['cpu'] / len(limits) / one['cpu']:.2f}x "
           f"a point; target 1.2x), peak RSS {curve['rss'] / one['rss']:.2f}x (target 1.5x)"
           + ("; the workload did not fit a compact copy: held in memory" if held else ""))
-    if args.before:
-        print(f"before / one replay: CPU {before['cpu'] / one['cpu']:.2f}x, peak RSS {before['rss'] / one['rss']:.2f}x")
+    for name in ("held", "before"):
+        if name in figures:
+            other = figures[name]
+            print(f"--{name} / one replay: CPU {other['cpu'] / one['cpu']:.2f}x, peak RSS "
+                  f"{other['rss'] / one['rss']:.2f}x")
     hits = [(row["limit_maxbytes"] >> 20, round(row["hit_ratio"], 4)) for row in curve["doc"]["curve"]]
     print(f"hit ratio by -m: {hits}; the one replay's: "
           f"{one['doc']['totals']['get_hits'] / max(1, one['doc']['totals']['cmd_get']):.4f}")

@@ -10,7 +10,9 @@ process holds one window whatever the workload's length.  The file's path is all
 Keys are interned as they are read, once each: a key's id is its rank among the distinct keys, and
 the key table (a file beside the records) keeps each distinct key once -- an integer key (an
 oracleGeneral object id, a keyless set's serial) as 8 bytes, a string key as its UTF-8 bytes and a
-newline.  Flags are interned the same way (at most :data:`FLAGS_IDS` distinct values).  Reading
+newline (and, when no key is longer than :data:`UNICODE_WIDTH` characters, again as fixed-width UCS-4,
+from which numpy makes a window's strings at half the cost).  Fields of one value throughout are kept
+once, not read per record.  Flags are interned the same way (at most :data:`FLAGS_IDS` distinct values).  Reading
 back yields exactly the tuples the reader yielded: ``(time, op, key, key_size, value_size, ttl,
 flags)``, each field of the same type and value (a string key is the same text, decoded again: the
 replay asks of keys only whether they are equal; an integer time stays an integer).
