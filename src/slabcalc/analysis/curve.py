@@ -4,8 +4,10 @@
 that ``-m`` (counter for counter what ``slabcalc simulate -m N`` prints) and the
 :func:`~slabcalc.engines.ideal.ideal_lru` of ``-m`` bytes: the hits slab classes and
 calcification cost are the gap between the two.  The replays are independent, so they run one
-process per core (``concurrent.futures``), the workload read once and handed to each worker as
-it starts.
+process per core (``concurrent.futures``).  The workload is best given as its compact copy
+(:func:`slabcalc.inputs.compact.compact_copy`: 24 bytes a request in a temporary file): each worker is
+handed its path and reads it a window at a time, so a curve holds about what one replay holds,
+whatever the workload's length.  Operations in a list are handed to each worker whole, as it starts.
 
 "Which ``-m`` for 95 % hits?" is :func:`target_limit`: the first point of the curve that reaches the
 hit ratio, then a bisection on ``-m`` (whole megabytes, memcached's unit) between it and the point
@@ -19,13 +21,16 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from slabcalc.engines.ideal import IdealLru, ideal_lru
 from slabcalc.engines.results import Simulation
 from slabcalc.engines.sample import room_for
 from slabcalc.engines.simulate import simulate
 from slabcalc.model.settings import Settings
+
+if TYPE_CHECKING:
+    from slabcalc.inputs.compact import CompactOps
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ class Curve:
     workers: int                       # processes the replays ran in (1: this one)
 
 
-def hit_ratio_curve(settings: Sequence[Settings], ops: Iterable[tuple], *, boot: float = 0.0,
+def hit_ratio_curve(settings: Sequence[Settings], ops: Iterable[tuple] | CompactOps, *, boot: float = 0.0,
                     sample: float | None = None, workers: int | None = None,
                     progress: Callable[[CurvePoint, int, int], None] | None = None) -> Curve:
     """Replay ``ops`` under each of ``settings`` (typically one ``-m`` each) and through the ideal
@@ -62,9 +67,12 @@ def hit_ratio_curve(settings: Sequence[Settings], ops: Iterable[tuple], *, boot:
     (:class:`~slabcalc.engines.sample.Room`) raises ``TooCoarse`` before any replay.  ``workers``
     bounds the processes (default ``os.cpu_count()``; 1 replays here, one ``-m`` after
     another).  ``progress(point, done, total)`` is called as each ``-m`` finishes, in the order
-    they finish.
+    they finish.  ``ops``: a compact copy (read again by each replay, in each worker), or operations
+    (held in a list when they are not one).
     """
-    ops = ops if isinstance(ops, (list, tuple)) else list(ops)
+    from slabcalc.inputs.compact import CompactOps
+
+    ops = ops if isinstance(ops, (list, tuple, CompactOps)) else list(ops)
     if sample is not None and sample < 1 and settings:        # the smallest -m has the least room: it decides
         room_for(min(settings, key=lambda s: s.maxbytes or float("inf")), ops, sample).check()
     total = len(settings)
@@ -86,15 +94,15 @@ def hit_ratio_curve(settings: Sequence[Settings], ops: Iterable[tuple], *, boot:
     return Curve(tuple(points), workers)
 
 
-def point(settings: Settings, ops: Sequence[tuple], boot: float = 0.0, sample: float | None = None) -> CurvePoint:
+def point(settings: Settings, ops: Iterable[tuple], boot: float = 0.0, sample: float | None = None) -> CurvePoint:
     """One point of the curve: the slab model's replay and the ideal LRU's, at ``settings``' ``-m``."""
     return CurvePoint(simulate(settings, ops, boot=boot, sample=sample), ideal_lru(settings, ops, sample=sample))
 
 
-_received: Sequence[tuple] = ()      # a worker's copy of the workload (set once, as it starts)
+_received: Iterable[tuple] = ()      # a worker's workload: a compact copy's paths, or a list (set once, as it starts)
 
 
-def _receive(ops: Sequence[tuple]) -> None:
+def _receive(ops: Iterable[tuple]) -> None:
     global _received
     _received = ops
 
@@ -161,7 +169,8 @@ def reaches(simulation: Simulation, target: float) -> bool:
     return ratio is not None and ratio >= Fraction(repr(target))
 
 
-def target_limit(curve: Curve, target: float, settings_at: Callable[[int], Settings | None], ops: Sequence[tuple], *,
+def target_limit(curve: Curve, target: float, settings_at: Callable[[int], Settings | None],
+                 ops: Sequence[tuple] | CompactOps, *,
                  boot: float = 0.0, sample: float | None = None) -> Target:
     """The smallest ``-m`` (MB) whose replay of ``ops`` reaches hit ratio ``target``, searched by
     bisection between the first point of ``curve`` that reaches it and the point before (or -m 1).

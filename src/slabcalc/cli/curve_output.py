@@ -52,13 +52,28 @@ def _curve_lines(record: dict) -> list[tuple[str, str]]:
     return lines
 
 
-def progress_printer():
-    """Each -m as it finishes, on stderr (the caller asks only when stderr is a terminal)."""
+def progress_printer(clock=None):
+    """Each -m as it finishes, on stderr (the caller asks only when stderr is a terminal), with an estimate of
+    the time left: the time since the first call's clock reading over the limits done, times those left
+    (``clock``: seconds, ``time.monotonic`` by default)."""
+    import time
+
+    clock = clock or time.monotonic
+    start = clock()
+
     def show(point, done: int, total: int) -> None:
         ratio = point.hit_ratio
+        left = "" if done >= total else f", about {duration((clock() - start) / done * (total - done))} left"
         click.echo(f"\r-m {point.limit_maxbytes >> 20} replayed ({done} of {total})"
-                   + ("" if ratio is None else f", hit ratio {ratio:.4f}") + " " * 8, err=True)
+                   + ("" if ratio is None else f", hit ratio {ratio:.4f}") + left + " " * 8, err=True)
     return show
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` to the second, in hours, minutes and seconds: ``1h 02m 05s``, ``3m 20s``, ``7s``."""
+    whole = round(seconds)
+    hours, minutes, secs = whole // 3600, whole // 60 % 60, whole % 60
+    return f"{hours}h {minutes:02d}m {secs:02d}s" if hours else f"{minutes}m {secs:02d}s" if minutes else f"{secs}s"
 
 
 def run_curve(every_settings, file, input_format, key_length, strict, uptime, sample, plot, fmt, target=None,
@@ -70,13 +85,17 @@ def run_curve(every_settings, file, input_format, key_length, strict, uptime, sa
     from slabcalc.analysis.curve import TargetError, hit_ratio_curve, target_limit
     from slabcalc.cli.commands.simulate import refusing_coarse
     from slabcalc.cli.common import draw, input_workload, say_rejected
+    from slabcalc.inputs.compact import compact_copy
     from slabcalc.records.curve import curve_record, target_text
 
     progress = progress_printer() if sys.stderr.isatty() else None
     found = None
     with input_workload(file, "simulate", input_format=input_format, key_length=key_length, strict=strict,
-                        key_max=every_settings[0].profile.key_max, time_zero=time_zero) as (ops, accounting):
-        ops = ops if isinstance(ops, (list, tuple)) else list(ops)      # held for the search's replays too
+                        key_max=every_settings[0].profile.key_max, time_zero=time_zero) as (read, accounting), \
+            compact_copy(read) as (ops, unfit):       # read once, replayed by each -m and the search
+        if unfit is not None:
+            click.echo(f"simulate: the workload is held in memory (about 230 bytes a request), not in a compact "
+                       f"copy: {unfit}", err=True)
         curve = refusing_coarse(lambda ops: hit_ratio_curve(every_settings, ops, boot=uptime, sample=sample,
                                                              progress=progress))(ops)
         if target is not None:

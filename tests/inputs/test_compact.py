@@ -1,0 +1,149 @@
+"""The compact copy of a workload (inputs/compact.py, issue 39): 24 bytes a request, read back as the very
+tuples the reader yielded; what does not fit is held as a list and said, never cut; the temporary
+directory goes however the block ends."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+
+import pytest
+
+from slabcalc.inputs import compact
+from slabcalc.inputs.compact import RECORD, CompactOps, compact_copy
+from slabcalc.model.ops import DELETE, FILL, GET, SET, TOUCH
+
+U32, I32 = (1 << 32) - 1, 1 << 31
+
+STRINGS = [  # every field at its extremes, string keys (non-ASCII, a lone surrogate, a comma, the longest)
+    (0.0, SET, "a", 1, 0, 0, 0),
+    (0.25, GET, "a", 1, 0, 0, 0),
+    (1e-9, SET, "ké y,\udc80", 9, U32, I32 - 1, U32),
+    (3.5, TOUCH, "ké y,\udc80", 9, 0, -I32, 0),
+    (3.5, DELETE, "k" * 250, 255, 7, -1, 1 << 40),
+    (1234567.125, 255, "a", 0, 1, 2_592_000, 3),
+    (2.0 ** 31 - 1, GET, "\u4e2d\u6587", 6, 0, 0, U32),
+]
+INTS = [  # integer keys and times (oracleGeneral's ids, keyless sets' serials), the widest id
+    (0, FILL, 0, 16, 100, 0, 0),
+    (0, FILL, U32 + 1, 16, 5, 0, 0),
+    (7, FILL, (1 << 64) - 1, 16, 0, 0, 0),
+    ((1 << 53) - 1, FILL, 0, 16, 200_000, 0, 0),
+    ((1 << 53) - 1, SET, 12, 250, 1, 60, 9),
+]
+
+
+def _types(ops):
+    return [tuple(type(f) for f in op) for op in ops]
+
+
+@pytest.mark.parametrize("ops", [STRINGS, INTS], ids=["strings", "ints"])
+def test_every_field_comes_back_as_it_went_in(ops):
+    with compact_copy(iter(ops)) as (copy, unfit):
+        assert unfit is None and isinstance(copy, CompactOps)
+        back = list(copy)
+        assert back == ops and _types(back) == _types(ops)
+        assert list(copy) == ops                     # read again: a copy, not a stream
+        assert len(copy) == len(ops)
+
+
+@pytest.mark.parametrize("last", ["\u4e2d\udc80", "nul\0", "x" * 33], ids=["unicode", "nul", "long"])
+def test_short_string_keys_come_back_from_either_table(last):
+    """Keys of up to 32 characters come back from a UCS-4 table (non-ASCII, a lone surrogate); one ending
+    with a NUL (which numpy's strings drop) or longer sends them all back to the UTF-8 table."""
+    ops = [(float(i), SET, key, 3, i, 0, 0) for i, key in enumerate(["a", "b\u00e9", "", "a", last, "a", last])]
+    with compact_copy(ops) as (copy, unfit):
+        assert unfit is None and list(copy) == ops
+        assert copy.key_width == (2 if last == "\u4e2d\udc80" else 0)
+
+
+def test_across_batches_and_windows_in_order(monkeypatch):
+    """Small batches and windows: keys first met in a later batch, windows that end mid-batch."""
+    monkeypatch.setattr(compact, "BATCH", 3)
+    monkeypatch.setattr(compact, "WINDOW", 2)
+    ops = [(float(i // 3), (SET, GET, DELETE)[i % 3], f"k{i % 7}", 2, i, i % 5, i % 4) for i in range(50)]
+    with compact_copy(ops) as (copy, unfit):
+        assert unfit is None and list(copy) == ops
+
+
+def test_a_request_is_24_bytes_and_a_key_is_kept_once():
+    ops = [(float(i), GET, i % 10, 16, 0, 0, 0) for i in range(1000)]
+    with compact_copy(ops) as (copy, _):
+        assert RECORD.itemsize == 24
+        assert os.path.getsize(copy.records) == 24 * 1000
+        assert os.path.getsize(copy.key_table) == 8 * 10 and copy.keys == 10
+        assert len(pickle.dumps(copy)) < 600         # what a worker is handed: paths and tables, not data
+
+
+@pytest.mark.parametrize("bad,says", [
+    ((9.0, SET, "k", 1, 1 << 32, 0, 0), "value 4294967296 is outside"),
+    ((9.0, SET, "k", 256, 1, 0, 0), "key_size 256 is outside"),
+    ((9.0, SET, "k", 1, 1, I32, 0), "ttl 2147483648 is outside"),
+    ((9.0, SET, "k", 1, 1, -I32 - 1, 0), "ttl -2147483649 is outside"),
+    ((9.0, 256, "k", 1, 1, 0, 0), "op 256 is outside"),
+    ((9.0, SET, 5, 1, 1, 0, 0), "keys of int and str"),
+    ((9, SET, "k", 1, 1, 0, 0), "times of float and int"),
+    ((9.0, SET, "k", 1, 1.5, 0, 0), "value of float, not int"),
+    ((9.0, SET, "a\nb", 1, 1, 0, 0), "newline"),
+    ((9.0, SET, "k", 1, 1, 0, 1 << 64), "flags 18446744073709551616 is outside"),
+    ((9.0, SET, "k", 1, 1, 0), "not (time, op, key"),
+])
+def test_what_does_not_fit_is_held_whole_and_said(monkeypatch, bad, says):
+    """A field out of its record's range (after batches already written) falls back to the list: every
+    operation, in order, none cut."""
+    monkeypatch.setattr(compact, "BATCH", 2)
+    ops = STRINGS[:5] + [bad] + STRINGS[5:]
+    with compact_copy(iter(ops)) as (held, unfit):
+        assert says in unfit
+        assert held == ops and _types(held) == _types(ops)
+
+
+def test_more_flags_than_the_table_holds_fall_back(monkeypatch):
+    monkeypatch.setattr(compact, "FLAGS_IDS", 3)
+    ops = [(0.0, SET, "k", 1, 1, 0, flags) for flags in range(5)]
+    with compact_copy(ops) as (held, unfit):
+        assert held == ops and "more than 3 distinct flags" in unfit
+
+
+def test_an_empty_workload_is_an_empty_copy():
+    with compact_copy([]) as (copy, unfit):
+        assert unfit is None and list(copy) == [] and len(copy) == 0
+
+
+def _made(monkeypatch) -> list[str]:
+    made = []
+    real = tempfile.mkdtemp
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda **kw: made.append(real(**kw)) or made[-1])
+    return made
+
+
+def test_the_directory_goes_when_the_block_ends(monkeypatch):
+    made = _made(monkeypatch)
+    with compact_copy(STRINGS) as (copy, _):
+        assert os.path.isdir(copy.directory) and made == [copy.directory]
+    assert not os.path.exists(made[0])
+
+
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_the_directory_goes_when_the_block_fails(monkeypatch, error):
+    made = _made(monkeypatch)
+    with pytest.raises(error):
+        with compact_copy(STRINGS) as (copy, _):
+            next(iter(copy))
+            raise error()
+    assert len(made) == 1 and not os.path.exists(made[0])
+
+
+def test_the_directory_goes_when_the_reader_fails(monkeypatch):
+    """A reader's error mid-way (a strict row, a truncated trace) is the reader's, and the copy goes."""
+    monkeypatch.setattr(compact, "BATCH", 2)
+    made = _made(monkeypatch)
+
+    def reader():
+        yield from STRINGS[:5]
+        raise ValueError("ops.csv:7: bad row")
+    with pytest.raises(ValueError, match="bad row"):
+        with compact_copy(reader()):
+            pass
+    assert len(made) == 1 and not os.path.exists(made[0])
