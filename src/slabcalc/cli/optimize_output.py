@@ -154,7 +154,7 @@ def _resampled(record) -> list[str]:
                       for i, d in other)
     short = [f"#{i}" for i, d in other if not d["holds"]]
     holds = (f"the gain holds on each (within {margin:g}% of each one's choice)" if st["holds"] else
-             f"the gain does not hold on each: on {', '.join(short)} {ours} falls more than {margin:g}% short "
+             f"the gain does not hold on each: on {', '.join(short)} {ours} {'fall' if ours == 'these flags' else 'falls'} more than {margin:g}% short "
              f"of that resample's choice")
     lines = [f"not stable: {said}; the others chose, with their gain {on}: {chose}; {holds}"]
     prefer = st["prefer"]
