@@ -93,6 +93,7 @@ def resamples_record(opt: Optimum) -> dict | None:
             "draws": [draw(r) for r in st.resamples],
             "prefer": None if prefer is None else {
                 "space": prefer.space, "flags": prefer.flags, "gain_pct": round(prefer.gain, 2),
+                "recommended_gain_pct": round(prefer.recommended_gain, 2),
                 "resample_gain_pct": [round(g, 2) for g in prefer.resample_gains]}}
 
 

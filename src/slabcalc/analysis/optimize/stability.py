@@ -59,7 +59,8 @@ class Preferred:
 
     space: str
     flags: str
-    gain: float                     # on every item of the input
+    gain: float                     # on the items the search held out (every item without --validate)
+    recommended_gain: float         # the recommendation's, on the same items
     resample_gains: tuple[float, ...]
 
 
@@ -164,7 +165,6 @@ def stability(optimum, unseen: Sequence[tuple], research: Callable, count: int, 
         again, on = research(pairs)
         theirs = again.recommended
         their = (theirs.space, theirs.flags, theirs.report.settings) if theirs else ("baseline", "", base_settings)
-        pool.setdefault(their[1], (their[0], their[2]))
         base, chosen, ours = (scorer(s, on) for s in (base_settings, their[2], settings))
         rows.append(Resampled(sum(n for _, n in pairs), their[0], their[1], base, chosen, ours,
                               gain(chosen, base, limit), gain(ours, base, limit), their[1] == flags))
@@ -194,5 +194,5 @@ def _prefer(pool, mine, distribution, scored, rows, scorer, limit) -> Preferred 
             continue
         on_each = tuple(gain(scorer(s, pairs), r.baseline, limit) for pairs, r in zip(scored, rows))
         if all(g >= r.chosen_gain - GAIN_THRESHOLD_PCT for g, r in zip(on_each, rows)):
-            found.append((rank, -min(on_each), flags, Preferred(space, flags, on_items, on_each)))
+            found.append((rank, -min(on_each), flags, Preferred(space, flags, on_items, ours, on_each)))
     return min(found)[-1] if found else None
