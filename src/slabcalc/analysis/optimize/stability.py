@@ -90,12 +90,12 @@ def optimize(settings: Settings, distribution, *, max_classes: int | None = None
     """:func:`slabcalc.analysis.optimize.front.optimize` (every space searched, the verdict), then with
     ``resamples`` the same search run again on that many resamples of the items: the result's
     ``stability`` (0: not run, None)."""
-    found = search(settings, distribution, max_classes=max_classes, validate=validate, seed=seed,
+    pairs = list(distribution.items() if isinstance(distribution, dict) else distribution)   # read once
+    found = search(settings, pairs, max_classes=max_classes, validate=validate, seed=seed,
                    size_key_length=size_key_length, keep=keep)
-    if not resamples:
-        return found
-    pairs = distribution.items() if isinstance(distribution, dict) else distribution
     everything = [(t[0], t[1]) for t in pairs]
+    if not resamples or not 0 < sum(n for _, n in everything) < 1 << 62:    # a multinomial draw's int64 counts
+        return found
     with_capacity = settings.memory_limit is not None
     columns: dict[int, list] = {}
 
