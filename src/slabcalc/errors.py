@@ -68,6 +68,11 @@ class SimulationError(SlabcalcError, ValueError):
     """A configuration or workload the engine does not model."""
 
 
+class AgeUndefined(SimulationError, ValueRefused):
+    """An -o value memcached takes whose arithmetic the replay reaches where C leaves it undefined
+    (hot_max_factor x the COLD tail's age past rel_time_t): a refused configuration, exit 2."""
+
+
 # raised by slabcalc.cli.plot
 class PlotUnavailable(SlabcalcError, RuntimeError):
     """matplotlib is missing, or the path's suffix is not one we draw (one line)."""

@@ -106,12 +106,29 @@ def test_hashpower_64_is_taken_before_1_5_2():
     _one_line(run("classes", "--profile", "1.5.2", "-o", "hashpower=64"), 2, "is too high")
 
 
-@pytest.mark.parametrize("word", ["hot_max_factor=1e9", "warm_max_factor=1e9", "warm_max_factor=2.5",
+@pytest.mark.parametrize("word", ["hot_max_factor=1e9", "warm_max_factor=1e9",
                                   "hot_max_factor=nan", "warm_max_factor=inf", "slab_automove_ratio=nan"])
 def test_simulate_refuses_a_value_memcached_takes_but_the_replay_cannot_represent(word):
-    """1e9 crashed the compiled maintainer ("int too large to convert to i32"), nan a traceback."""
+    """1e9 crashed the compiled maintainer ("int too large to convert to i32"), nan a traceback.
+    NaN and infinity make every juggle's age undefined (0 x inf is NaN); 1e9 makes the COLD tail's
+    age x 1e9 leave rel_time_t once that tail is 5 s old: refused there (exit 2), naming the release
+    and the arithmetic."""
     _one_line(run("simulate", WORKLOAD, "--profile", "1.6.18", "-o", word), 2, word.split("=")[0])
+    if "1e9" in word:
+        said = run("simulate", WORKLOAD, "--profile", "1.6.45", "-o", word).stderr
+        assert f"memcached 1.6.45 computes {word.split('_')[0]}_age = cold_age x {word[:-4]} = " in said
+        assert "into a 32-bit rel_time_t" in said and "undefined in C" in said
     assert run("report", ITEMS, "--profile", "1.6.18", "-o", word).exit_code == 0    # no bearing on a layout
+
+
+@pytest.mark.parametrize("release", ["1.6.18", "1.6.45"])
+def test_a_factor_above_2_that_keeps_every_age_in_rel_time_t_is_replayed(release):
+    # memcached takes any factor > 0 (1.6.18 memcached.c 5370-5391); the product stays a defined
+    # rel_time_t while cold_age x factor < 2^32 (the calcification workload's COLD tails stay under
+    # 3 hours old: x 1000 is far inside), and it was refused above 2 before
+    result = run("simulate", WORKLOAD, "--profile", release, "-o", "hot_max_factor=3,warm_max_factor=1000",
+                 "--format", "json")
+    assert result.exit_code == 0, result.output
 
 
 def test_memcached_takes_the_values_simulate_refuses(memcached):

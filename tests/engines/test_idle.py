@@ -40,6 +40,13 @@ SERVERS = [
     ("1.6.18", ["-o", "temporary_ttl=400"]),          # the TEMP LRU: its expired tails are events too
     ("1.6.18", ["-o", "temporary_ttl=30,slab_automove=2"]),
     ("1.6.18", ["-o", "lru_crawler_tocrawl=2"]),       # a crawl checks the 2 items nearest each tail
+    # 1.6.30+: the maintainer's longest sleep is 999 999 us (idle.py _skip_drift); 1.6.30-1.6.33 run
+    # the automover on the maintainer, 1.6.34+ on the page mover's thread
+    ("1.6.30", []),
+    ("1.6.30", ["-o", "no_lru_crawler"]),
+    ("1.6.45", ["-o", "no_lru_crawler"]),
+    ("1.6.45", ["-o", "lru_crawler_tocrawl=2,slab_automove=2"]),
+    ("1.6.45", ["-o", "hot_max_factor=3,warm_max_factor=1000"]),    # past 2: ages still inside rel_time_t
 ]
 SIZES = [40, 300, 1500, 6000, 30000, 200000, 700000]      # a class each with -f 4; the last chunked
 TTLS = [0, 0, 1, 5, 30, 90, 400, 4000, 86400]
@@ -157,7 +164,7 @@ def test_a_jump_over_crawl_cycles_stops_where_an_item_within_tocrawl_nears_expir
     assert (stepped[0].totals.crawler_reclaimed, stepped[0].totals.curr_items) == (1, 3)     # b
 
     def from_the_head(self):
-        return min((item.exptime for cls, seg in self.lrus for item in self.e.lrus.q[seg][cls].values()[-2:]
+        return min((item.exptime for cls, seg in self.lrus for item in self.store.lrus.q[seg][cls].values()[-2:]
                     if item.exptime), default=math.inf) - 3600
 
     monkeypatch.setattr(Crawler, "quiet_through", from_the_head)
@@ -192,6 +199,55 @@ def test_a_week_or_sixty_years_of_idle_server_is_a_few_hundred_wake_ups(gap):
     e.run(ops)
     assert e.results(None).totals.hits == 1
     assert len(steps) < 2_000
+
+
+@pytest.mark.parametrize("server", [("1.6.30", []), ("1.6.30", ["-o", "no_lru_crawler"]), ("1.6.45", []),
+                                    ("1.6.45", ["-o", "no_lru_crawler"]), ("1.6.45", ["-o", "slab_automove=2"])])
+def test_minutes_of_idle_server_with_a_sub_second_maintainer_sleep_are_jumped_exactly(server):
+    # 1.6.30+ (items.c 1584, 1.6.45 1544): the maintainer sleeps at most 999 999 us, so its wake-ups
+    # slide against the seconds; the jumps (whole periods of each thread, the per-second checks
+    # counted) must leave what stepping leaves, items expiring and crawled in the gaps included
+    release, args = server
+    ops = [(0.0, SET, "a", 1, 300, 0, 0), (0.0, SET, "b", 1, 300, 50, 0), (1.0, SET, "c", 1, 300, 700, 0),
+           (2.0, SET, "d", 1, 6000, 3000, 0), (1500.0, GET, "a", 1, 0, 0, 0), (2000.0, TOUCH, "a", 1, 0, 100, 0),
+           (2000.0, SET, "e", 1, 30000, 0, 0), (2400.5, GET, "e", 1, 0, 0, 0), (3900.0, GET, "e", 1, 0, 0, 0)]
+    jumped = replay(release, args, ops, True, every=600.0, at=[1000.0])
+    assert jumped == replay(release, args, ops, False, every=600.0, at=[1000.0])
+    assert jumped[0].totals.hits == 3      # a (no TTL), e twice: nothing evicted in -m 2
+
+
+@pytest.mark.parametrize("release", ["1.6.30", "1.6.45"])
+@pytest.mark.parametrize("gap", [7 * 86400.0, 2_000_000_000.0])
+def test_a_week_of_idle_server_past_1_6_30_is_a_few_thousand_looks(release, gap, monkeypatch):
+    # not timed: stepped, a week is 605 000 wake-ups of the maintainer (and as many of 1.6.45's
+    # page mover); jumping, each is looked at before it is stepped (Idle.skip), and few are
+    from slabcalc.engines.idle import Idle
+
+    looks: list = []
+    skip = Idle.skip
+    monkeypatch.setattr(Idle, "skip", lambda self, wake, t_us: looks.append(1) or skip(self, wake, t_us))
+    ops = [(0.0, SET, "a", 1, 100, 0, 0), (1.0, SET, "b", 1, 100, 100000, 0), (gap, GET, "a", 1, 0, 0, 0)]
+    config = configure(load_profile(release), [])
+    e = Engine(config, background_for(config))
+    e.run(ops)
+    assert e.results(None).totals.hits == 1
+    assert len(looks) < 5_000
+
+
+@pytest.mark.parametrize("release", ["1.6.18", "1.6.45"])
+def test_an_age_past_rel_time_t_is_refused_at_the_same_second_jumped_or_stepped(release):
+    # -o warm_max_factor=1e7: cold_age x 1e7 leaves rel_time_t (2^32 - 1) once the COLD tail is
+    # 430 s old; a jump must not pass that juggle (Maintainer.juggle_quiet_through stops before it)
+    from slabcalc.errors import AgeUndefined
+
+    ops = [(0.0, SET, "a", 1, 300, 0, 0), (0.0, SET, "b", 1, 300, 0, 0), (900.0, GET, "a", 1, 0, 0, 0)]
+    said = []
+    for fast in (True, False):
+        with pytest.raises(AgeUndefined) as caught:
+            replay(release, ["-o", "warm_max_factor=1e7"], ops, fast)
+        said.append(str(caught.value))
+    assert said[0] == said[1]
+    assert f"memcached {release} computes warm_age = cold_age x warm_max_factor = 430 x 1e+07" in said[0]
 
 
 def test_a_temporary_items_expiry_is_an_event_of_the_maintainer():

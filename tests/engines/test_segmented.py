@@ -29,7 +29,7 @@ class _Engine(Engine):
     def __init__(self, settings):
         bg = replace(background_for(settings, ["no_lru_crawler", "slab_automove=0"]), lru_maintainer=False)
         super().__init__(settings, bg)
-        self.juggler = Maintainer(self, start=0)
+        self.juggler = Maintainer(self.store, self.temp, start=0)
         self.maintained = None
 
     def clock(self, t):
@@ -45,7 +45,7 @@ class _Engine(Engine):
                     pass
             bumps, self.bumps = self.bumps, []
             for item in bumps:
-                self.update(item)
+                self.store.update(item)
 
     def segment_counts(self):
         q = self.lrus.q

@@ -362,7 +362,7 @@ def test_the_mover_rescues_live_items_into_free_chunks_outside_the_page():
     e.run([s(0, f"f{i:05d}") for i in range(PER_PAGE_4 + 10)] + [op(0, DELETE, "f00000")])
     before = e.counts["total_items"]
     e.now += 3
-    assert move_page(e, 4, 15)
+    assert move_page(e.store, 4, 15)
     k = e.counts
     # the deleted item's chunk (slot 5460, freed last) is popped first: inline-reclaimed; then
     # 5451 - 0 free chunks of page 1 take 5451 of page 0's 5460 live items; 9 are dropped
@@ -371,4 +371,4 @@ def test_the_mover_rescues_live_items_into_free_chunks_outside_the_page():
     assert len(e.index) == 5451 + 10
     assert all(item.time == e.now for item in e.index.values() if item.key < "f05461")
     assert (len(e.slabs.pages[4]), len(e.slabs.pages[15]), len(e.slabs.free[4])) == (1, 1, 0)
-    assert not move_page(e, 4, 15)                    # a class needs 2 pages to give one
+    assert not move_page(e.store, 4, 15)                    # a class needs 2 pages to give one

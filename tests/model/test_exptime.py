@@ -102,3 +102,26 @@ def test_replay_ttl_needs_the_unix_time_above_30_days():
         replay_ttl(REALTIME_MAXDELTA + 1, None)
     assert unix_time_of(5.7, 100) == 105 and unix_time_of(1_700_000_000.5, None) == 1_700_000_000
     assert unix_time_of(5.7, None) is None
+
+
+def test_optimize_workload_takes_time_zero_as_simulate_does(tmp_path):
+    # optimize --workload reads the workload as simulate does: a ttl over 30 days is a unix time,
+    # refused without --time-zero (the same line, exit 1), read from it with one.  a expires an hour
+    # after time 0 (a hit at 10 s), b's 40 days are a unix time in 1970 (stored expired: a miss), c
+    # is relative (a hit) -- the rule test_exptimes_replay_as_the_real_server_reads_them holds
+    path = tmp_path / "w.csv"
+    zero = 1_700_000_000
+    path.write_text(f"time,op,key,value_size,ttl\n0,set,a,100,{zero + 3600}\n0,set,b,100,{40 * DAY}\n"
+                    "0,set,c,100,100\n10,get,a,,\n10,get,b,,\n10,get,c,,\n")
+    items = tmp_path / "items.csv"
+    items.write_text("key,value,count\n1,100,3\n")
+    items = str(items)
+    refused = run("optimize", items, "-m", "4", "--workload", str(path))
+    assert refused.exit_code == 1
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"Error: {path}:2: ttl {zero + 3600} is over 30 days: memcached reads it as a unix time (memcached.c "
+        "realtime()); give --time-zero UNIX, the unix time of the workload's time 0")
+    record = doc("optimize", items, "-m", "4", "--workload", str(path), "--time-zero", str(zero))
+    assert (record["workload"]["cmd_get"], record["baseline"]["get_hits"]) == (3, 2)
+    simulated = doc("simulate", str(path), "-m", "4", "--time-zero", str(zero))["totals"]
+    assert simulated["get_hits"] == record["baseline"]["get_hits"]

@@ -263,7 +263,7 @@ class MoverThread:
         if self.last_move_second != second:
             source, dest = self.automover.run()
             if source != -1 and dest != -1:
-                move_page(e, source, dest)
+                move_page(e.store, source, dest)
                 if dest != 0:
                     self.last_move_second = second
                 self.idle_runs = 0

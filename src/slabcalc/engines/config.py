@@ -30,10 +30,13 @@ class ReplayConfig:
     juggles: int            # passes of lru_maintainer_juggle (and of the TEMP pulls)
     min_sleep: i64          # the maintainer's MIN_LRU_MAINTAINER_SLEEP, MAX_..., microseconds (native: its
     max_sleep: i64          # clock's arithmetic)
+    mover_evicts: bool      # 1.6.45: the page mover evicts for a spare chunk (engines/mover.py)
+    rel_time_max: int       # an age's largest value (rel_time_t): past it, hot_age/warm_age are undefined in C
+    release: str            # the release replayed, for the refusals that name it
 
 
-def replay_config(background: Background) -> ReplayConfig:
-    """The one reading of ``background``'s constants and rules for a replay."""
+def replay_config(background: Background, release: str) -> ReplayConfig:
+    """The one reading of ``background``'s constants and rules for a replay of ``release``."""
     const = background.constant
     return ReplayConfig(
         segmented=background.lru == "segmented",
@@ -43,4 +46,5 @@ def replay_config(background: Background) -> ReplayConfig:
         hot_lru_pct=background.hot_lru_pct, warm_lru_pct=background.warm_lru_pct,
         hot_max_factor=float(background.hot_max_factor), warm_max_factor=float(background.warm_max_factor),
         juggles=const["juggles"], min_sleep=const["maintainer_sleep_min_us"],
-        max_sleep=const["maintainer_sleep_max_us"])
+        max_sleep=const["maintainer_sleep_max_us"], rel_time_max=const["rel_time_max"],
+        mover_evicts=background.rules.rules["mover_without_free_chunk"] == "evict", release=release)

@@ -4,23 +4,21 @@ of the crawler (:mod:`.crawler`: its schedule) runs once a second and stays plai
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from slabcalc.engines.lru import Lru
-
-if TYPE_CHECKING:        # engine.py imports the crawler: the type only, for mypyc's direct calls
-    from slabcalc.engines.engine import Engine
+from slabcalc.engines.store import Store
 
 BUCKETS: Final = 60
 HOUR: Final = 3600      # crawler.c: items expiring within the hour are counted by minute
 
 
-def crawl_lru(e: Engine, lru: Lru, cls: int, now: int, tocrawl: int | None, histo: list[int]) -> tuple[int, int]:
+def crawl_lru(store: Store, lru: Lru, cls: int, now: int, tocrawl: int | None, histo: list[int]) -> tuple[int, int]:
     """Crawl ``lru`` (of class ``cls``) from its tail: every item with ``exptime < now`` freed
     (``crawler_reclaimed``, ``expired_unfetched`` if never fetched), every other one counted, and
     those expiring within the hour in ``histo`` by minute; at most ``tocrawl`` items (None: all).
     ``(seen, noexp)``: the items left and those of them with no TTL."""
-    counts = e.lrus.counts[cls]
+    counts = store.lrus.counts[cls]
     items = lru.values()            # a list: the crawl may unlink as it goes
     if tocrawl is not None:
         items = items[:tocrawl]
@@ -31,7 +29,7 @@ def crawl_lru(e: Engine, lru: Lru, cls: int, now: int, tocrawl: int | None, hist
             counts.crawler_reclaimed += 1
             if not item.fetched:
                 counts.expired_unfetched += 1
-            e.unlink(item)
+            store.unlink(item)
             continue
         seen += 1
         if not exptime:

@@ -49,12 +49,15 @@ class _Stats:
 
 
 class Crawler:
-    def __init__(self, engine):
-        self.e = engine
-        const = engine.bg.constant
+    """The crawler's schedule: given the store it crawls (its LRUs, clock and counters), the -o
+    settings and whether the temporary LRU is on; never the engine."""
+
+    def __init__(self, store, bg, temp):
+        self.store = store
+        const = bg.constant
         self.min_wait, self.max_wait, self.step = const["crawl_min_wait"], const["crawl_max_wait"], const["crawl_step"]
-        segs = (HOT, WARM, COLD, TEMP) if engine.temp is not None else (HOT, WARM, COLD)
-        self.lrus = [(cls, seg) for cls in range(1, len(engine.size)) for seg in segs]
+        segs = (HOT, WARM, COLD, TEMP) if temp is not None else (HOT, WARM, COLD)
+        self.lrus = [(cls, seg) for cls in range(1, len(store.size)) for seg in segs]
         self.stats = {lru: _Stats() for lru in self.lrus}
         self.next_crawl = dict.fromkeys(self.lrus, 0)
         self.wait = dict.fromkeys(self.lrus, 0)
@@ -65,11 +68,11 @@ class Crawler:
         self.soonest = 0
         # The items a crawl checks in one LRU: min(its size, tocrawl), whatever the run's longest LRU
         # (the limit is min(longest, tocrawl), and no LRU crawled is longer than the longest).
-        self.tocrawl = engine.bg.lru_crawler_tocrawl or None      # 0: every item
+        self.tocrawl = bg.lru_crawler_tocrawl or None      # 0: every item
 
     def check(self) -> None:
         """``lru_maintainer_crawler_check``: schedule, then crawl what is due."""
-        e = self.e
+        e = self.store
         now = e.now
         if not self.finished and now <= self.soonest:
             return
@@ -105,7 +108,7 @@ class Crawler:
             self.crawl(todo)
 
     def crawl(self, todo) -> None:
-        e = self.e
+        e = self.store
         now = e.now
         q = e.lrus.q
         for lru in self.lrus:
@@ -133,7 +136,7 @@ class Crawler:
         """The last second at which every crawl certainly frees nothing and counts no item in its
         histogram (none expires within the hour), the items left as they are.  A crawl reaches
         every item, or with ``lru_crawler_tocrawl`` the items it checks."""
-        q = self.e.lrus.q
+        q = self.store.lrus.q
         soonest = math.inf
         for cls, seg in self.lrus:
             for item in q[seg][cls].values()[:self.tocrawl]:

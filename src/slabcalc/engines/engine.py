@@ -32,11 +32,13 @@ from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
 from slabcalc._native import mypyc_attr
 from slabcalc.engines.background import Background
 from slabcalc.engines.config import replay_config
-from slabcalc.engines.lru import COLD, GONE, HOT, TEMP, WARM, Chunked, Item, Lrus, new_item
+from slabcalc.engines.crawler import Crawler
+from slabcalc.engines.lru import COLD, GONE, TEMP, Chunked, Item, Lrus, new_item
 from slabcalc.engines.maintainer import Maintainer
 from slabcalc.engines.readout import simulation, timeline_row, timeline_rows
 from slabcalc.engines.results import Model, Simulation, TimelineRow
 from slabcalc.engines.slabs import Slabs
+from slabcalc.engines.store import COUNTERS, Store
 from slabcalc.engines.table import Table, key_hash
 from slabcalc.errors import SimulationError
 from slabcalc.model.classes import class_by_size, class_for, slab_classes
@@ -47,7 +49,6 @@ from slabcalc.model.placement import CHUNKED, TOO_LARGE, check_placeable, place
 from slabcalc.model.settings import Settings
 
 if TYPE_CHECKING:
-    from slabcalc.engines.extstore import Storage
     from slabcalc.engines.temp_lru import TempLru
 
 CLOCK_START: Final = 62        # memcached.c: process_started = time(0) - ITEM_UPDATE_INTERVAL - 2
@@ -61,20 +62,6 @@ LOST_MAX: Final = 1 << 20      # keys lost (evicted, expired) remembered for mis
 
 Shape = tuple[int, "tuple[tuple[int, int], ...] | None"]     # a set's chunk plan: header class, body chunks
 Op = tuple[float, int, Any, int, int, int, int]     # time, op, key, key_size, value_size, ttl, flags
-
-COUNTERS = ("sets", "gets", "hits", "misses", "deletes", "touches", "delete_hits", "touch_hits", "too_large",
-            "chunk_failures", "get_expired", "ops", "total_items", "slabs_moved", "rescues", "evictions_nomem",
-            "inline_reclaim", "chunk_rescues")      # the engine's own counters (Engine.counts)
-
-
-class Tally:
-    """The engine's own counters (``COUNTERS``), each a native int when compiled: bumped on every request."""
-
-    def __init__(self) -> None:
-        self.sets = self.gets = self.hits = self.misses = self.deletes = self.touches = self.delete_hits = 0
-        self.touch_hits = self.too_large = self.chunk_failures = self.get_expired = self.ops = self.total_items = 0
-        self.slabs_moved = self.rescues = self.evictions_nomem = self.inline_reclaim = self.chunk_rescues = 0
-
 
 def server_start(boot: float) -> int:
     """Whole seconds from the server's start to the workload's time 0 (its clock ticks this many
@@ -105,27 +92,30 @@ class Engine:
         classes = slab_classes(settings)
         check_placeable(settings, classes)
         self.settings, self.classes, self.bg = settings, classes, background
-        self.config = config = replay_config(background)      # read once, shared: frozen
-        self.link_seg = HOT if config.segmented else COLD
+        self.config = config = replay_config(background, settings.profile.release)      # read once, shared: frozen
+        lead: int = server_start(boot)
+        if not 0 <= lead <= UPTIME_MAX:
+            raise SimulationError(f"an uptime of {boot:g} s at the workload's start is past {UPTIME_MAX} s "
+                                  f"(388 days: the replay's clock holds 31 bits)")
+        self.epoch = CLOCK_START + lead
+        self.phase: float = boot - lead     # the engine's clock is the workload's plus this (server_start)
+        page_len = [0] + [settings.page_length(c.chunk_size, c.perslab) for c in classes]
+        slabs = Slabs([0] + [c.chunk_size for c in classes], [0] + [c.perslab for c in classes], page_len,
+                      settings.maxbytes, share)
+        # the memory the request paths and the threads share (engines/store.py); the engine's own
+        # names for its parts are the store's objects, never copies
+        self.store = store = Store(config, slabs, settings.slab_page_size, LOST_MAX, self.epoch)
+        self.slabs, self.lrus, self.table, self.tally = slabs, store.lrus, store.table, store.tally
+        self.size, self.perslab, self.chunked = store.size, store.perslab, store.chunked
+        self.moved_in, self.moved_out, self.link_seg = store.moved_in, store.moved_out, store.link_seg
         self.temp: TempLru | None = None    # -o temporary_ttl: which items link in TEMP (engines/temp_lru.py)
         if background.temp_lru:
             from slabcalc.engines.temp_lru import TempLru
 
-            self.temp = TempLru(self)
-        n = len(classes) + 1
-        self.size = [0] + [c.chunk_size for c in classes]
-        self.perslab = [0] + [c.perslab for c in classes]
-        page_len = [0] + [settings.page_length(c.chunk_size, c.perslab) for c in classes]
-        self.slabs = Slabs(self.size, self.perslab, page_len, settings.maxbytes, share)
-        self.lrus = Lrus(self, config, n)
+            self.temp = TempLru(store, background)
         self.largest = classes[-1].id
-        # memcached's hash table, key -> item, with the markers of keys lost (engines/table.py)
-        self.table = Table(self.lrus.lost, LOST_MAX)
-        self.chunked: dict[object, Item] = {}    # key -> item, for the items whose chunks span classes
         # told each get's key and whether it hit (a sampled replay counts reads: engines.sample)
         self.on_get: Callable[[str | int, bool], None] | None = None
-        self.moved_in, self.moved_out = [0] * n, [0] * n
-        self.tally = Tally()
         self.chunk_fallback = settings.profile.chunk_tail_fallback
         self.ntotal = Ntotal(settings)      # compiled with the engine: a native call per set
         self.max_single = min(classes[-1].chunk_size, settings.item_size_max)
@@ -135,29 +125,12 @@ class Engine:
         self._exp_second: int | None = None
         self._exp: dict[int, int] = {}
         self._shapes: dict[tuple[int, int, int], Shape | None] = {}
-        self.peak: tuple[int, float | None, int | None] = (0, None, None)  # free bytes elsewhere at an eviction, time, class
-        self._peak_checked: int | None = None
-        lead: int = server_start(boot)
-        if not 0 <= lead <= UPTIME_MAX:
-            raise SimulationError(f"an uptime of {boot:g} s at the workload's start is past {UPTIME_MAX} s "
-                                  f"(388 days: the replay's clock holds 31 bits)")
-        self.epoch = CLOCK_START + lead
-        self.phase: float = boot - lead     # the engine's clock is the workload's plus this (server_start)
-        self.now = self.epoch
-        self.time: float | None = None
-        self.bumps: list = []           # items queued by lru_bump_async
-        self.pending_move: tuple[int, int, bool] | None = None     # source, destination, evictions allowed
-        self.moving = False             # the page mover is at work (it holds its lock)
         self.actors: list = []          # the threads that wake on the clock, each with next_wake and step()
-        # always one: without -o lru_maintainer a null one (no thread, no crawler, no automover)
-        self.maintainer = Maintainer(self, start=-lead, runs=background.lru_maintainer)
-        if self.maintainer.runs:
-            self.actors.append(self.maintainer)
+        self.maintainer = self._maintainer(background, lead)
         if background.automover_runs and background.automover_thread == "mover":
             from slabcalc.engines.automove import MoverThread
 
             self.actors.append(MoverThread(self, start=-lead))
-        self.storage: Storage | None = None     # -o ext_path: the storage write thread and flash (.extstore)
         if settings.extstore is not None:
             from slabcalc.engines.extstore_attach import attach
 
@@ -168,12 +141,70 @@ class Engine:
             from slabcalc.engines.idle import Idle
 
             self.idle = Idle(self)
-        self.pick_on_evict: bool = bool(background.slab_reassign and background.slab_automove == 2)
-        self.pick_any: Any = None       # slab_automove=2: the class to take a page from (.automove)
-        if self.pick_on_evict:
+        if background.slab_reassign and background.slab_automove == 2:
             from slabcalc.engines.automove import PickAny
 
-            self.pick_any = PickAny(self)
+            store.evictions.pick_any = PickAny(self)    # slab_automove=2: the class to take a page from
+
+    def _maintainer(self, background: Background, lead: int) -> Maintainer:
+        """The LRU maintainer, with the crawler and the automover it runs: always one, without
+        ``-o lru_maintainer`` a null one (no thread, no crawler, no automover)."""
+        runs = background.lru_maintainer
+        crawler = Crawler(self.store, background, self.temp) if runs and background.crawls else None
+        automover = None
+        if runs and background.automover_runs and background.automover_thread == "maintainer":
+            from slabcalc.engines.automove import WindowedAutomover
+
+            automover = WindowedAutomover(self)
+        maintainer = Maintainer(self.store, self.temp, start=-lead, runs=runs, crawler=crawler, automover=automover)
+        if runs:
+            self.actors.append(maintainer)
+        return maintainer
+
+    # -- the store's state, by the engine's names (for the threads in plain Python, and tests) -----
+
+    @property
+    def now(self) -> int:
+        """``current_time`` (the store's clock)."""
+        return self.store.now
+
+    @now.setter
+    def now(self, value: int) -> None:
+        self.store.now = value
+
+    @property
+    def time(self) -> float | None:
+        return self.store.time
+
+    @property
+    def bumps(self) -> list:
+        return self.store.bumps
+
+    @bumps.setter
+    def bumps(self, value: list) -> None:
+        self.store.bumps = value
+
+    @property
+    def pending_move(self) -> tuple[int, int, bool] | None:
+        return self.store.pending_move
+
+    @pending_move.setter
+    def pending_move(self, value: tuple[int, int, bool] | None) -> None:
+        self.store.pending_move = value
+
+    @property
+    def storage(self) -> Any:
+        """-o ext_path: the storage write thread and flash (.extstore; None without), the store's."""
+        return self.store.storage
+
+    @storage.setter
+    def storage(self, value: Any) -> None:
+        self.store.storage = value
+
+    @property
+    def peak(self) -> tuple[int, float | None, int | None]:
+        """Free bytes elsewhere at an eviction, time, class (the store's :class:`.store.Evictions`)."""
+        return self.store.evictions.peak
 
     # -- items -------------------------------------------------------------------------
 
@@ -195,66 +226,12 @@ class Engine:
         items (compiled, an item holds it as a native int: nothing to share, no dict to look in)."""
         if not ttl:
             return 0
-        exp = min(self.now + ttl, EXPTIME_MAX)
+        exp = min(self.store.now + ttl, EXPTIME_MAX)
         if COMPILED:
             return exp
-        if self._exp_second != self.now:
-            self._exp_second, self._exp = self.now, {}
+        if self._exp_second != self.store.now:
+            self._exp_second, self._exp = self.store.now, {}
         return self._exp.setdefault(ttl, exp)
-
-    def unlink(self, item: Item, lost: bool = True, keep_chunk: bool = False) -> None:
-        """``do_item_unlink`` + free: out of its LRU and the hash table, its chunks freed (``keep_chunk``:
-        handed on by the caller instead).  ``lost``: evicted or expired: a later miss is this class's."""
-        self.lrus.unlink(item)
-        item.seg = GONE                         # unlinked: a marker in the table if lost, else gone
-        if lost:
-            self.table.lose(item)
-        else:
-            self.table.remove(item)
-        if self.storage is not None:
-            self.storage.unlinked(item, lost)
-        free = self.slabs.free
-        if item.chunks is None:
-            if not keep_chunk:
-                free[item.cls].append(item.addr)
-        else:
-            del self.chunked[item.key]
-            for cls, addr in item.chunks:
-                free[cls].append(addr)
-
-    def link(self, item: Item) -> None:
-        """``do_item_link``: into the hash table and the head of its LRU, its time now."""
-        item.time = self.now
-        self.lrus.link(item)
-        self.table.insert(item)                 # its key absent: store() took out a lost key's marker
-        if item.chunks is not None:
-            self.chunked[item.key] = item
-        self.tally.total_items += 1
-
-    def relink(self, item: Item) -> None:
-        """``do_item_replace`` of an item by its copy in another chunk (the page mover): to its LRU's
-        head, its time now; its key keeps its place in the table."""
-        self.lrus.unlink(item)
-        item.time = self.now
-        self.lrus.link(item)
-        self.tally.total_items += 1
-
-    def evicted_in(self, cls: int) -> None:
-        """After an eviction: the calcification peak, and ``slab_automove=2``'s page request."""
-        if self._peak_checked != self.now:
-            self._note_peak(cls)
-        if self.pick_on_evict and self.pending_move is None and not self.moving:   # moving: REASSIGN_RUNNING
-            source = self.pick_any.source(cls)     # slabs_reassign(-1, id): items.c 1238
-            if source > 0:
-                self.pending_move = (source, cls, True)     # 1.6.45: SLABS_REASSIGN_ALLOW_EVICTIONS
-
-    def _note_peak(self, cls: int) -> None:
-        """Free chunk bytes outside ``cls`` at an eviction (checked once per second)."""
-        self._peak_checked = self.now
-        size, free = self.size, self.slabs.free
-        elsewhere = sum(size[c] * len(free[c]) for c in range(1, len(size)) if c != cls)
-        if elsewhere > self.peak[0]:
-            self.peak = (elsewhere, self.time, cls)
 
     def class_of(self, ntotal: int) -> int:
         """``slabs_clsid`` of an item that fits one chunk: from the table of sizes up to 1 MB, past it
@@ -290,36 +267,36 @@ class Engine:
         """A set memcached could not store deletes the key's old item (``do_item_get`` first)."""
         item = self.table.find(key)
         if item is not None and item.seg != GONE:
-            expired = bool(item.exptime and item.exptime <= self.now)
+            expired = bool(item.exptime and item.exptime <= self.store.now)
             self.tally.get_expired += expired
-            self.unlink(item, lost=expired)
+            self.store.unlink(item, lost=expired)
 
-    def store(self, key, cls: int, ttl: int, ntotal: int, addr: int, chunks) -> None:
+    def store_item(self, key, cls: int, ttl: int, ntotal: int, addr: int, chunks) -> None:
         """``do_store_item`` for a set: the old item (if any) goes, the new one is linked."""
         hv = key_hash(key)
         old = self.table.at(hv, key)
-        now = self.now
+        now = self.store.now
         if old is not None:
             if old.seg == GONE:             # a lost key's marker
                 self.table.unlose(old)
             else:
                 if old.exptime and old.exptime <= now:
                     self.tally.get_expired += 1
-                self.unlink(old, lost=False)
+                self.store.unlink(old, lost=False)
         exptime = self.exptime(ttl)
         seg = self.link_seg
         if self.temp is not None and self.temp.holds(exptime, now):
             seg = TEMP                  # do_item_alloc: id |= TEMP_LRU (items.c 325-327)
-        self.link(new_item(key, hv, cls, seg, exptime, now, ntotal, addr) if chunks is None
-                  else Chunked(key, hv, cls, seg, exptime, now, ntotal, chunks))
-        if self.storage is not None:
-            self.storage.stored(key)
+        self.store.link(new_item(key, hv, cls, seg, exptime, now, ntotal, addr) if chunks is None
+                        else Chunked(key, hv, cls, seg, exptime, now, ntotal, chunks))
+        if self.store.storage is not None:
+            self.store.storage.stored(key)
 
     def set(self, key, key_size: int, value_size: int, ttl: int, flags: int) -> None:
         self.tally.sets += 1
         size = self.ntotal.of(key_size, value_size, flags)
-        if self.storage is not None:
-            self.storage.noted(key, key_size, flags)
+        if self.store.storage is not None:
+            self.store.storage.noted(key, key_size, flags)
         if size > self.max_single:
             self.set_large(key, key_size, value_size, flags, ttl, size)
             return
@@ -329,16 +306,15 @@ class Engine:
         free = slabs.free[cls]
         if free and (self.config.segmented or self._tail_live(cls)):
             addr = free.pop()           # do_item_alloc_pull's first round, when it can only do this
-        elif (not free and slabs.limit and not slabs.pool and slabs.pages[cls]
-              and slabs.malloced + slabs.page_len[cls] > slabs.limit):
+        elif not free and slabs.refuses(cls):        # no chunk, and no page to be had
             addr = self._evict_tail(cls)
         else:
-            addr = self.lrus.alloc_pull(cls)
+            addr = self.store.alloc_pull(cls)
         if addr < 0:
             self.lrus.counts[cls].outofmemory += 1
             self.forget(key)
             return
-        self.store(key, cls, ttl, size, addr, None)
+        self.store_item(key, cls, ttl, size, addr, None)
 
     def _evict_tail(self, cls: int) -> int:
         """``do_item_alloc_pull`` when no chunk and no page can be had: the common eviction of a
@@ -346,17 +322,17 @@ class Engine:
         lrus = self.lrus
         lru = lrus.q[COLD][cls]
         if not lru.n:
-            return lrus.alloc_pull(cls)
+            return self.store.alloc_pull(cls)
         victim = lru.next
         exptime = victim.exptime
-        if (exptime and exptime < self.now) or victim.chunks is not None:
-            return lrus.alloc_pull(cls)
-        if self.config.segmented and self.storage is None:     # the victim's chunk, not pushed and popped
-            lrus.evict(victim, cls, True)
+        if (exptime and exptime < self.store.now) or victim.chunks is not None:
+            return self.store.alloc_pull(cls)
+        if self.config.segmented and self.store.storage is None:     # the victim's chunk, not pushed and popped
+            self.store.evict(victim, cls, True)
             return victim.addr
-        lrus.evict(victim, cls)
+        self.store.evict(victim, cls)
         if not self.config.segmented and not self._tail_live(cls):
-            return lrus.alloc_pull(cls, self.config.alloc_rounds - 1)     # round two reclaims first
+            return self.store.alloc_pull(cls, self.config.alloc_rounds - 1)     # round two reclaims first
         return self.slabs.free[cls].pop()                          # the victim's chunk
 
     def _tail_live(self, cls: int) -> bool:
@@ -365,7 +341,7 @@ class Engine:
         if not lru.n:
             return True
         exptime = lru.next.exptime
-        return not exptime or exptime >= self.now
+        return not exptime or exptime >= self.store.now
 
     def set_large(self, key, key_size: int, value_size: int, flags: int, ttl: int, size: int) -> None:
         """A set of an item above the largest chunk: chunked (``do_item_alloc_chunk``), or too large."""
@@ -375,14 +351,14 @@ class Engine:
             self.forget(key)
             return
         head, body = shape
-        alloc_pull = self.lrus.alloc_pull
+        alloc_pull = self.store.alloc_pull
         if body is None:                       # one chunk after all (e.g. the largest class)
             addr = alloc_pull(head)
             if addr < 0:
                 self.lrus.counts[head].outofmemory += 1
                 self.forget(key)
                 return
-            self.store(key, head, ttl, size, addr, None)
+            self.store_item(key, head, ttl, size, addr, None)
             return
         largest = self.largest
         addr = alloc_pull(head)
@@ -405,7 +381,7 @@ class Engine:
                 free[c].append(a)
             self.tally.chunk_failures += 1
             return
-        self.store(key, largest, ttl, size, -1, chunks)
+        self.store_item(key, largest, ttl, size, -1, chunks)
 
     def fetch(self, key, op: int, ttl: int) -> bool:
         """get, touch or delete: ``do_item_get`` (expired items freed), then the op's own rule;
@@ -415,16 +391,16 @@ class Engine:
         lost = 0
         if item is not None and item.seg == GONE:
             lost, item = item.cls, None
-        elif item is not None and item.exptime and item.exptime <= self.now:
+        elif item is not None and item.exptime and item.exptime <= self.store.now:
             counts.get_expired += 1
             lost = item.cls
-            self.unlink(item)
+            self.store.unlink(item)
             item = None
         if op == DELETE:
             counts.deletes += 1
             if item is not None:
                 counts.delete_hits += 1
-                self.unlink(item, lost=False)
+                self.store.unlink(item, lost=False)
             return item is not None
         if op == GET:
             counts.gets += 1
@@ -446,7 +422,7 @@ class Engine:
         if op == TOUCH:
             item.exptime = self.exptime(ttl)
             self.lrus.version[item.cls].n += 1
-        elif self.storage is not None and not self.storage.read(item):     # a header: read from flash
+        elif self.store.storage is not None and not self.store.storage.read(item):     # a header: read from flash
             counts.hits -= 1
             counts.misses += 1
             self.lrus.counts[item.cls].hits -= 1
@@ -465,27 +441,16 @@ class Engine:
             item.active = True
             if item.seg != COLD:
                 # "only need to bump time" (1.5.19+); before, do_item_update: once a minute
-                if self.config.every_hit or item.time < self.now - self.config.update_interval:
-                    item.time = self.now
+                if self.config.every_hit or item.time < self.store.now - self.config.update_interval:
+                    item.time = self.store.now
             else:
-                self.bumps.append(item)              # lru_bump_async: the maintainer moves it
+                self.store.bumps.append(item)              # lru_bump_async: the maintainer moves it
             return
         item.fetched = True
-        if item.time < self.now - self.config.update_interval:     # do_item_update, compat
-            item.time = self.now
+        if item.time < self.store.now - self.config.update_interval:     # do_item_update, compat
+            item.time = self.store.now
             self.lrus.q[item.seg][item.cls].to_head(item)
             self.lrus.version[item.cls].n += 1
-
-    def update(self, item: Item) -> None:
-        """``do_item_update`` of a queued bump (segmented): an ACTIVE COLD item to WARM."""
-        if item.seg == GONE:        # unlinked since
-            return
-        item.time = self.now
-        self.lrus.version[item.cls].n += 1
-        if item.seg == COLD and item.active:
-            item.active = False
-            self.lrus.relink(item, WARM)
-            self.lrus.counts[item.cls].moves_to_warm += 1
 
     # -- the clock -----------------------------------------------------------------------
 
@@ -496,8 +461,8 @@ class Engine:
         ticks = t + self.phase          # the server's clock: its ticks on whole seconds (server_start)
         if self.next_wake <= ticks * US:
             self._background_until(ticks * US)
-        self.now = self.epoch + math.floor(ticks)
-        self.time = t
+        self.store.now = self.epoch + math.floor(ticks)
+        self.store.time = t
 
     def _background_until(self, t_us: float) -> None:
         """Every thread's wake-ups at or before ``t_us``, in time order (idle seconds jumped over)."""
@@ -514,12 +479,12 @@ class Engine:
                 break
             if idle is not None and wake + IDLE_AHEAD <= t_us and idle.skip(wake, t_us):
                 continue
-            self.now = epoch + wake // US          # whole microseconds: exact at any time
+            self.store.now = epoch + wake // US          # whole microseconds: exact at any time
             if lone is not None:
                 lone.step()
             else:
                 actor.step()
-            if self.pending_move is not None:
+            if self.store.pending_move is not None:
                 self.move_pending()
         if lone is not None:
             self.next_wake = float(lone.next_wake)
@@ -527,12 +492,12 @@ class Engine:
             self.next_wake = float(actors[0].next_wake if len(actors) == 1 else min(map(_next_wake, actors)))
 
     def move_pending(self) -> None:
-        if self.pending_move is not None:
+        if self.store.pending_move is not None:
             from slabcalc.engines.mover import move_page
 
-            source, dest, allow_evictions = self.pending_move
-            self.pending_move = None
-            move_page(self, source, dest, allow_evictions)
+            source, dest, allow_evictions = self.store.pending_move
+            self.store.pending_move = None
+            move_page(self.store, source, dest, allow_evictions)
 
     # -- the workload ------------------------------------------------------------------------
 
@@ -569,7 +534,7 @@ class Engine:
                     op = SET
                 if op == SET:
                     self.set(key, key_size, value_size, ttl, flags)
-                    if self.pending_move is not None:
+                    if self.store.pending_move is not None:
                         self.move_pending()
                 else:
                     self.fetch(key, op, ttl)
@@ -578,8 +543,8 @@ class Engine:
         finally:
             if collecting:
                 gc.enable()
-        if every and self.time is not None:     # the state after the last operation
-            end = next_row if next_row > 0 else (self.time // every + 1) * every
+        if every and self.store.time is not None:     # the state after the last operation
+            end = next_row if next_row > 0 else (self.store.time // every + 1) * every
             timeline_row(self, timeline, end, last_evicted)
         return timeline
 

@@ -65,6 +65,7 @@ import math
 from slabcalc.engines.extstore_compact import Compactor
 from slabcalc.engines.flash import CHUNKED, DEFAULT, LOWTTL, Flash
 from slabcalc.engines.lru import COLD, GONE, Item, new_item
+from slabcalc.model.classes import slabs_clsid
 
 US = 1_000_000
 # the -o words read here (through model/extstore.py's Extstore), besides those that shape the flash
@@ -87,6 +88,7 @@ class Storage:
 
     def __init__(self, engine, start: float):
         e = self.e = engine
+        self.store = engine.store           # the memory it writes out of (engines/store.py)
         ext = e.settings.extstore
         replay = e.settings.profile.extstore.replay
         self.ext, self.replay = ext, replay
@@ -130,11 +132,9 @@ class Storage:
         self.held: dict = {}                               # class -> the read buffer of a get in flight
 
     def _min_class(self, size: int) -> int:
-        """``slabs_clsid(ext_item_size)``: 0 (every class) for a size above the largest chunk."""
-        e = self.e
-        if size > e.size[-1]:
-            return 0
-        return e.class_of(max(size, 1))
+        """``slabs_clsid(ext_item_size)`` (storage.c 594 at 1.6.18): the model's one rule, so a size
+        above the largest chunk but within -I is the largest class, as the report has it."""
+        return slabs_clsid(self.e.settings, self.e.classes, size)
 
     # -- hooks from the engine ----------------------------------------------------------------
 
@@ -167,7 +167,8 @@ class Storage:
         if ref is None or ref.header is not item:
             return True
         e = self.e
-        addr = e.lrus.alloc_pull(ref.cls)           # the read buffer (storage.c 260)
+        store = self.store
+        addr = store.alloc_pull(ref.cls)           # the read buffer (storage.c 260)
         if addr < 0:
             self.get_oom_extstore += 1
             return False
@@ -176,7 +177,7 @@ class Storage:
             # the page was evicted: the client gets a miss, the header goes (storage.c 398-408);
             # get_hits and get_extstore still count it, as the server's do
             self.miss_from_extstore += 1
-            e.unlink(item, lost=True)
+            store.unlink(item, lost=True)
             self._hold(ref.cls, addr)
             return True
         if (item.fetched and item.active and item.time > e.now - e.config.update_interval
@@ -185,10 +186,10 @@ class Storage:
             self.recache_counter += 1
             if count % self.recache_rate == 0:           # storage.c 418-431: the buffer is the item again
                 self.recache_from_extstore += 1
-                e.unlink(item, lost=False)
+                store.unlink(item, lost=False)
                 back = new_item(item.key, item.hv, ref.cls, e.link_seg, item.exptime, e.now, ref.ntotal, addr)
                 back.fetched = self.keeps_fetched            # 1.6.40+ storage.c 453: the header's FETCHED
-                e.link(back)
+                store.link(back)
                 self.hdr_size[item.key] = item.ntotal     # it may be written again, as the same header
                 return True
         self._hold(ref.cls, addr)                       # freed once the response is sent
@@ -277,18 +278,11 @@ class Storage:
     def _tail(self, cls: int) -> Item | None:
         """``lru_pull_tail(cls, COLD_LRU, 0, LRU_PULL_RETURN_ITEM)``: expired tail items reclaimed,
         then the tail."""
-        e = self.e
-        lrus = e.lrus
-        lru = lrus.q[COLD][cls]
-        for _ in range(e.config.tail_tries):
-            if not lru.n:
-                return None
-            item = lru.next
-            if item.exptime and item.exptime < e.now:
-                lrus.reclaim(item, cls)
-                continue
-            return item
-        return None
+        store = self.store
+        lru = store.lrus.q[COLD][cls]
+        if store.reclaim_tail(cls, COLD) >= store.config.tail_tries or not lru.n:     # the one search
+            return None
+        return lru.next
 
     def write(self, cls: int, age) -> bool:
         """``storage_write``: whether an item of ``cls`` went to flash."""
@@ -306,7 +300,8 @@ class Storage:
         if hdr_ntotal is None:
             return False
         hcls = e.class_of(hdr_ntotal)
-        addr = e.lrus.alloc_pull(hcls)
+        store = self.store
+        addr = store.alloc_pull(hcls)
         if addr < 0:
             e.lrus.counts[hcls].outofmemory += 1
             self.hdr_size[key] = hdr_ntotal
@@ -326,8 +321,8 @@ class Storage:
         header = new_item(key, item.hv, hcls, e.link_seg, exptime, e.now, hdr_ntotal, addr)
         if self.keeps_fetched:                             # 1.6.40+ storage.c 574: ITEM_PRESERVE_FLAGS
             header.fetched = item.fetched
-        e.unlink(item, lost=False)                         # item_replace
-        e.link(header)
+        store.unlink(item, lost=False)                     # item_replace
+        store.link(header)
         self.refs[key] = FlashRef(header, where[0], where[1], item.ntotal, item.cls)
         return True
 
@@ -367,13 +362,9 @@ class Storage:
 
 
 def prefill(slabs, page_size: int) -> None:
-    """``slabs_prefill_global`` (slabs.c 298-313): pages into the global pool while less than ``-m``
-    is allocated (memcached.c 6023: "page mover algorithm for extstore needs memory prefilled")."""
-    while slabs.limit and slabs.malloced < slabs.limit:
-        page = slabs._next_page
-        slabs._next_page += 1
-        slabs.malloced += page_size
-        slabs.pool.append(page)
+    """``slabs_prefill_global``: all of ``-m`` into the global pool at start (the slabs' own:
+    :meth:`.slabs.Slabs.prefill`; a name of its own here, which a test replaces)."""
+    slabs.prefill(page_size)
 
 
 def check_extstore_replayable(settings) -> None:

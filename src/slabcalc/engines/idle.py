@@ -47,10 +47,16 @@ class Idle:
         self.seen: dict = {}            # state (crawls included) -> instant, within one unchanged stretch
         self.stamp = None
         self.bound = None               # (stamp, the crawls' bound) for that stamp
+        m = engine.maintainer
+        # 1.6.30+: the maintainer's longest sleep is 999 999 us, not a second (see _skip_drift)
+        self.drift = m in engine.actors and m.config.max_sleep != US
+        self.samples: dict = {}         # _skip_drift: the maintainer's next wake-up -> its state then
 
     def skip(self, wake: int, t_us: float) -> bool:
         """Before the wake-up at ``wake`` (the earliest due), with nothing to step before ``t_us``:
         jump over idle seconds if the threads have come to repeat themselves; whether it did."""
+        if self.drift:
+            return self._skip_drift(wake, t_us)
         if wake < self.next_check:
             return False
         self.next_check = wake + US
@@ -120,3 +126,108 @@ class Idle:
         if self.bound is None or self.bound[0] != self.stamp:
             self.bound = (self.stamp, self.crawler.quiet_through())
         return self.bound[1]
+
+    # -- 1.6.30 and later: a maintainer whose longest sleep is not a second ------------------------
+    # 1.6.30 items.c 1584 (1.6.45 1544): MAX_LRU_MAINTAINER_SLEEP is 1000000-1.  With nothing to do,
+    # every class's wait has grown to it (1.6.45 items.c 1597-1603: +1/8 per idle juggle, capped),
+    # each class is looked at once every 999 999 us (1585-1593: its countdown less the last sleep),
+    # and the thread sleeps until the earliest class is due (1593, 1606-1608).  So the thread's own
+    # state, relative to its next wake-up, repeats every 999 999 us -- its period -- while its
+    # wake-ups slide 1 us a period against current_time's seconds.  What it does once per second of
+    # current_time (the crawler check, 1.6.45 items.c 1617-1620; 1.6.30-1.6.33 the automover too)
+    # runs at the first wake-up of each second, and every second has one (no sleep is longer than a
+    # second): a check for each second from the last one to the second of the last wake-up skipped.
+    # The page mover's thread (1.6.34+) keeps its own 1 s period (:class:`.MoverThread`).  The
+    # threads share nothing that changes while they are idle, so each jumps by its own periods.
+
+    def _skip_drift(self, wake: int, t_us: float) -> bool:
+        e = self.e
+        m = e.maintainer
+        period = m.config.max_sleep
+        stamp = self._stamp()
+        others = [actor for actor in e.actors if actor is not m]
+        if (e.pending_move is not None or e.bumps or m.to_sleep <= 0
+                or any(actor.idle_key(actor.next_wake) is None for actor in others)):
+            self.samples, self.seen = {}, {}
+            return False
+        if stamp != self.stamp:
+            self.stamp, self.samples, self.seen = stamp, {}, {}
+        crawler = self.crawler
+        own = (m.clock - m.next_wake, m.to_sleep, tuple(m.backoff),
+               tuple(sorted((m.waits[cls].due - m.clock, cls) for cls in m.slots)),
+               crawler.changes if crawler is not None else None)
+        previous = self.samples.get(m.next_wake - period)
+        if len(self.samples) >= CYCLES_KEPT:
+            self.samples = {}
+        self.samples[m.next_wake] = own
+        if previous != own:
+            return False
+        # the maintainer's last wake-up, and the second it made its per-second checks at
+        last = m.next_wake - m.to_sleep
+        checked = e.epoch + last // US
+        if ((crawler is not None and m.last_crawler_check != checked)
+                or (m.automover is not None and m.last_automove_check != checked)):
+            return False
+        jumped = 0
+        if crawler is not None:
+            cyclic = crawler.idle_key(checked)
+            earlier = self.seen.get(cyclic)
+            if earlier is not None and earlier < checked:
+                jumped = self._jump_drift(wake, t_us, checked - earlier, True)
+            if not jumped and len(self.seen) < CYCLES_KEPT:
+                self.seen[cyclic] = checked
+        if not jumped:
+            jumped = self._jump_drift(wake, t_us, 1, False)
+        if jumped:
+            self.samples = {m.next_wake: own}
+        return jumped > 0
+
+    def _jump_drift(self, wake: int, t_us: float, cycle: int, crawls: bool) -> int:
+        """Every thread moved on by whole periods, the maintainer's per-second checks by whole
+        ``cycle``s (seconds), no wake-up skipped at or past ``t_us`` or the quiet bound; the
+        seconds of checks skipped."""
+        e = self.e
+        m = e.maintainer
+        crawler = self.crawler
+        second = e.epoch + wake // US
+        bound = math.inf
+        if crawler is not None:
+            bound = self._crawls_bound() if crawls else crawler.due_through()
+        for actor in e.actors:
+            if bound <= second:
+                return 0
+            bound = min(bound, actor.quiet_through())
+        if bound <= second:
+            return 0
+        end = math.floor(t_us if bound == math.inf else min(t_us, (bound + 1 - e.epoch) * US))
+        period = m.config.max_sleep
+        last = m.next_wake - m.to_sleep
+        periods = (end - m.next_wake) // period           # every wake-up skipped is before end
+        seconds = (last + periods * period) // US - last // US
+        seconds -= seconds % cycle
+        if seconds < 1:
+            return 0
+        # the fewest periods that carry the last wake-up into that second (each moves it < 1 s)
+        periods = -(-((last // US + seconds) * US - last) // period)
+        _shift_maintainer(m, periods * period, seconds)
+        for actor in e.actors:
+            if actor is not m:
+                actor.skip(max(0, (end - actor.next_wake) // US))
+        if crawls:
+            crawler.skip(seconds)
+        return seconds
+
+
+def _shift_maintainer(m, d: int, seconds: int) -> None:
+    """The maintainer ``d`` microseconds (whole periods) later, its per-second checks ``seconds``
+    later: the automover's runs of those seconds fill its window (as :meth:`.Maintainer.skip`)."""
+    if m.automover is not None:
+        m.automover.skip(m.last_automove_check + 1, seconds)
+        m.last_automove_check += seconds
+    if m.crawler is not None:
+        m.last_crawler_check += seconds
+    m.next_wake += d
+    m.clock += d
+    for wait in m.queue:
+        wait.due += d
+    m.earliest += d

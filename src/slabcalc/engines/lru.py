@@ -3,7 +3,7 @@
 Each class has three LRUs, HOT, WARM and COLD.  The compat LRU (1.4, or 1.5+
 with ``-o no_modern``) links every item in COLD and never moves it between
 them (``do_item_alloc``: "There is only COLD in compat-mode"), so one walk,
-:meth:`Lrus.pull_tail`, serves both, as ``lru_pull_tail`` does in memcached.
+:meth:`.store.Store.pull_tail`, serves both, as ``lru_pull_tail`` does in memcached.
 An LRU is a ring of its items, doubly linked through them as memcached links
 ``it->prev``/``it->next`` (items.c ``do_item_link_q``): :attr:`Lru.next` is
 the tail (oldest), :attr:`Lru.prev` the head (newest).  Linked through the
@@ -14,14 +14,9 @@ through an iterator).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Iterator
+from typing import Final, Iterator
 
 from slabcalc._native import i32, i64, mypyc_attr, u8
-from slabcalc.engines.config import ReplayConfig
-from slabcalc.engines.slabs import Slabs
-
-if TYPE_CHECKING:        # engine.py imports this module: the type only, for mypyc's direct calls
-    from slabcalc.engines.engine import Engine
 
 # items.c lru_type_map: HOT_LRU, WARM_LRU, COLD_LRU, TEMP_LRU (Final: constants when compiled, not lookups)
 HOT: Final = 0
@@ -219,12 +214,10 @@ class Tick:
 
 
 class Lrus:
-    """Every class's HOT/WARM/COLD LRUs, their item bytes, and the counters ``stats items`` shows."""
+    """Every class's HOT/WARM/COLD LRUs, their item bytes, and the counters ``stats items`` shows
+    (what frees an item -- a reclaim, an eviction -- is the store's: :mod:`.store`)."""
 
-    def __init__(self, engine: Engine, config: ReplayConfig, n: int) -> None:
-        self.e: Engine = engine
-        self.config = config
-        self.slabs: Slabs = engine.slabs    # typed: compiled, read without a lookup (made before the LRUs)
+    def __init__(self, n: int) -> None:
         self.q = [[Lru() for _ in range(n)] for _ in SEGMENTS]
         self.counts = [Counts() for _ in range(n)]      # per class
         # per class, bumped by every change of its LRUs or of an item in them: the maintainer
@@ -268,108 +261,3 @@ class Lrus:
         item.seg = seg
         self.q[seg][cls].append(item)
         self.version[cls].n += 1
-
-    def evict(self, item: Item, cls: int, keep_chunk: bool = False) -> None:
-        """Evict a live COLD tail item (items.c 1224-1240): its counters, then the unlink (``keep_chunk``:
-        its chunk goes straight to the caller's new item, not through the free list)."""
-        counts = self.counts[cls]
-        counts.evicted += 1
-        if item.exptime:
-            counts.evicted_nonzero += 1
-        if not item.fetched:
-            counts.evicted_unfetched += 1
-        self.e.unlink(item, True, keep_chunk)
-        self.e.evicted_in(cls)
-
-    def reclaim(self, item: Item, cls: int) -> None:
-        """An expired tail item freed by ``lru_pull_tail`` (items.c 1179-1192): ``reclaimed``."""
-        counts = self.counts[cls]
-        counts.reclaimed += 1
-        if not item.fetched:
-            counts.expired_unfetched += 1
-        self.e.unlink(item)
-
-    def pull_tail(self, cls: int, seg: int, total_bytes: i64 = 0, evict: bool = False, max_age: int = 0) -> int:
-        """``lru_pull_tail`` (items.c 1121-1290): items removed or moved at the tail of ``seg``.
-
-        Up to ``tail_tries`` tail items: an expired one (``exptime <
-        current_time``) is reclaimed and the walk goes on; the first live one
-        ends it -- in HOT/WARM an ACTIVE item is kept (HOT: moved to WARM,
-        WARM: to its head), else moved to COLD when the segment holds more than
-        its share of ``total_bytes`` or the item is older than ``max_age``; in
-        COLD it is evicted when ``evict``, else moved to WARM if ACTIVE.
-        """
-        e = self.e
-        config = self.config
-        lru = self.q[seg][cls]
-        now: i32 = e.now
-        removed = 0
-        for _try in range(config.tail_tries):     # named: mypyc boxes `_` (an object) at every turn
-            if not lru.n:
-                break
-            item = lru.next
-            exptime = item.exptime
-            if exptime and exptime < now:
-                self.reclaim(item, cls)
-                removed += 1
-                continue
-            if seg == COLD:
-                if evict:
-                    self.evict(item, cls)
-                    removed += 1
-                elif item.active and config.segmented:
-                    item.active = False
-                    self.relink(item, WARM)
-                    self.counts[cls].moves_to_warm += 1
-                    removed += 1
-                break
-            if seg == HOT:
-                limit = total_bytes * config.hot_lru_pct // 100
-            else:
-                limit = 0
-            if limit == 0:          # a HOT limit of 0 falls through to WARM's (items.c 1199)
-                limit = total_bytes * config.warm_lru_pct // 100
-            if item.active:
-                item.active = False
-                removed += 1
-                if seg == WARM:
-                    # 1.5.19+ relinks it; before, do_item_update_nolock: only when its time is a
-                    # minute old, with the time bumped (1.5.18 items.c 1178-1179, 550-562)
-                    if config.every_hit:
-                        lru.to_head(item)
-                    elif item.time < now - config.update_interval:
-                        item.time = now
-                        lru.to_head(item)
-                    self.version[cls].n += 1
-                else:
-                    self.relink(item, WARM)
-                    self.counts[cls].moves_to_warm += 1
-            elif lru.bytes > limit or now - item.time > max_age:
-                self.relink(item, COLD)
-                self.counts[cls].moves_to_cold += 1
-                removed += 1
-            break
-        return removed
-
-    def alloc_pull(self, cls: int, rounds: int | None = None) -> int:
-        """``do_item_alloc_pull`` (items.c 170-210): a chunk of ``cls``, or -1 (out of memory).
-
-        Up to ``alloc_rounds`` rounds.  The compat LRU first reclaims expired
-        COLD tail items; then ``slabs_alloc``; when that fails, evict from the
-        COLD tail, and when that removed nothing, the segmented LRU pushes its
-        HOT tail down (the compat one gives up).
-        """
-        slabs = self.slabs
-        segmented = self.config.segmented
-        # self.pull_tail(), slabs.alloc(): direct calls when compiled (a bound method is a Python call)
-        for _round in range(self.config.alloc_rounds if rounds is None else rounds):
-            if not segmented:
-                self.pull_tail(cls, COLD)
-            addr = slabs.alloc(cls)
-            if addr >= 0:
-                return addr
-            if self.pull_tail(cls, COLD, 0, True) <= 0:
-                if not segmented:
-                    break
-                self.pull_tail(cls, HOT)
-        return -1

@@ -28,15 +28,16 @@ import math
 from typing import TYPE_CHECKING, Any, Final
 
 from slabcalc._native import i32, i64
-from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Lru, Lrus
-
-if TYPE_CHECKING:        # engine.py imports this module: the types only, for mypyc's direct calls
-    from slabcalc.engines.engine import Engine
-    from slabcalc.engines.temp_lru import TempLru
 from slabcalc.engines.config import ReplayConfig
+from slabcalc.engines.lru import COLD, HOT, TEMP, WARM, Lru, Lrus
+from slabcalc.engines.store import NEVER, Store
+from slabcalc.errors import AgeUndefined
+from slabcalc.model.ops import CLOCK_MAX
+
+if TYPE_CHECKING:        # the type only, for mypyc's direct calls
+    from slabcalc.engines.temp_lru import TempLru
 
 US: Final = 1_000_000
-NEVER: Final = -1          # a second no check was made at (current_time starts at 62: engine.py CLOCK_START)
 PHANTOM: Final = 64        # the classes past the largest (MAX_NUMBER_OF_SLAB_CLASSES is 64)
 
 
@@ -61,13 +62,14 @@ class Wait:
 
 class Maintainer:
     """Compiled with the engine (setup.py): its fields are declared so that mypyc holds them unboxed,
-    and the engine is typed (a TYPE_CHECKING import, as in lru.py), so that what a wake-up reads of it
-    (about one wake-up per replayed operation) is a native field, not a Python attribute lookup.
+    and it holds the store (:mod:`.store`), typed, so that what a wake-up reads of it (about one
+    wake-up per replayed operation) is a native field, not a Python attribute lookup.  It is given
+    the store, the temporary LRU, the crawler and the automover it runs: never the engine.
 
     A server without the thread (``-o no_lru_maintainer``, 1.4) has a null one (``runs`` False): no
     crawler, no automover, no juggles, and never among the engine's threads on the clock."""
 
-    e: Engine
+    store: Store
     lrus: Lrus
     temp: TempLru | None
     config: ReplayConfig
@@ -85,12 +87,12 @@ class Maintainer:
     juggling: bool
     runs: bool          # False: the null maintainer of a server without one (never on the clock)
 
-    def __init__(self, engine: Engine, start: float, runs: bool = True) -> None:
-        self.e = engine
+    def __init__(self, store: Store, temp: TempLru | None, start: float, runs: bool = True, crawler: Any = None,
+                 automover: Any = None) -> None:
+        self.store = store
         self.runs = runs
-        self.lrus, self.temp = engine.lrus, engine.temp
-        self.config = config = engine.config
-        bg = engine.bg
+        self.lrus, self.temp = store.lrus, temp
+        self.config = config = store.config
         self.next_wake = round(start * US)     # the thread starts with the server (whole microseconds)
         self.to_sleep = config.min_sleep
         # Every class memcached has (1..63), used or not, keeps its own wait, counted down by the
@@ -103,21 +105,13 @@ class Maintainer:
         # each wake-up cost more than the juggles); a wait put back goes in by binary search.
         self.clock = 0
         self.waits = [Wait(cls) for cls in range(PHANTOM + 1)]
-        self.slots = list(range(1, len(engine.size))) + ([PHANTOM] if len(engine.size) <= 63 else [])
+        self.slots = list(range(1, len(store.size))) + ([PHANTOM] if len(store.size) <= 63 else [])
         self.queue = [self.waits[cls] for cls in reversed(self.slots)]     # all due at 0: class 1 last
         self.earliest = 0
         self.last_crawler_check = NEVER
         self.last_automove_check = NEVER
-        self.crawler = self.automover = None
-        if runs and bg.crawls:
-            from slabcalc.engines.crawler import Crawler
-
-            self.crawler = Crawler(engine)
-        if runs and bg.automover_runs and bg.automover_thread == "maintainer":
-            from slabcalc.engines.automove import WindowedAutomover
-
-            self.automover = WindowedAutomover(engine)
-        self.juggling = runs and bg.lru_maintainer
+        self.crawler, self.automover = crawler, automover     # run once a second (the engine's: .crawler, .automove)
+        self.juggling = runs
 
     def step(self) -> None:
         """The wake-up due at :attr:`next_wake` (the engine set the clock to it)."""
@@ -125,7 +119,7 @@ class Maintainer:
 
     def wake(self) -> int:
         """``lru_maintainer_thread``'s loop body; the microseconds it then sleeps."""
-        e = self.e
+        e = self.store
         to_sleep = self.to_sleep
         counted: i64 = 1000             # a sleep counts as 1 ms at least (not a ternary: mypyc boxes i64-or-int)
         if to_sleep > counted:
@@ -171,7 +165,7 @@ class Maintainer:
         while rest > 0 and queue[rest - 1].due <= clock:
             rest -= 1
         min_sleep, max_sleep = self.config.min_sleep, self.config.max_sleep
-        e = self.e
+        e = self.store
         now, version = e.now, self.lrus.version
         juggling = self.juggling
         for _due in range(len(queue) - rest):      # named: mypyc boxes `_` (an object) at every turn
@@ -198,7 +192,7 @@ class Maintainer:
 
     def juggle(self, cls: int) -> int:
         """``lru_maintainer_juggle``: passes over the class's LRU tails that moved something."""
-        e = self.e
+        e = self.store
         lrus = self.lrus
         now: i32 = e.now
         q = lrus.q
@@ -206,6 +200,8 @@ class Maintainer:
         cold_age: int = now - cold.next.time if cold.n else 0      # an int: i64 * float is not typed
         config = self.config
         hot_age, warm_age = int(cold_age * config.hot_max_factor), int(cold_age * config.warm_max_factor)
+        if hot_age > CLOCK_MAX or warm_age > CLOCK_MAX:
+            hot_age, warm_age = self._past_the_clock(cold_age, hot_age, warm_age)
         total = cold.bytes + hot.bytes + warm.bytes
         temp = self.temp
         reclaimed = temp.juggle(cls) if temp is not None else 0     # items.c 1406-1415 (TEMP moves no age or byte count)
@@ -218,14 +214,29 @@ class Maintainer:
         did = reclaimed
         segmented = config.segmented
         for _pass in range(config.juggles):
-            more = 1 if (lrus.pull_tail(cls, HOT, total, False, hot_age)
-                         or lrus.pull_tail(cls, WARM, total, False, warm_age)) else 0
+            more = 1 if (e.pull_tail(cls, HOT, total, False, hot_age)
+                         or e.pull_tail(cls, WARM, total, False, warm_age)) else 0
             if segmented:
-                more += lrus.pull_tail(cls, COLD, total)
+                more += e.pull_tail(cls, COLD, total)
             if not more:
                 break
             did += 1
         return did
+
+    def _past_the_clock(self, cold_age: int, hot_age: int, warm_age: int) -> tuple[int, int]:
+        """Ages above any the replay's clock holds (a factor above 2): C's double to rel_time_t is
+        defined up to ``rel_time_max`` (logger.h 14, C11 6.3.1.4) and no item's age (at most
+        CLOCK_MAX) is above such an age, so CLOCK_MAX compares the same; past it, a refusal."""
+        config = self.config
+        for name, age, factor in (("hot", hot_age, config.hot_max_factor), ("warm", warm_age, config.warm_max_factor)):
+            if age > config.rel_time_max:
+                raise AgeUndefined(
+                    f"memcached {config.release} computes {name}_age = cold_age x "
+                    f"{name}_max_factor = {cold_age} x {factor:g} into a 32-bit rel_time_t (items.c "
+                    f"lru_maintainer_juggle): {age} is past {config.rel_time_max}, undefined in C; give "
+                    f"-o {name}_max_factor at most {config.rel_time_max / max(cold_age, 1):g} for a COLD tail "
+                    f"{cold_age} s old")
+        return min(hot_age, CLOCK_MAX), min(warm_age, CLOCK_MAX)
 
     def _idle(self, hot: Lru, warm: Lru, cold: Lru, now: int, total: int, hot_age: int, warm_age: int) -> bool:
         """Whether a juggle's first pass would find nothing to do (its tails as ``lru_pull_tail``
@@ -259,7 +270,7 @@ class Maintainer:
 
     def idle_key(self, ref: int):
         """The thread's state relative to ``ref`` (microseconds), or None while it has queued bumps."""
-        if self.e.bumps:
+        if self.store.bumps:
             return None
         second = ref // US
         return (self.next_wake - ref, self.clock - self.next_wake, self.to_sleep, tuple(self.backoff),
@@ -272,13 +283,13 @@ class Maintainer:
         as they are, juggle nothing and the automover moves nothing (the crawler: :mod:`.crawler`)."""
         bound = math.inf
         if self.juggling:
-            for cls in range(1, len(self.e.size)):
+            for cls in range(1, len(self.store.size)):
                 bound = min(bound, self.juggle_quiet_through(cls))
                 if bound == -math.inf:
                     return bound
         if self.automover is not None:
             last = self.last_automove_check
-            first = (self.e.epoch + self.next_wake // US) if last == NEVER else last + 1
+            first = (self.store.epoch + self.next_wake // US) if last == NEVER else last + 1
             bound = min(bound, first - 1 + self.automover.quiet_runs(first))
         return bound
 
@@ -288,7 +299,7 @@ class Maintainer:
         d = seconds * US
         if self.automover is not None:
             last = self.last_automove_check
-            self.automover.skip((self.e.epoch + self.next_wake // US) if last == NEVER else last + 1, seconds)
+            self.automover.skip((self.store.epoch + self.next_wake // US) if last == NEVER else last + 1, seconds)
         self.next_wake += d
         self.clock += d
         for wait in self.queue:         # every class's, all moved: the same order
@@ -314,7 +325,11 @@ class Maintainer:
                 exptime: int = item.exptime     # an int: compiled, i64 and float neither compare nor mix
                 if exptime and exptime < bound:
                     bound = float(exptime)
-                bound = min(bound, _young_through(item.time, cold_time, factor, self.e.now))
+                bound = min(bound, _young_through(item.time, cold_time, factor, self.store.now))
+        if cold_time is not None:       # the second a product passes rel_time_max is stepped (_past_the_clock)
+            factor = max(config.hot_max_factor, config.warm_max_factor)
+            # in floats: compiled, cold_time is the item's i32 and the sum would wrap (exact below 2^53)
+            bound = min(bound, float(cold_time) + float(math.floor(config.rel_time_max / factor)) - 2.0)
         exptime = cold.next.exptime if cold.n and config.segmented else 0
         if exptime and exptime < bound:
             bound = float(exptime)

@@ -37,12 +37,13 @@ from slabcalc.engines.lru import COLD, GONE, HOT
 from slabcalc.engines.slabs import PAGE_SHIFT
 
 
-def move_page(engine, source: int, dest: int, allow_evictions: bool = False) -> bool:
-    """Move ``source``'s first page to ``dest`` (0: the global pool); False when refused.
+def move_page(store, source: int, dest: int, allow_evictions: bool = False) -> bool:
+    """Move ``source``'s first page to ``dest`` (0: the global pool) in ``store`` (engines/store.py:
+    the mover is given the memory, never the engine); False when refused.
 
     ``allow_evictions``: ``slab_automove=2``'s request (1.6.45 lets its move evict).
     """
-    e = engine
+    e = store
     slabs = e.slabs
     pages = slabs.pages[source]
     if source == dest or len(pages) < 2 or not 0 <= dest < len(slabs.pages):
@@ -66,7 +67,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
     done = set()
     counts = e.tally
     now = e.now
-    evicting = e.bg.rules.rules["mover_without_free_chunk"] == "evict"
+    evicting = e.config.mover_evicts
     # 1.6.45 slabs_mover.c 100-110: evictions are allowed when the move starts with -m reached and
     # the pool empty (or slab_automove=2 asked)
     allow = allow_evictions or (slabs.full and not slabs.pool)
@@ -122,7 +123,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
     slabs.left(page, source)
     if dest == 0:
         slabs.pool.append(page)
-        slabs.release_pool(e.settings.slab_page_size)
+        slabs.release_pool(e.page_size)
     else:
         slabs.pages[dest].append(page)
         slabs.split(page, dest)
@@ -167,10 +168,9 @@ def _prep(e, cls: int, free, base: int, end: int, done: set, counts, allow: bool
                 return spare, allow
             allow = e.slabs.full
     if allow:
-        lrus = e.lrus
         for _ in range(e.config.alloc_rounds):
-            if lrus.pull_tail(cls, COLD, evict=True) <= 0 and e.config.segmented:
-                lrus.pull_tail(cls, HOT)
+            if e.pull_tail(cls, COLD, evict=True) <= 0 and e.config.segmented:
+                e.pull_tail(cls, HOT)
             spare = _rescue_chunk(e.slabs.free[cls], base, end, done, counts)
             if spare >= 0:
                 break

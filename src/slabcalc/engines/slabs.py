@@ -53,19 +53,31 @@ class Slabs:
 
     def newslab(self, cls: int) -> bool:
         """``do_slabs_newslab``: a page for ``cls``, from the pool or new memory, if allowed."""
-        pages = self.pages[cls]
-        length = self.page_len[cls]
-        if self.limit and self.malloced + length > self.limit and pages and not self.pool:
+        if self.refuses(cls):
             return False
         if self.pool:
             page = self.pool.pop()
         else:
             page = self._next_page
             self._next_page += 1
-            self.malloced += length
-        pages.append(page)
+            self.malloced += self.page_len[cls]
+        self.pages[cls].append(page)
         self.split(page, cls)
         return True
+
+    def refuses(self, cls: int) -> bool:
+        """``do_slabs_newslab``'s refusal (slabs.c 369-380), the one copy: ``-m`` would be passed, the
+        class has a page (a class's first page is always granted) and the global pool is empty."""
+        return (self.limit != 0 and self.malloced + self.page_len[cls] > self.limit and len(self.pages[cls]) > 0
+                and not self.pool)
+
+    def prefill(self, page_size: int) -> None:
+        """``slabs_prefill_global`` (slabs.c 298-313): pages into the global pool while less than ``-m``
+        is allocated (memcached.c 6023: "page mover algorithm for extstore needs memory prefilled")."""
+        while self.limit and self.malloced < self.limit:
+            self.pool.append(self._next_page)
+            self._next_page += 1
+            self.malloced += page_size
 
     def split(self, page: int, cls: int) -> None:
         """``split_slab_page_into_freelist``: every chunk of ``page`` on ``cls``'s free list."""

@@ -32,36 +32,25 @@ U32 = 0xFFFFFFFF
 
 
 class TempLru:
-    """Which items go to TEMP, and the maintainer's reclaim pulls of it."""
+    """Which items go to TEMP, and the maintainer's reclaim pulls of it (given the store and the -o
+    settings; never the engine)."""
 
-    def __init__(self, engine):
-        self.e = engine
-        self.limit = engine.bg.temporary_ttl & U32      # settings.temporary_ttl is a uint32_t (atoi'd)
-        self.pulls = engine.config.juggles      # the same 500 as the HOT/WARM passes
+    def __init__(self, store, bg):
+        self.store = store
+        self.limit = bg.temporary_ttl & U32      # settings.temporary_ttl is a uint32_t (atoi'd)
+        self.pulls = store.config.juggles       # the same 500 as the HOT/WARM passes
 
     def holds(self, exptime: int, now: int) -> bool:
         """``exptime - current_time <= settings.temporary_ttl`` in ``rel_time_t`` arithmetic."""
         return (exptime - now) & U32 <= self.limit
 
     def juggle(self, cls: int) -> int:
-        """The TEMP pulls at the start of ``lru_maintainer_juggle``: how many freed something."""
-        lrus = self.e.lrus
-        lru = lrus.q[TEMP][cls]
-        now = self.e.now
-        tries = self.e.config.tail_tries
+        """The TEMP pulls at the start of ``lru_maintainer_juggle``: how many freed something (each
+        ``lru_pull_tail``'s reclaims: :meth:`.store.Store.reclaim_tail`, ending at a live tail)."""
+        reclaim_tail = self.store.reclaim_tail
         did = 0
         for _ in range(self.pulls):
-            removed = 0
-            for _ in range(tries):
-                if not lru.n:
-                    break
-                item = lru.next
-                exptime = item.exptime
-                if not exptime or exptime >= now:     # a live tail ends the pull
-                    break
-                lrus.reclaim(item, cls)
-                removed += 1
-            if not removed:
+            if not reclaim_tail(cls, TEMP):
                 break
             did += 1
         return did

@@ -76,16 +76,13 @@ def check_treated(settings: Settings, use: str, command: str, error: type = Valu
     return given
 
 
-# memcached turns the COLD tail's age times hot_max_factor / warm_max_factor into a rel_time_t, a
-# 32-bit unsigned (1.6.18 items.c 1418-1431); the replay's clock reaches CLOCK_MAX (model/ops.py), so
-# above this factor the product can leave the type's range: undefined in C, not a figure to replay.
-AGE_FACTOR_MAX = 2.0     # (2**32 - 1) / CLOCK_MAX is 2.0000000009
-
-
 def check_replayable(settings: Settings, command: str = "simulate", error: type = ValueRefused) -> None:
     """Refuse (``error``, one line) a background value memcached accepts but the replay cannot
     represent: its checks let NaN through (``atof("nan") <= 0`` is false: 1.6.18 memcached.c
-    5370-5391 and 5270-5280), and a factor past :data:`AGE_FACTOR_MAX` overflows an age."""
+    5370-5391 and 5270-5280), and infinity; a factor times the COLD tail's age made a 32-bit
+    rel_time_t (items.c lru_maintainer_juggle) is NaN (0 x inf) or past its range at the first
+    juggle: undefined in C.  A large finite factor is replayed; the replay refuses it where the age
+    it makes leaves rel_time_t (engines/maintainer.py ``_past_the_clock``)."""
     from slabcalc.model.settings import background_values
 
     profile = settings.profile
@@ -99,10 +96,6 @@ def check_replayable(settings: Settings, command: str = "simulate", error: type 
         if not math.isfinite(value):
             raise error(f"{command} cannot replay -o {name}={value}: memcached takes it (its check lets "
                         f"{value} through) but computes with it what C leaves undefined")
-        if name.endswith("max_factor") and value > AGE_FACTOR_MAX:
-            raise error(f"{command} cannot replay -o {name}={value:g}: memcached keeps the COLD tail's age x "
-                        f"{name} in a 32-bit rel_time_t (items.c lru_maintainer_juggle), which overflows "
-                        f"above {AGE_FACTOR_MAX:g} (undefined in C); give at most {AGE_FACTOR_MAX:g}")
 
 
 def options_text(given: tuple[GivenOption, ...], modelled: bool = True) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from slabcalc.model.item import SIZE_KEY_LENGTH
 from slabcalc.analysis.advice import class_cap_trap
@@ -15,9 +15,6 @@ from slabcalc.analysis.report import Report, build_report
 from slabcalc.errors import ValueRefused
 from slabcalc.model.distribution import ItemColumns
 from slabcalc.model.settings import Settings, configure
-
-if TYPE_CHECKING:
-    from slabcalc.analysis.optimize.stability import Stability
 
 SPACES = ("n_f", "slab_sizes", "slab_chunk_max")
 GAIN_THRESHOLD_PCT = 1.0          # below this the current flags are fine; within it of the best, the simpler wins
@@ -74,7 +71,8 @@ class Optimum:
     held_out_items: int = 0               # with validate: how many items were held out (each Candidate's
                                           # held_out report counts them at full scale: :func:`full_scale`)
     whole_baseline: Report | None = None  # with validate: the baseline's report of every item (the gate's)
-    stability: Stability | None = None    # with resamples: the search run again on resamples (:mod:`.stability`)
+    stability: object | None = None       # with resamples: a :class:`.stability.Stability` (not imported here:
+                                          # that module imports this one)
 
     def gain_pct(self, c: Candidate) -> float:
         """How much better ``c`` is than the baseline: page bytes saved, or with -m items gained."""

@@ -10,7 +10,7 @@ from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.optimize_output import print_optimum
 from slabcalc.cli.options import (check_key, format_option, gate_options, input_options, measured, model_options, real,
-                                 resamples_option, whole)
+                                 resamples_option, time_zero_option, whole)
 from slabcalc.errors import SlabcalcError
 
 
@@ -33,10 +33,12 @@ from slabcalc.errors import SlabcalcError
 @click.option("--hot", "hot", default=None, metavar="fetched|SECONDS",
               help="With a metadump: optimise for the items in use only -- fetched ones (fetch=yes), or "
                    "those used within SECONDS of the dump's newest access (la=).  Not given: every item.")
+@time_zero_option
 @gate_options
 @model_options
 @format_option(command="optimize")
-def optimize(file, key_length, strict, max_classes, validate, seed, resamples, workload, hot, fmt, **model):
+def optimize(file, key_length, strict, max_classes, validate, seed, resamples, workload, hot, time_zero, fmt,
+             **model):
     """The flags that hold a distribution in the fewest pages.
 
     Reads FILE as `report` does.  Three searches, each reported separately:
@@ -71,20 +73,20 @@ def optimize(file, key_length, strict, max_classes, validate, seed, resamples, w
         raise DataError(f"{source}: {exc}") from None
     from slabcalc.analysis.hits import HotItems
 
-    replayed = _workload_hits(found, workload, key_length) if workload is not None else None
+    replayed = _workload_hits(found, workload, key_length, time_zero) if workload is not None else None
     record = optimum_record(found, validate_asked=validate or None, workload=replayed,
                             hot=HotItems(hot, accounting.left_out) if hot is not None else None)
     print_optimum(record, settings.memory_limit, fmt)
     _gate_baseline(found.whole_baseline or found.baseline.report)     # every item, as report measures them
 
 
-def _workload_hits(found, workload, key_length):
-    """``--workload``: read it, and replay it under the baseline and each space's best (simulate's engine)."""
+def _workload_hits(found, workload, key_length, time_zero=None):
+    """``--workload``: read it (``--time-zero``: as simulate reads it), and replay it under the baseline and each space's best (simulate's engine)."""
     from slabcalc.analysis.hits import workload_hits
     from slabcalc.engines.simulate import SimulationError
 
     with input_workload(workload, "optimize --workload", key_length=key_length,
-                        key_max=found.baseline.report.settings.profile.key_max) as (ops, accounting):
+                        key_max=found.baseline.report.settings.profile.key_max, time_zero=time_zero) as (ops, accounting):
         ops = list(ops)
         src = accounting.source
     say_rejected(accounting)

@@ -37,7 +37,7 @@ BACKGROUND_FIELDS = {
 }
 BACKGROUND_CONSTANTS = ("maintainer_sleep_min_us", "maintainer_sleep_max_us", "juggles", "tail_tries",
                         "alloc_rounds", "update_interval", "crawl_min_wait", "crawl_max_wait", "crawl_step",
-                        "automove_source_pages", "automove_reclaim_tenths")
+                        "automove_source_pages", "automove_reclaim_tenths", "rel_time_max")
 REFUSE_TESTS = ("lt", "le", "gt", "ge")
 BACKGROUND_RULES = {
     # rule: its choices -- how the release's threads behave where releases differ
