@@ -5,7 +5,10 @@ Prints, per size: the exact slab_sizes DP alone (``best_slab_sizes``), the
 re-scored by ``report``), and ``slabcalc optimize FILE`` end to end in a
 process of its own (start-up and reading the file included); then the same
 command on a 4-row file.  Targets (issue 18), end to end: 10^4 distinct sizes
-under 2 s, 10^5 under 15 s, a 4-row file under 0.5 s.
+under 2 s, 10^5 under 15 s, a 4-row file under 0.5 s.  Then the cost of the
+resamples (issue 41): ``optimize()`` as the command runs it (a fifth held out,
+``--validate 0.2``), CPU seconds with ``resamples=0`` and with the command's
+default (``--resamples 3``: the whole search three times more, and the counts).
 
     python benchmarks/optimize_bench.py
 """
@@ -70,6 +73,23 @@ def main() -> None:
               f"{total:>8.2f} s  {saved:>7.2f}%")
     four = [(Item(None, None, 0, size), 1) for size in (126, 1106, 5116, 417)]
     print(f"a 4-row file, end to end: {end_to_end(four, where):.2f} s")
+    resamples_cost(settings)
+
+
+def resamples_cost(settings) -> None:
+    """CPU seconds of ``optimize()`` validated as the command runs it, without and with the resamples."""
+    from slabcalc.cli.options import RESAMPLES_DEFAULT
+
+    print(f"{'distinct sizes':>14}  {'--resamples 0':>13}  {f'--resamples {RESAMPLES_DEFAULT}':>13}  {'same flags':>10}")
+    for distinct in (10_000, 100_000):
+        items = workload(distinct)
+        costs = []
+        for k in (0, RESAMPLES_DEFAULT):
+            start = time.process_time()
+            found = optimize(settings, items, validate=0.2, resamples=k)
+            costs.append(time.process_time() - start)
+        st = found.stability
+        print(f"{distinct:>14,}  {costs[0]:>11.2f} s  {costs[1]:>11.2f} s  {st.same_flags:>5} of {len(st.resamples)}")
 
 
 if __name__ == "__main__":

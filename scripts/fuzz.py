@@ -49,7 +49,8 @@ CELLS = ["0", "1", "10", "100", "-1", "nan", "inf", "1e400", "", "a", "set", "ge
 OPTIONS = {   # an option and the commands that take it
     "--uptime": ("simulate",), "--every": ("simulate",), "--sample": ("simulate",), "--key": ("simulate", "report",
                                                                                           "optimize", "place"),
-    "--validate": ("optimize",), "--seed": ("optimize",), "--max-classes": ("optimize",), "--flags": ("place",),
+    "--validate": ("optimize",), "--seed": ("optimize",), "--max-classes": ("optimize",), "--resamples": ("optimize",),
+    "--flags": ("place",),
     "--value": ("place",), "--rate": ("place", "report"), "--varnish-headers": ("compare",),
     "--fetch-chunksize": ("compare",), "--nodes": ("report",), "--connections": ("report",),
     "--headroom": ("report",), "--fill": ("report",), "--overhead": ("report",), "--spare-nodes": ("report",),

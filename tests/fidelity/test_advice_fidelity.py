@@ -83,6 +83,20 @@ def test_every_printed_flag_string_starts_and_stores(memcached, profile, path):
         assert candidate["class_cap"] is None or len(classes) == profile.max_regular + 1
 
 
+@pytest.mark.parametrize("path", EXAMPLES + ["examples/two-sizes.csv"])
+def test_the_resamples_flag_strings_start_with_the_classes_predicted(memcached, profile, path):
+    """--resamples prints what another sample's search chose (and JSON holds every flag string):
+    each starts the installed server and builds the classes the model says."""
+    extra = ["--key", "16"] if path.endswith("value_sizes.txt") else []
+    document = optimize(path, "--profile", profile.release, *extra)
+    chosen = {d["flags"] for d in document["resamples"]["draws"] if d["flags"]}
+    for flags in sorted(chosen):
+        words = flags.split()
+        started = run_vv(words, memcached=memcached)
+        assert started.started, (flags, started.stderr)
+        assert started.class_lines == vv_lines(configure(profile, words)), flags
+
+
 def test_words_for_another_release_mean_the_same_here(memcached, profile):
     """A run for each other release of the installed one's line: its "write ... there" for the
     installed release builds the advice's classes on the installed server."""

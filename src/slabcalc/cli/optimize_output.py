@@ -54,6 +54,8 @@ def print_optimum(record, limit, fmt) -> None:
     said = _stability(record)
     if said:
         click.echo(output.note(said))
+    for said in _resampled(record):
+        click.echo(output.note(said))
 
 
 def _row(candidate: dict, validated: bool, fmt: str) -> dict:
@@ -114,14 +116,63 @@ def _stability(record) -> str | None:
     why, best = record["verdict"], record["best"]
     if why.get("stable") is None or record["defaults_fine"]:
         return None
+    if why["stable"] and record["resamples"] and not why["within_noise"]:
+        return None     # the resamples' line says more: whether the flags themselves come again
     share = best["fresh"]["best_in_pct"]
     others = "; ".join(f"{c['space']} {c['flags']} gains {c['gain_pct']:.2f}% (best in {c['best_in_pct']:g}%)"
                        for c in why["within_noise"])
     if why["stable"]:
-        said = f"stable: {best['space']} is the best in {share:g}% of the fresh samples"
+        said = f"fresh samples: {best['space']} is the best in {share:g}% of them"
         return f"{said}; within the noise: {others}" if others else said
-    return (f"not stable: {best['space']} is the best in only {share:g}% of the fresh samples; another "
+    return (f"fresh samples: {best['space']} is the best in only {share:g}% of them; another "
             f"sample of the mix may choose another; within the noise: {others or 'none'}")
+
+
+def _choice(draw) -> str:
+    """A resample's choice, short: a slab_sizes list by its length (the whole list is in the JSON)."""
+    if draw["space"] == "baseline":
+        return "no change"
+    if draw["space"] == "slab_sizes":
+        sizes = draw["flags"].partition("=")[2].count("-") + 1
+        return f"a slab_sizes list of {sizes} size{'s' if sizes > 1 else ''}"
+    return draw["flags"]
+
+
+def _resampled(record) -> list[str]:
+    """``--resamples``: whether a search on another sample of the mix chooses the same flags, and
+    whether the recommended flags' gain holds where it does not; a simpler setting that holds."""
+    st = record["resamples"]
+    if not st:
+        return []
+    count, margin = st["count"], st["margin_pct"]
+    what = "no change" if st["space"] == "baseline" else "the same flags"
+    said = f"{what} on {st['same_flags']} of {count} resamples (--seed {st['seed']})"
+    if st["stable"]:      # "defaults are fine" says all when every resample says it too
+        return [] if st["space"] == "baseline" else [f"stable: {said}"]
+    on = ("on the items each one's search held out, at full size" if st["judged_on"] == "held_out" else
+          "on each resample's items")
+    ours = "these flags" if st["space"] != "baseline" else "no change"
+    other = [(i, d) for i, d in enumerate(st["draws"], 1) if not d["same_flags"]]
+    they = "they" if len(other) == count else f"the other {len(other)} ({', '.join(f'#{i}' for i, _ in other)})"
+    chose = ("other slab_sizes lists" if all(d["space"] == "slab_sizes" for _, d in other) else
+             ", ".join(f"#{i} {_choice(d)}" for i, d in other))
+    on = "on each one's held-out items" if st["judged_on"] == "held_out" else "on each one's items"
+    gains = ", ".join(f"{d['gain_pct']:.2f}/{d['recommended_gain_pct']:.2f}%" for _, d in other)
+    short = [f"#{i}" for i, d in other if not d["holds"]]
+    holds = (f"the gain holds on each (within {margin:g}%)" if st["holds"] else
+             f"the gain does not hold on each: {', '.join(short)} more than {margin:g}% short")
+    lines = [f"not stable: {said}; {they} chose {chose}; gains {on} (theirs/{ours}'): {gains}; {holds}"]
+    prefer = st["prefer"]
+    if prefer:
+        what = "no change" if prefer["space"] == "baseline" else prefer["flags"]
+        gains = ", ".join(f"{g:.2f}%" for g in prefer["resample_gain_pct"])
+        items = "the held-out items" if st["judged_on"] == "held_out" else "the items"
+        lines.append(f"prefer {what}: simpler, and it holds: {prefer['gain_pct']:.2f}% on {items} "
+                     f"({ours} {prefer['recommended_gain_pct']:.2f}%), and within {margin:g}% of each resample's "
+                     f"choice on every resample ({gains})")
+    elif not st["holds"]:
+        lines.append("no simpler setting holds on each: the exact flags are this sample's")
+    return lines
 
 
 def _hot_text(rule) -> str:

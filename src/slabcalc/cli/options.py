@@ -235,6 +235,15 @@ def workload_sample_options(func: Callable) -> Callable:
     return func
 
 
+RESAMPLES_DEFAULT = 3     # optimize: each resample searched again costs one more search (benchmarks/optimize_bench.py)
+
+resamples_option = click.option(
+    "--resamples", "resamples", type=whole(0, 20), default=RESAMPLES_DEFAULT, show_default=True, metavar="K",
+    help="Run the search again on K resamples of the items (drawn with replacement, --seed) and say "
+         "whether they choose the same flags, and whether the recommended flags' gain holds on each; "
+         "0 skips it.  Each resample costs one more search.")
+
+
 def check_key(settings, key_length: int | None) -> None:
     """``--key`` within the release's key lengths (1..``key_max``, memcached's KEY_MAX_LENGTH), or a
     one-line refusal (exit 2)."""

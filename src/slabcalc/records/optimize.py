@@ -68,6 +68,35 @@ def verdict(opt: Optimum) -> dict:
             "margin_pct": GAIN_THRESHOLD_PCT}
 
 
+def resamples_record(opt: Optimum) -> dict | None:
+    """``--resamples``: the search run again on resamples of the items (:mod:`slabcalc.analysis.optimize.stability`),
+    each resample's choice and the recommendation counted on the items its search did not see."""
+    st = opt.stability
+    if st is None:
+        return None
+    with_capacity = opt.memory_limit is not None
+
+    def draw(r) -> dict:
+        out = {"items": r.items, "space": r.space, "flags": r.flags, "same_flags": r.same_flags,
+               "baseline_page_bytes": r.baseline.page_bytes, "page_bytes": r.chosen.page_bytes,
+               "recommended_page_bytes": r.recommended.page_bytes, "gain_pct": round(r.chosen_gain, 2),
+               "recommended_gain_pct": round(r.recommended_gain, 2), "holds": r.holds}
+        if with_capacity:
+            out.update(baseline_capacity=r.baseline.capacity, capacity=r.chosen.capacity,
+                       recommended_capacity=r.recommended.capacity)
+        return out
+
+    prefer = st.prefer
+    return {"count": len(st.resamples), "seed": st.seed, "space": st.space, "flags": st.flags,
+            "same_flags": st.same_flags, "stable": st.stable, "holds": st.holds, "margin_pct": GAIN_THRESHOLD_PCT,
+            "judged_on": "held_out" if opt.validate is not None else "items",
+            "draws": [draw(r) for r in st.resamples],
+            "prefer": None if prefer is None else {
+                "space": prefer.space, "flags": prefer.flags, "gain_pct": round(prefer.gain, 2),
+                "recommended_gain_pct": round(prefer.recommended_gain, 2),
+                "resample_gain_pct": [round(g, 2) for g in prefer.resample_gains]}}
+
+
 def optimum_record(opt: Optimum, *, validate_asked: float | None = None, hot: HotItems | None = None,
                    workload: WorkloadHits | None = None) -> dict:
     """The stable JSON contract of ``slabcalc optimize``, built in one pass: ``validate_asked`` is the
@@ -89,6 +118,7 @@ def optimum_record(opt: Optimum, *, validate_asked: float | None = None, hot: Ho
         "seed": opt.seed,
         "held_out_items": opt.held_out_items,
         "validate_asked": validate_asked,
+        "resamples": resamples_record(opt),
     }
     if hot is not None:
         record["hot"] = {"rule": hot.rule, "left_out": hot.left_out}

@@ -41,6 +41,27 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class Score:
+    """One configuration counted by ``report`` on a set of items: what a gain compares."""
+
+    page_bytes: int
+    capacity: int | None       # with -m: the items of the set that fit
+
+    @classmethod
+    def of(cls, report: Report) -> Score:
+        return cls(report.total("page_bytes"), report.capacity.items if report.capacity else None)
+
+
+def gain(score: Score, base: Score, memory_limit: int | None) -> float:
+    """How much better ``score`` is than ``base`` (the same items): page bytes saved, or with -m
+    items gained, in percent."""
+    if memory_limit is not None:
+        items = base.capacity
+        return 100.0 * (score.capacity - items) / items if items else 0.0
+    return 100.0 * (base.page_bytes - score.page_bytes) / base.page_bytes if base.page_bytes else 0.0
+
+
+@dataclass(frozen=True)
 class Optimum:
     baseline: Candidate
     candidates: tuple[Candidate, ...]     # best first within each space, spaces in SPACES order
@@ -50,6 +71,8 @@ class Optimum:
     held_out_items: int = 0               # with validate: how many items were held out (each Candidate's
                                           # held_out report counts them at full scale: :func:`full_scale`)
     whole_baseline: Report | None = None  # with validate: the baseline's report of every item (the gate's)
+    stability: object | None = None       # with resamples: a :class:`.stability.Stability` (not imported here:
+                                          # that module imports this one)
 
     def gain_pct(self, c: Candidate) -> float:
         """How much better ``c`` is than the baseline: page bytes saved, or with -m items gained."""
@@ -62,11 +85,7 @@ class Optimum:
         return self._gain(c.held_out, self.baseline.held_out)
 
     def _gain(self, report: Report, base: Report) -> float:
-        if self.memory_limit is not None:
-            items = base.capacity.items
-            return 100.0 * (report.capacity.items - items) / items if items else 0.0
-        pages = base.total("page_bytes")
-        return 100.0 * (pages - report.total("page_bytes")) / pages if pages else 0.0
+        return gain(Score.of(report), Score.of(base), self.memory_limit)
 
     def verdict_gain(self, c: Candidate) -> float:
         """The gain the verdict goes by: on fresh samples of the mix drawn from the held-out items when
@@ -92,6 +111,11 @@ class Optimum:
         close = [c for c in firsts if self.verdict_gain(c) >= top - GAIN_THRESHOLD_PCT]
         return min(close, key=lambda c: (class_cap_trap(c.report.settings) is not None, SIMPLER.index(c.space),
                                          -self.verdict_gain(c)))
+
+    @property
+    def recommended(self) -> Candidate | None:
+        """The change recommended: :attr:`best`, unless the defaults are fine (None)."""
+        return None if self.defaults_fine else self.best
 
     def first_of(self, space: str) -> Candidate | None:
         return next((c for c in self.candidates if c.space == space), None)
@@ -153,7 +177,8 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *,
     fewest page bytes, or, when the settings were given -m (``settings.memory_limit``), the most items.
 
     Each winner is re-scored by :func:`slabcalc.analysis.report.build_report`; a
-    disagreement with the search's own score is a bug and raises.
+    disagreement with the search's own score is a bug and raises.  (The package's ``optimize`` is
+    :func:`slabcalc.analysis.optimize.stability.optimize`: this, and the search again on resamples.)
     """
     memory_limit = settings.memory_limit
     with_capacity = memory_limit is not None

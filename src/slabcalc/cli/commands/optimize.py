@@ -10,7 +10,7 @@ from slabcalc.cli.errors import DataError, Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.optimize_output import print_optimum
 from slabcalc.cli.options import (SHARE_HELP, check_key, format_option, gate_options, input_options, measured,
-                                  model_options, share, time_zero_option, whole)
+                                  model_options, resamples_option, share, time_zero_option, whole)
 from slabcalc.errors import SlabcalcError
 
 
@@ -24,7 +24,9 @@ from slabcalc.errors import SlabcalcError
                                     "rest, and recommend a change only when it gains on the held-back items too; 0 "
                                     "optimises and scores on every item.  A mix too small to hold back 20 "
                                     "items is scored on every item, and the output says so.")
-@click.option("--seed", type=whole(-(1 << 63), (1 << 63) - 1), default=0, show_default=True, help="Random seed of --validate's split.")
+@click.option("--seed", type=whole(-(1 << 63), (1 << 63) - 1), default=0, show_default=True,
+              help="Random seed of --validate's split and of --resamples' draws.")
+@resamples_option
 @click.option("--workload", "workload", default=None, metavar="FILE",
               help="Also replay this workload (simulate's input) under the baseline and each space's best, "
                    "and report their get hits: a change that would cut hits says so.  Not given: bytes only.")
@@ -35,7 +37,8 @@ from slabcalc.errors import SlabcalcError
 @gate_options
 @model_options
 @format_option(command="optimize")
-def optimize(file, key_length, strict, max_classes, validate, seed, workload, hot, time_zero, fmt, **model):
+def optimize(file, key_length, strict, max_classes, validate, seed, resamples, workload, hot, time_zero, fmt,
+             **model):
     """The flags that hold a distribution in the fewest pages.
 
     Reads FILE as `report` does.  Three searches, each reported separately:
@@ -65,7 +68,7 @@ def optimize(file, key_length, strict, max_classes, validate, seed, workload, ho
     say_rejected(accounting)
     try:
         found = run(settings, triples, max_classes=max_classes, validate=validate or None,
-                    seed=seed, size_key_length=size_key(key_length))
+                    seed=seed, size_key_length=size_key(key_length), resamples=resamples)
     except SlabcalcError as exc:
         raise DataError(f"{source}: {exc}") from None
     from slabcalc.analysis.hits import HotItems
