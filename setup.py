@@ -22,7 +22,7 @@ import shutil
 import sys
 import sysconfig
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 # the replay's configuration (read by all of them), the op loop, the store (table, slabs, LRUs, their
@@ -61,18 +61,27 @@ def pure_wanted() -> bool:
     return _plain_module().pure_wanted()
 
 
-def ext_modules() -> list:
+def compiling() -> bool:
+    """Whether the engine is to be compiled: wanted (``SLABCALC_PURE``), a C compiler on PATH, mypyc
+    importable.  Cheap: mypyc itself runs only in build_ext (:func:`ext_modules`)."""
     if pure_wanted():
         _say("SLABCALC_PURE is set: plain Python modules")
-        return []
+        return False
     if _compiler() is None:
         _say("no C compiler on PATH: plain Python modules")
-        return []
+        return False
     try:
-        from mypyc.build import mypycify
+        import mypyc.build  # noqa: F401
     except ImportError:
         _say("mypyc is not installed: plain Python modules")
-        return []
+        return False
+    return True
+
+
+def ext_modules() -> list:
+    """mypyc's extensions of ``COMPILED`` (it type-checks and writes the C here); none where it stops."""
+    from mypyc.build import mypycify
+
     try:        # mypyc type-checks here, before any C is built: an error exits, which must not fail the install
         return mypycify(["--ignore-missing-imports", "--follow-imports=silent", *COMPILED], opt_level="3",
                         group_name="slabcalc")
@@ -81,13 +90,30 @@ def ext_modules() -> list:
         return []
 
 
+# setup() is given a placeholder: pip runs setup.py three times (requirements, metadata, build), and
+# egg_info's file list finalizes build_ext in each; mypyc's type check and C generation, about half a
+# minute each time, belong to the process that builds (a command of BUILDS: OptionalBuildExt swaps in
+# the real extensions).  The placeholder marks the wheel as platform-specific; were it ever built, the
+# build fails, and OptionalBuildExt.run leaves the plain modules.
+BUILDS = {"build", "build_ext", "bdist_wheel", "editable_wheel", "develop", "install", "bdist", "bdist_egg"}
+PLACEHOLDER = [Extension("slabcalc__mypyc", sources=["src/slabcalc/engines/engine.py"])] if compiling() else []
+
+
 class OptionalBuildExt(build_ext):
     """A failed compile leaves the plain modules installed (they are always there), not a failed install;
     all or none: one extension failing removes those already built.  A build that succeeds records the
     SHA-256 of every source it was built from beside the package (``_plain.BUILT``), which the import
     checks: an edit after the build runs the plain modules, never a stale compiled one."""
 
+    def finalize_options(self) -> None:
+        dist = self.distribution
+        if dist.ext_modules and dist.ext_modules[0] is PLACEHOLDER[0] and BUILDS.intersection(sys.argv[1:]):
+            dist.ext_modules = ext_modules()        # mypyc runs now: once, in the process that builds
+        super().finalize_options()
+
     def run(self) -> None:
+        if self.extensions and self.extensions[0] is PLACEHOLDER[0]:
+            raise RuntimeError("build_ext ran from a command setup.py does not know to build with (BUILDS)")
         try:
             super().run()
         except Exception as exc:      # noqa: BLE001 -- any compiler failure: the plain modules run
@@ -113,4 +139,4 @@ class OptionalBuildExt(build_ext):
         _say(f"the library's {len(built['sources'])} sources recorded in {target}")
 
 
-setup(ext_modules=ext_modules(), cmdclass={"build_ext": OptionalBuildExt})
+setup(ext_modules=PLACEHOLDER, cmdclass={"build_ext": OptionalBuildExt})
