@@ -30,7 +30,7 @@ def simulated_hits(*flags):
 
 @pytest.mark.slow
 def test_workload_hits_are_simulates_and_a_cut_is_said():
-    result = run("optimize", ITEMS, "-m", "6", "--profile", "1.6.18", "--workload", OPS, "--format", "json")
+    result = run("optimize", ITEMS, "-m", "6", "--profile", "1.6.18", "--workload", OPS, "--format", "json", "--resamples", "0")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["workload"] == {"source": OPS, "ops": 18000, "cmd_get": 8000, "memory_limit_mb": 6}
@@ -42,7 +42,7 @@ def test_workload_hits_are_simulates_and_a_cut_is_said():
         assert c["get_hits"] == simulated_hits(*c["flags"].split())
         assert c["get_hits_change_pct"] == round(100 * (c["get_hits"] - 8000) / 8000, 2)
     assert doc["best"]["get_hits"] < 8000 and doc["best"]["gain_pct"] > 0      # more items, fewer hits
-    text = run("optimize", ITEMS, "-m", "6", "--profile", "1.6.18", "--workload", OPS).output
+    text = run("optimize", ITEMS, "-m", "6", "--profile", "1.6.18", "--workload", OPS, "--resamples", "0").output
     flat = " ".join(text.split())
     assert f"cuts hits by {-doc['best']['get_hits_change_pct']:.2f}% (8000 -> {doc['best']['get_hits']})" in flat
     assert f"but it cuts hits by {-doc['best']['get_hits_change_pct']:.2f}% on the workload" in flat

@@ -121,7 +121,7 @@ def test_optimize_workload_takes_time_zero_as_simulate_does(tmp_path):
     assert refused.stderr.strip().splitlines()[-1] == (
         f"Error: {path}:2: ttl {zero + 3600} is over 30 days: memcached reads it as a unix time (memcached.c "
         "realtime()); give --time-zero UNIX, the unix time of the workload's time 0")
-    record = doc("optimize", items, "-m", "4", "--workload", str(path), "--time-zero", str(zero))
+    record = doc("optimize", items, "-m", "4", "--workload", str(path), "--time-zero", str(zero), "--resamples", "0")
     assert (record["workload"]["cmd_get"], record["baseline"]["get_hits"]) == (3, 2)
     simulated = doc("simulate", str(path), "-m", "4", "--time-zero", str(zero))["totals"]
     assert simulated["get_hits"] == record["baseline"]["get_hits"]
