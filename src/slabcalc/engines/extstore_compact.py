@@ -22,8 +22,12 @@ when the first buffer's rescues took the last free page for the ``compact`` buck
 finds none free and evicts the oldest page not being written (extstore.c 941-946, 958-971,
 981-995) -- often the page being compacted; the read of its next buffer then misses (extstore.c
 800) and the compaction stops there (storage.c 954-959), the rest of its values evicted with it.
-From 1.6.25 the buffers are read back to back (1.6.45 storage.c 1149-1187, no sleep): a page
-evicted under the compaction (by its own write finding no free page) stops it the same way.
+Before 1.6.21 a value read back moves when its key's header points at the page, at any offset
+(810): an older copy of a key set again moves (1.6.21 checks the offset, 821; profile
+``compact_checks_offset``); before 1.6.25 the check reads the pages as the maintenance thread last
+saw them (727-728; extstore.c 195-201, 1000-1005; profile ``compact_page_data``).  From 1.6.25 the
+buffers are read back to back (1.6.45 storage.c 1149-1187, no sleep): a page evicted under the
+compaction (by its own write finding no free page) stops it the same way.
 
 From 1.6.25 (profile ``extstore.replay.compact_pick: most_fragmented``, ``compact_wake:
 written``) the thread is woken by the write thread instead of a timer and picks the most
@@ -125,7 +129,8 @@ class Compactor:
         compacted at once (:meth:`run`)."""
         if not self.read_sleep:
             self.run()
-            return self.max_sleep
+            self.to_sleep = self.max_sleep
+            return self._sleep()
         if self.job is None:
             picked = self.check()
             if picked is not None:
