@@ -5,6 +5,7 @@
     python scripts/gen_exactness.py --jobs 2
     python scripts/gen_exactness.py --render     # only rewrite docs/exactness.md from agreement.json
     python scripts/gen_exactness.py --new        # add captures made since, the model unchanged
+    python scripts/gen_exactness.py --stratum extstore   # replay one stratum, keep the others' verdicts
 
 Writes ``tests/data/random/agreement.json`` (per shape: agrees or its misses with their figures, and
 where the server's own two runs differ beyond the tolerance), the table between the markers of
@@ -161,6 +162,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--render", action="store_true", help="only rewrite the docs from agreement.json")
     parser.add_argument("--new", action="store_true",
                         help="replay only the captures agreement.json does not record yet (the model unchanged)")
+    parser.add_argument("--stratum", help="replay only the recorded shapes of this stratum (a change that "
+                        "reaches no other, e.g. extstore), keeping the other verdicts")
     opts = parser.parse_args(argv)
     if not opts.render:
         paths = random_corpus.stored()
@@ -169,6 +172,13 @@ def main(argv: list[str]) -> int:
             kept = json.loads(AGREEMENT.read_text())["shapes"]
             known = {(s["release"], s["id"]) for s in kept}
             paths = [p for p in paths if (p.parent.name, p.name.removesuffix(".json.gz")) not in known]
+        elif opts.stratum:
+            recorded = json.loads(AGREEMENT.read_text())["shapes"]
+            kept = [s for s in recorded if s["stratum"] != opts.stratum]
+            chosen = {(s["release"], s["id"]) for s in recorded if s["stratum"] == opts.stratum}
+            if not chosen:
+                parser.error(f"no recorded shape is of stratum {opts.stratum!r}")
+            paths = [p for p in paths if (p.parent.name, p.name.removesuffix(".json.gz")) in chosen]
         with ProcessPoolExecutor(opts.jobs) as pool:
             shapes = kept + list(pool.map(replay, paths))
         shapes.sort(key=lambda s: (s["release"], s["id"]))

@@ -48,10 +48,11 @@ Gets (proto_text.c ``process_get_command``, storage.c 240-300, 380-432)
     unlinked.  Every ``ext_recache_rate``-th read of a header hit
     twice (FETCHED and ACTIVE) within the last 60 s keeps the read buffer as the
     item again (``recache_from_extstore``).
-Compaction and page eviction (storage.c 926-931, extstore.c 928-1000)
-    Once a second the compaction thread checks for a page to compact
-    (:mod:`.extstore_compact`) and wakes the maintenance thread, which evicts
-    the oldest page when none is free (:mod:`.flash`).
+Compaction and page eviction (storage.c 926-983, extstore.c 928-1000)
+    Once a second the compaction thread checks for a page to compact, and
+    compacts it a write buffer every 10 ms (:mod:`.extstore_compact`); before
+    each sleep it wakes the maintenance thread, which evicts the oldest page
+    when none is free (:mod:`.flash`).
 Memory (memcached.c 6016-6030, slabs.c 298-313)
     With extstore the whole of ``-m`` is allocated at start into the global
     page pool (``slabs_prefill_global``), and ``slab_automove=1`` runs
@@ -75,12 +76,14 @@ NO_AGE = None           # ext_item_age unset: UINT_MAX, never exceeded (storage.
 
 
 class FlashRef:
-    """A header item in RAM and where its value is on flash."""
+    """A header item in RAM and where its value is on flash: page, version and offset in the page
+    (``item_hdr``, memcached.h; the offset tells compaction which buffer's read brings it back)."""
 
-    __slots__ = ("header", "page", "version", "ntotal", "cls")
+    __slots__ = ("header", "page", "version", "ntotal", "cls", "offset")
 
-    def __init__(self, header: Item, page: int, version: int, ntotal: int, cls: int):
+    def __init__(self, header: Item, page: int, version: int, ntotal: int, cls: int, offset: int):
         self.header, self.page, self.version, self.ntotal, self.cls = header, page, version, ntotal, cls
+        self.offset = offset
 
 
 class Storage:
@@ -210,11 +213,10 @@ class Storage:
         e = self.e
         self.flash.io_done()
         if self.next_wake >= self.next_maint:
-            # storage_compact_thread (storage.c 926-931) wakes every ext_max_sleep: it checks for a
-            # page to compact (engines/extstore_compact.py), then wakes the maintenance thread, which
-            # evicts the oldest page when none is free (extstore.c 941-999)
-            self.next_maint += self.max_sleep
-            self.compactor.run()
+            # storage_compact_thread (storage.c 926-983) wakes every ext_max_sleep, every 10 ms while
+            # it compacts a page (engines/extstore_compact.py), and before each sleep wakes the
+            # maintenance thread, which evicts the oldest page when none is free (extstore.c 941-999)
+            self.next_maint += self.compactor.wake()
             if not self.flash.free:
                 self.flash.maintain()
         self.counter += 1
@@ -323,7 +325,8 @@ class Storage:
             header.fetched = item.fetched
         store.unlink(item, lost=False)                     # item_replace
         store.link(header)
-        self.refs[key] = FlashRef(header, where[0], where[1], item.ntotal, item.cls)
+        self.refs[key] = FlashRef(header, where[0], where[1], item.ntotal, item.cls, where[2])
+        self.compactor.written(where, key, item.ntotal)
         return True
 
     # -- idle stretches: refused while extstore is on (engines/idle.py) ----------------------

@@ -94,10 +94,10 @@ class LaterStorage(Storage):
             self.compactor.run_all()
 
     def maintain_due(self) -> None:
-        """Before 1.6.25: the compaction thread's wake each ``ext_max_sleep`` (``Storage.step``)."""
+        """Before 1.6.25: the compaction thread's wake each ``ext_max_sleep``, each 10 ms while it
+        compacts (``Storage.step``)."""
         if self.next_wake >= self.next_maint:
-            self.next_maint += self.max_sleep
-            self.compactor.run()
+            self.next_maint += self.compactor.wake()
             if self.maint_evicts and not self.flash.free:
                 self.flash.maintain()
 

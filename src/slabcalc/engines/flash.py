@@ -80,9 +80,11 @@ class Flash:
         self.page_allocs += 1
         return page
 
-    def write(self, bucket: int, length: int) -> tuple[int, int] | None:
-        """``extstore_write_request`` + ``extstore_write`` of ``length`` bytes: ``(page, version)``,
-        or None when the request fails (the storage thread tries again at its next wake)."""
+    def write(self, bucket: int, length: int) -> tuple[int, int, int] | None:
+        """``extstore_write_request`` + ``extstore_write`` of ``length`` bytes: ``(page, version,
+        offset)`` -- the offset in the page, its open buffer's start plus what the buffer holds
+        (extstore.c 605) --, or None when the request fails (the storage thread tries again at its
+        next wake)."""
         page = self.open[bucket]
         if page is None:
             page = self._allocate_page(bucket)
@@ -98,6 +100,7 @@ class Flash:
             page.allocated += self.wbuf_size            # _allocate_wbuf
             page.wbuf_free, page.wbuf_full = self.wbuf_size, False
         if page.wbuf_free >= length and not page.wbuf_full:
+            offset = page.allocated - page.wbuf_free
             page.wbuf_free -= length
             page.objects += 1
             page.bytes_used += length
@@ -105,7 +108,7 @@ class Flash:
             self.bytes_written += length
             self.objects_used += 1
             self.bytes_used += length
-            return page.id, page.version
+            return page.id, page.version, offset
         return None
 
     def io_done(self) -> None:

@@ -153,6 +153,8 @@ REPLAY_KEYS: Mapping[str, tuple[Any, bool, tuple | None]] = {
     "flash_evict": (str, False, ("maintenance_thread", "on_write")),
     "automove": (str, False, ("1.6.18", "1.6.34", "1.6.38")),
     "header_keeps_fetched": (bool, False, None), "compact_write_waits": (int, False, None),
+    "compact_read_sleep_us": (int, False, None), "compact_checks_offset": (bool, False, None),
+    "compact_page_data": (str, False, ("last_maintenance", "live")),
 }
 
 
