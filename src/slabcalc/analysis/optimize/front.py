@@ -191,8 +191,8 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *,
     if validate is not None:
         distribution, held_pairs = split(distribution, validate, seed)
         held_out_items = sum(n for _, n in held_pairs)
-        held_out = _as_columns(full_scale(held_pairs, sum(n for _, n in everything)))
-    distribution = _as_columns(distribution)
+        held_out = as_columns(full_scale(held_pairs, sum(n for _, n in everything)))
+    distribution = as_columns(distribution)
 
     def candidate(space: str, flags: str, s: Settings, expected: int | None) -> Candidate:
         rep = build_report(s, distribution, capacity=with_capacity, size_key_length=size_key_length)
@@ -228,7 +228,7 @@ def optimize(settings: Settings, distribution: Iterable[tuple], *,
     if not with_capacity:
         baseline, found = _with_spread(baseline, found, held_pairs, everything, seed, size_key_length)
     return Optimum(baseline, tuple(found), memory_limit, validate, seed, held_out_items,
-                   build_report(settings, _as_columns(everything), capacity=with_capacity,
+                   build_report(settings, as_columns(everything), capacity=with_capacity,
                                 size_key_length=size_key_length))
 
 
@@ -268,7 +268,7 @@ def _with_spread(baseline: Candidate, found: list[Candidate], held_pairs, everyt
     return replace(baseline, fresh=Claim(0.0, 0.0, 0.0)), out
 
 
-def _as_columns(distribution: list[tuple]) -> list:
+def as_columns(distribution: list[tuple]) -> list:
     """The pairs whose items are known by size as one :class:`ItemColumns` (what the report and
     :func:`chunk_requests` sum in bulk: optimize scores the same items a dozen times), then the
     other pairs.  A short list, or counts whose int64 sums could overflow, stay pairs."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
-from slabcalc.analysis.optimize.front import (GAIN_THRESHOLD_PCT, SIMPLER, Optimum, Score, _as_columns, full_scale,
+from slabcalc.analysis.optimize.front import (GAIN_THRESHOLD_PCT, SIMPLER, Optimum, Score, as_columns, full_scale,
                                               gain, split)
 from slabcalc.analysis.optimize.front import optimize as search
 from slabcalc.analysis.report import build_report
@@ -101,7 +101,7 @@ def optimize(settings: Settings, distribution, *, max_classes: int | None = None
 
     def scorer(s: Settings, items: list) -> Score:       # the same items are counted under several settings
         if id(items) not in columns:
-            columns[id(items)] = _as_columns(items)
+            columns[id(items)] = as_columns(items)
         return Score.of(build_report(s, columns[id(items)], capacity=with_capacity, size_key_length=size_key_length))
 
     def research(items: list) -> tuple[Optimum, list]:
