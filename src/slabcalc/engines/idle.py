@@ -94,18 +94,10 @@ class Idle:
         bound; the microseconds skipped."""
         e = self.e
         crawler = self.crawler
-        second = e.epoch + wake // US          # current_time at the wake-up
-        bound = math.inf
-        if crawler is not None:
-            bound = self._crawls_bound() if crawls else crawler.due_through()
-        for actor in e.actors:
-            if bound <= second:
-                return 0
-            bound = min(bound, actor.quiet_through())
-        if bound <= second:
+        end = self._quiet_end(wake, t_us, crawls)
+        if end is None:
             return 0
-        end = t_us if bound == math.inf else min(t_us, (bound + 1 - e.epoch) * US)
-        cycles = (math.floor(end) - wake) // cycle          # every wake-up skipped is before end
+        cycles = (end - wake) // cycle          # every wake-up skipped is before end
         if cycles < 1:
             return 0
         seconds = cycles * cycle // US
@@ -114,6 +106,24 @@ class Idle:
         if crawls:
             crawler.skip(seconds)
         return seconds * US
+
+    def _quiet_end(self, wake: int, t_us: float, crawls: bool) -> int | None:
+        """The microsecond before which a jump from ``wake`` must stop: ``t_us`` (the next request)
+        or the second after the threads' quiet bound (the crawls' cycle bound with ``crawls``, else
+        the next crawl due), whichever is first; None when the bound is not past ``wake``'s second."""
+        e = self.e
+        crawler = self.crawler
+        second = e.epoch + wake // US          # current_time at the wake-up
+        bound = math.inf
+        if crawler is not None:
+            bound = self._crawls_bound() if crawls else crawler.due_through()
+        for actor in e.actors:
+            if bound <= second:
+                return None
+            bound = min(bound, actor.quiet_through())
+        if bound <= second:
+            return None
+        return math.floor(t_us if bound == math.inf else min(t_us, (bound + 1 - e.epoch) * US))
 
     def _stamp(self):
         """What requests, juggles, crawls and page moves change (nothing else may, for a jump)."""
@@ -189,17 +199,9 @@ class Idle:
         e = self.e
         m = e.maintainer
         crawler = self.crawler
-        second = e.epoch + wake // US
-        bound = math.inf
-        if crawler is not None:
-            bound = self._crawls_bound() if crawls else crawler.due_through()
-        for actor in e.actors:
-            if bound <= second:
-                return 0
-            bound = min(bound, actor.quiet_through())
-        if bound <= second:
+        end = self._quiet_end(wake, t_us, crawls)
+        if end is None:
             return 0
-        end = math.floor(t_us if bound == math.inf else min(t_us, (bound + 1 - e.epoch) * US))
         period = m.config.max_sleep
         last = m.next_wake - m.to_sleep
         periods = (end - m.next_wake) // period           # every wake-up skipped is before end
