@@ -51,59 +51,84 @@ def read_oracle_general(stream: BinaryIO, source: str, *, key_length: int | None
     if sample is not None and threshold(sample) < HASH_SPACE and _numpy() is not None:
         limit, accounting.sample = threshold(sample), sample
 
-    at = [0, 0]         # the last good record's clock, and the records read so far
+    records = _OracleRecords(stream, source, key, limit, strict, accounting)
+    # the batches' iterators chained in C: no Python frame is resumed per record of a good batch
+    return chain.from_iterable(records.batches()), accounting
 
-    def batches() -> Iterator[Iterator[tuple]]:
+
+class _OracleRecords:
+    """The records of one oracleGeneral stream, a batch at a time: a batch with no record to reject
+    read as a whole with numpy (``_clean_batch``), any other record by record."""
+
+    def __init__(self, stream: BinaryIO, source: str, key: int, limit: int, strict: bool,
+                 accounting: Accounting) -> None:
+        self.stream = stream
+        self.source = source
+        self.key = key
+        self.limit = limit
+        self.strict = strict
+        self.accounting = accounting
+        self.last = 0           # the last good record's clock
+        self.read = 0           # the records read so far
+
+    def batches(self) -> Iterator[Iterator[tuple]]:
+        accounting = self.accounting
         while True:
-            chunk = stream.read(RECORD.size * BATCH)
+            chunk = self._chunk()
             if not chunk:
                 return
-            if len(chunk) % RECORD.size:
-                tail = stream.read(RECORD.size - len(chunk) % RECORD.size)
-                chunk += tail
-                if len(chunk) % RECORD.size:
-                    where = (at[1] + len(chunk) // RECORD.size) * RECORD.size
-                    raise InputError(f"{source}: truncated oracleGeneral record at byte {where} "
-                                     f"({len(chunk) % RECORD.size} of {RECORD.size} bytes)")
-            batch = _clean_batch(chunk, at[0], key, limit)
+            batch = _clean_batch(chunk, self.last, self.key, self.limit)
             if batch is None:
-                yield one_by_one(chunk)
+                yield self._one_by_one(chunk)
                 continue
             count, last, times, objs, values = batch        # every record good: the batch as a whole
-            at[1] += count
+            self.read += count
             accounting.rows += count
             accounting.items += len(objs)
             accounting.left_out += count - len(objs)
-            at[0] = last
-            yield zip(times, repeat(FILL), objs, repeat(key), values, repeat(0), repeat(0))
+            self.last = last
+            yield zip(times, repeat(FILL), objs, repeat(self.key), values, repeat(0), repeat(0))
 
-    def one_by_one(chunk: bytes) -> Iterator[tuple]:
-        last, record = at
+    def _chunk(self) -> bytes:
+        """The next batch's bytes, whole records (empty at the end); a truncated last record is an error."""
+        chunk = self.stream.read(RECORD.size * BATCH)
+        if len(chunk) % RECORD.size:
+            chunk += self.stream.read(RECORD.size - len(chunk) % RECORD.size)
+            if len(chunk) % RECORD.size:
+                where = (self.read + len(chunk) // RECORD.size) * RECORD.size
+                raise InputError(f"{self.source}: truncated oracleGeneral record at byte {where} "
+                                 f"({len(chunk) % RECORD.size} of {RECORD.size} bytes)")
+        return chunk
+
+    def _one_by_one(self, chunk: bytes) -> Iterator[tuple]:
+        accounting, key = self.accounting, self.key
         for clock, obj, size, _ in RECORD.iter_unpack(chunk):
-            record += 1
-            at[1] = record
+            self.read += 1
             accounting.rows += 1
-            reason = None
-            if clock < last:
-                reason = f"time goes backwards (after {last})"
-            elif clock >= TIME_MAX:
-                reason = f"time past {TIME_MAX - 1} s (66 years: the replay's clock)"
-            elif size < key:
-                reason = f"obj_size {size} is below the key length {key} (--key)"
-            elif size - key > VALUE_MAX:
-                reason = f"obj_size {size} is above memcached's largest value"
+            reason = _wrong(clock, size, self.last, key)
             if reason is not None:
-                _reject(accounting, record, reason, f"time {clock} obj {obj} size {size}", source, strict)
+                _reject(accounting, self.read, reason, f"time {clock} obj {obj} size {size}", self.source,
+                        self.strict)
                 continue
-            last = at[0] = clock
-            if limit >= 0 and id_hash(obj) >= limit:
+            self.last = clock
+            if self.limit >= 0 and id_hash(obj) >= self.limit:
                 accounting.left_out += 1
                 continue
             accounting.items += 1
             yield float(clock), FILL, obj, key, size - key, 0, 0
 
-    # the batches' iterators chained in C: no Python frame is resumed per record of a good batch
-    return chain.from_iterable(batches()), accounting
+
+def _wrong(clock: int, size: int, last: int, key: int) -> str | None:
+    """Why a record is rejected (``_clean_batch`` checks the same on a whole batch), None when it is not."""
+    if clock < last:
+        return f"time goes backwards (after {last})"
+    if clock >= TIME_MAX:
+        return f"time past {TIME_MAX - 1} s (66 years: the replay's clock)"
+    if size < key:
+        return f"obj_size {size} is below the key length {key} (--key)"
+    if size - key > VALUE_MAX:
+        return f"obj_size {size} is above memcached's largest value"
+    return None
 
 
 def _numpy():
