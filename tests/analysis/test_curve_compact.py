@@ -120,6 +120,24 @@ def test_a_sampled_curve_and_the_target_search_replay_the_copy_alike():
     assert (found[0].reached.totals, found[0].below.totals) == (found[1].reached.totals, found[1].below.totals)
 
 
+@pytest.mark.parametrize("kind", ["mixed", "oracle", "keyless"])
+def test_keys_by_id_name_the_same_keys_and_the_tap_sees_every_window(kind):
+    """``read(by_id=True)``: each key an int id, one id for one key and another for another, every other
+    field as read; ``beside`` is handed every operation once, in order, before the replay takes it."""
+    held = list(_reader(kind)[0])
+    with compact_copy(_reader(kind)[0]) as (copy, unfit):
+        assert unfit is None
+        tapped: list = []
+        by_id = list(copy.read(by_id=True, beside=tapped.extend))
+    assert tapped == by_id and len(by_id) == len(held)
+    assert [op[:2] + op[3:] for op in by_id] == [op[:2] + op[3:] for op in held]
+    ids = {}
+    for op, mine in zip(held, by_id):
+        assert type(mine[2]) is int and 0 <= mine[2] < 1 << 32
+        assert ids.setdefault(op[2], mine[2]) == mine[2]
+    assert len(set(ids.values())) == len(ids)           # another key, another id
+
+
 # -- the command line: the directory goes, and a workload that does not fit is still curved --------
 
 def _spy(monkeypatch, tmp_path) -> list[str]:
