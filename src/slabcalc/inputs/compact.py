@@ -5,8 +5,9 @@ tuples a request costs about 230 bytes, and each process held its own copy; here
 over the reader's operations writes each as a fixed-width record (:data:`RECORD`: the time, the key's
 id, the value size, the ttl, the op, the key size and the flags' id; an oracleGeneral trace's good
 records go in as the numpy columns its reader read them as, no tuple made:
-:class:`~slabcalc.inputs.traces.Requests`), and each replay maps the file read-only a window at a time (:data:`WINDOW` records: mapped, turned into tuples, unmapped), so a
-process holds one window whatever the workload's length.  The file's path is all a process is handed.
+:class:`~slabcalc.inputs.traces.Requests`), and each replay maps the file read-only a window at a
+time (:data:`WINDOW` records: mapped, turned into tuples, unmapped), so a process holds one window
+whatever the workload's length.  The file's path is all a process is handed.
 
 Keys are interned as they are read, once each: a key's id is its rank among the distinct keys, and
 the key table (a file beside the records) keeps each distinct key once -- an integer key (an
