@@ -303,20 +303,18 @@ class _Writer:
                         "all strings or all integers)")
         if kind == "int":
             _whole(column, 0, (1 << 64) - 1, "key", np.uint64)
-        elif any("\n" in key for key in column):
-            raise Unfit("a key holds a newline (the key table ends each key with one)")
         if not self.kind and kind == "str":
             offsets.write(np.zeros(1, dtype="<u8").tobytes())
         self.kind = kind
-        table = self.table
-        before = len(table)
-        ids = np.fromiter(map(table.setdefault, column, map(len, repeat(table))), dtype=np.int64, count=len(column))
-        if len(table) > KEYS_MAX:
-            raise Unfit(f"more than {KEYS_MAX} distinct keys")
+        before = len(self.table)
+        ids = self._interned(column)
         fresh = np.flatnonzero(ids >= before)
         if len(fresh):
             _, first = np.unique(ids[fresh], return_index=True)       # each new key's first place, in id order
             new = [column[i] for i in fresh[first].tolist()]
+            if kind == "str" and any("\n" in key for key in new):      # a key is checked once, as it is met
+                self._forget(before)
+                raise Unfit("a key holds a newline (the key table ends each key with one)")
             if kind == "int":
                 keys.write(np.array(new, dtype="<u8").tobytes())
             else:
@@ -337,16 +335,28 @@ class _Writer:
         distinct, first, inverse = np.unique(objs, return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")
         appearing = distinct[order]
-        table = self.table
-        before = len(table)
-        ranked = np.fromiter(map(table.setdefault, appearing.tolist(), map(len, repeat(table))), dtype=np.int64,
-                             count=len(appearing))
-        if len(table) > KEYS_MAX:
-            raise Unfit(f"more than {KEYS_MAX} distinct keys")
+        before = len(self.table)
+        ranked = self._interned(appearing.tolist())
         keys.write(appearing[ranked >= before].astype("<u8").tobytes())     # the new ones, in id order
         ids = np.empty(len(distinct), dtype=np.int64)
         ids[order] = ranked
         return ids[inverse.reshape(-1)].astype(np.uint32)
+
+    def _interned(self, column) -> np.ndarray:
+        """Each key's id, a new key the next one; :class:`Unfit` (the table as it was) past :data:`KEYS_MAX`."""
+        table = self.table
+        before = len(table)
+        ids = np.fromiter(map(table.setdefault, column, map(len, repeat(table))), dtype=np.int64, count=len(column))
+        if len(table) > KEYS_MAX:
+            self._forget(before)
+            raise Unfit(f"more than {KEYS_MAX} distinct keys")
+        return ids
+
+    def _forget(self, before: int) -> None:
+        """The keys interned after the first ``before`` taken out again: an operation that did not fit left
+        no key the key table does not hold (the operations written are read back from it)."""
+        for key in list(islice(self.table, before, None)):
+            del self.table[key]
 
     def _flags(self, column: tuple) -> np.ndarray:
         _whole(column, -(1 << 63), (1 << 63) - 1, "flags")
