@@ -121,50 +121,21 @@ def test_a_sampled_curve_and_the_target_search_replay_the_copy_alike():
 
 
 @pytest.mark.parametrize("kind", ["mixed", "oracle", "keyless"])
-def test_keys_by_id_name_the_same_keys_and_windows_hold_every_operation(kind, monkeypatch):
+def test_keys_by_id_name_the_same_keys_and_the_tap_sees_every_window(kind):
     """``read(by_id=True)``: each key an int id, one id for one key and another for another, every other
-    field as read; ``windows`` are lists of the same operations, in order, none longer than a window."""
-    monkeypatch.setattr(compact, "WINDOW", 1000)
+    field as read; ``beside`` is handed every operation once, in order, before the replay takes it."""
     held = list(_reader(kind)[0])
     with compact_copy(_reader(kind)[0]) as (copy, unfit):
         assert unfit is None
-        by_id = list(copy.read(by_id=True))
-        windows = list(copy.windows(by_id=True))
-    assert all(type(w) is list and 0 < len(w) <= 1000 for w in windows) and len(windows) == -(-len(held) // 1000)
-    assert [op for w in windows for op in w] == by_id and len(by_id) == len(held)
+        tapped: list = []
+        by_id = list(copy.read(by_id=True, beside=tapped.extend))
+    assert tapped == by_id and len(by_id) == len(held)
     assert [op[:2] + op[3:] for op in by_id] == [op[:2] + op[3:] for op in held]
     ids = {}
     for op, mine in zip(held, by_id):
         assert type(mine[2]) is int and 0 <= mine[2] < 1 << 32
         assert ids.setdefault(op[2], mine[2]) == mine[2]
     assert len(set(ids.values())) == len(ids)           # another key, another id
-
-
-def test_points_read_together_hold_at_most_the_largest_limit_and_share_the_workers():
-    """Six doubling limits on two workers: the largest alone, then groups whose -m add up to at most it,
-    none holding more than half the points; one worker takes more at once; every point once."""
-    from slabcalc.analysis.curve import groups
-
-    limits = [64, 128, 256, 512, 1024, 2048]
-    every = [settings("-m", str(mb), release="1.6.45") for mb in limits]
-    assert [[limits[i] for i in g] for g in groups(every, 2)] == [[2048], [1024, 512, 256], [128, 64]]
-    assert [[limits[i] for i in g] for g in groups(every, 1)] == [[2048], [1024, 512, 256, 128, 64]]
-    assert [[limits[i] for i in g] for g in groups(every, 6)] == [[mb] for mb in reversed(limits)]
-    shuffled = [every[i] for i in (3, 0, 5, 1, 4, 2)]
-    for workers in (1, 2, 3, 4):
-        found = groups(shuffled, workers)
-        assert sorted(i for g in found for i in g) == list(range(6))
-        assert all(sum(shuffled[i].maxbytes for i in g) <= 2048 << 20 and len(g) <= -(-6 // workers) for g in found)
-
-
-def test_a_curve_read_together_calls_progress_once_a_limit():
-    every = [settings("-m", str(mb), release="1.6.45") for mb in (2, 4, 8)]
-    seen = []
-    with compact_copy(_reader("calcification")[0]) as (copy, unfit):
-        curve = hit_ratio_curve(every, copy, workers=1, progress=lambda p, done, total: seen.append((p, done, total)))
-    assert [done for _, done, _ in seen] == [1, 2, 3] and {total for _, _, total in seen} == {3}
-    assert sorted(p.limit_maxbytes for p, _, _ in seen) == [s.maxbytes for s in every]
-    assert [p.limit_maxbytes for p in curve.points] == [s.maxbytes for s in every]
 
 
 # -- the command line: the directory goes, and a workload that does not fit is still curved --------

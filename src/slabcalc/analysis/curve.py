@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 from slabcalc.engines.ideal import IdealLru, ideal_lru, ideal_result, ideal_ring
 from slabcalc.engines.results import Simulation
 from slabcalc.engines.sample import room_for
-from slabcalc.engines.simulate import simulate, simulate_each
+from slabcalc.engines.simulate import simulate
 from slabcalc.model.settings import Settings
 
 if TYPE_CHECKING:
@@ -67,8 +67,8 @@ def hit_ratio_curve(settings: Sequence[Settings], ops: Iterable[tuple] | Compact
     (:class:`~slabcalc.engines.sample.Room`) raises ``TooCoarse`` before any replay.  ``workers``
     bounds the processes (default ``os.cpu_count()``; 1 replays here, one ``-m`` after
     another).  ``progress(point, done, total)`` is called as each ``-m`` finishes, in the order
-    they finish.  ``ops``: a compact copy (read in each worker, once for each group of ``-m``
-    replayed together: :func:`groups`), or operations (held in a list when they are not one).
+    they finish.  ``ops``: a compact copy (read again by each replay, in each worker), or operations
+    (held in a list when they are not one).
     """
     from slabcalc.inputs.compact import CompactOps
 
@@ -77,78 +77,37 @@ def hit_ratio_curve(settings: Sequence[Settings], ops: Iterable[tuple] | Compact
         room_for(min(settings, key=lambda s: s.maxbytes or float("inf")), ops, sample).check()
     total = len(settings)
     workers = max(1, min(total, workers or os.cpu_count() or 1))
-    together = groups(settings, workers) if isinstance(ops, CompactOps) and sample is None else \
-        [[i] for i in range(total)]
-    workers = min(workers, len(together)) or 1
     points: list[CurvePoint | None] = [None] * total
-    done = 0
-
-    def finished(group: list[int], replayed: list[CurvePoint]) -> None:
-        nonlocal done
-        for i, replay in zip(group, replayed):
-            points[i], done = replay, done + 1
-            if progress is not None:
-                progress(replay, done, total)
     if workers == 1:
-        for group in together:
-            finished(group, replayed_together([settings[i] for i in group], ops, boot, sample))
+        for i, s in enumerate(settings):
+            points[i] = point(s, ops, boot, sample)
+            if progress is not None:
+                progress(points[i], i + 1, total)
         return Curve(tuple(points), 1)
     with ProcessPoolExecutor(max_workers=workers, initializer=_receive, initargs=(ops,)) as pool:
-        futures = {pool.submit(_points_of_received, [settings[i] for i in group], boot, sample): group
-                   for group in together}
-        for future in as_completed(futures):
-            finished(futures[future], future.result())
+        futures = {pool.submit(_point_of_received, s, boot, sample): i for i, s in enumerate(settings)}
+        for done, future in enumerate(as_completed(futures), 1):
+            i = futures[future]
+            points[i] = future.result()
+            if progress is not None:
+                progress(points[i], done, total)
     return Curve(tuple(points), workers)
-
-
-def groups(settings: Sequence[Settings], workers: int) -> list[list[int]]:
-    """The curve's points (indices of ``settings``) in groups replayed from one read of a compact copy
-    (:func:`replayed_together`): largest ``-m`` first, each joining the first group it fits, a group's
-    ``-m`` adding up to at most the largest ``-m`` (its engines are held at once: about what the largest
-    replay holds alone, so a curve's peak stays one replay's) and holding at most an even share of the
-    points among ``workers`` (so that every worker has some).  An unlimited ``-m`` (0) is a group alone."""
-    most = -(-len(settings) // max(1, workers))
-    room = max((s.maxbytes for s in settings), default=0)
-    together: list[list[int]] = []
-    sums: list[int] = []
-    for i in sorted(range(len(settings)), key=lambda i: settings[i].maxbytes, reverse=True):
-        size = settings[i].maxbytes
-        fits = [g for g, members in enumerate(together) if size and sums[g] and len(members) < most
-                and sums[g] + size <= room]
-        if fits:
-            together[fits[0]].append(i)
-            sums[fits[0]] += size
-        else:
-            together.append([i])
-            sums.append(size)
-    return together
-
-
-def replayed_together(every: Sequence[Settings], ops: Iterable[tuple] | CompactOps, boot: float = 0.0,
-                      sample: float | None = None) -> list[CurvePoint]:
-    """The points of ``every`` (:func:`point` each).  From a compact copy, without a sample, one read
-    feeds them all: each window of operations, read once, keys as their ids
-    (:meth:`~slabcalc.inputs.compact.CompactOps.windows`), goes to each ideal LRU and each replay in
-    turn (:func:`~slabcalc.engines.simulate.simulate_each`)."""
-    from slabcalc.inputs.compact import CompactOps
-
-    if not (isinstance(ops, CompactOps) and sample is None):
-        return [CurvePoint(simulate(s, ops, boot=boot, sample=sample), ideal_lru(s, ops, sample=sample)) for s in every]
-    rings = [ideal_ring(s) for s in every]
-
-    def fed(window: list[tuple]) -> list[tuple]:
-        for ring in rings:
-            ring.feed(window)
-        return window
-    simulations = simulate_each(every, map(fed, ops.windows(by_id=True)), boot=boot)
-    return [CurvePoint(simulation, ideal_result(ring)) for simulation, ring in zip(simulations, rings)]
 
 
 def point(settings: Settings, ops: Iterable[tuple] | CompactOps, boot: float = 0.0,
           sample: float | None = None) -> CurvePoint:
-    """One point of the curve: the slab model's replay and the ideal LRU's, at ``settings``' ``-m``
-    (from a compact copy, one read for both)."""
-    return replayed_together([settings], ops, boot, sample)[0]
+    """One point of the curve: the slab model's replay and the ideal LRU's, at ``settings``' ``-m``.
+
+    From a compact copy, without a sample, one read feeds both: the ideal LRU takes each window of
+    operations as the replay reads it, and both see each key as its id (:meth:`CompactOps.read`)."""
+    from slabcalc.inputs.compact import CompactOps
+
+    if isinstance(ops, CompactOps) and sample is None:
+        ring = ideal_ring(settings)
+        simulation = simulate(settings, ops.read(by_id=True, beside=ring.feed), boot=boot)
+        return CurvePoint(simulation, ideal_result(ring))
+    return CurvePoint(simulate(settings, _replayed(ops, sample), boot=boot, sample=sample),
+                      ideal_lru(settings, _replayed(ops, sample), sample=sample))
 
 
 def _replayed(ops: Iterable[tuple] | CompactOps, sample: float | None) -> Iterable[tuple]:
@@ -166,8 +125,8 @@ def _receive(ops: Iterable[tuple]) -> None:
     _received = ops
 
 
-def _points_of_received(every: list[Settings], boot: float, sample: float | None) -> list[CurvePoint]:
-    return replayed_together(every, _received, boot, sample)
+def _point_of_received(settings: Settings, boot: float, sample: float | None) -> CurvePoint:
+    return point(settings, _received, boot, sample)
 
 
 def hit_ratio_steps(settings: Settings, ops: Sequence[tuple], times: Sequence[float], *, boot: float = 0.0,
@@ -265,5 +224,5 @@ def target_limit(curve: Curve, target: float, settings_at: Callable[[int], Setti
     return Target(target, high, reached, below, replays)
 
 
-__all__ = ["Curve", "CurvePoint", "Target", "TargetError", "groups", "hit_ratio_curve", "hit_ratio_steps", "point",
-           "reaches", "replayed_together", "target_limit"]
+__all__ = ["Curve", "CurvePoint", "Target", "TargetError", "hit_ratio_curve", "hit_ratio_steps", "point", "reaches",
+           "target_limit"]

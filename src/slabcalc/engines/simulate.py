@@ -28,7 +28,7 @@ from slabcalc.model.treatments import check_treated
 
 __all__ = ["SET", "GET", "DELETE", "TOUCH", "OP_NAMES", "SimulationError", "Model", "ClassResult", "Totals",
            "Finding", "TimelineRow", "Simulation", "Background", "background_for", "lru_mode", "describe_model",
-           "simulate", "simulate_each"]
+           "simulate"]
 
 
 def lru_mode(settings: Settings, suboptions: Sequence[str] | None = None) -> str:
@@ -83,7 +83,10 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     ``hash_keys`` keeps string keys as 60-bit hashes, 80 bytes less a resident item (:mod:`.keys`;
     the model states the bound on a collision).
     """
-    background, model = _model(settings, suboptions, lru)
+    background = background_for(settings, suboptions)
+    if lru is not None and lru != background.lru:
+        background = with_lru(background, lru)
+    model = describe_model(settings, background)
     if sample is not None:
         from slabcalc.engines.sample import Room, Sampled, check_rate, scale_back
 
@@ -97,30 +100,6 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     engine = Engine(settings, background, boot=boot)
     timeline = engine.run(_keys(ops, hash_keys), every=every, at=at)
     return replace(engine.results(_hashed(model, engine, hash_keys), timeline), snapshots=tuple(engine.snapshots))
-
-
-def simulate_each(every: Sequence[Settings], windows: Iterable[list[tuple]], *, boot: float = 0.0) -> list[Simulation]:
-    """:func:`simulate` under each of ``every`` (without its options), the operations read once: each
-    window (a list of operations, in order) replayed by every engine in turn.  An engine's run of the
-    windows one after another is its run of them all (no timeline, no snapshot: nothing is kept
-    between them but the engine's state), so each result is what :func:`simulate` returns; the engines
-    are held at once."""
-    engines = []
-    for settings in every:
-        background, model = _model(settings, None, None)
-        engines.append((Engine(settings, background, boot=boot), model))
-    for window in windows:
-        for engine, _ in engines:
-            engine.run(window)
-    return [replace(engine.results(model, []), snapshots=tuple(engine.snapshots)) for engine, model in engines]
-
-
-def _model(settings: Settings, suboptions: Sequence[str] | None, lru: str | None) -> tuple[Background, Model]:
-    """The background threads a replay runs (the release's, the ``-o`` words', ``lru`` forced) and its model."""
-    background = background_for(settings, suboptions)
-    if lru is not None and lru != background.lru:
-        background = with_lru(background, lru)
-    return background, describe_model(settings, background)
 
 
 def _keys(ops: Iterable[tuple], hash_keys: bool) -> Iterable[tuple]:

@@ -34,7 +34,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from itertools import chain, islice, repeat
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -95,17 +95,21 @@ class CompactOps:
     def __iter__(self) -> Iterator[tuple]:
         return chain.from_iterable(self._windows())
 
-    def read(self, *, by_id: bool = False) -> Iterator[tuple]:
+    def read(self, *, by_id: bool = False, beside: Callable[[list[tuple]], object] | None = None) -> Iterator[tuple]:
         """The operations, in order, as iterating the copy reads them; ``by_id``: each key as its id (its
         rank among the distinct keys, an int under 2**32) instead of the key itself -- the same key the
         same id, another key another, its length kept in ``key_size``: all a replay asks of a key, and
-        no string made again on each pass."""
-        return chain.from_iterable(self._windows(by_id))
+        no string made again on each pass; ``beside(window)``: called with each window of operations
+        (a list) before they are yielded, so that a second consumer (a curve point's ideal LRU) takes
+        them from the same read."""
+        windows = self._windows(by_id)
+        if beside is None:
+            return chain.from_iterable(windows)
 
-    def windows(self, *, by_id: bool = False) -> Iterator[list[tuple]]:
-        """The operations of :meth:`read` a window (:data:`WINDOW` of them) at a time, each window a list:
-        read once, replayed by as many engines as are handed it (a curve's points in one process)."""
-        return map(list, self._windows(by_id))
+        def fed(window: list[tuple]) -> list[tuple]:
+            beside(window)
+            return window
+        return chain.from_iterable(map(fed, map(list, windows)))
 
     def _windows(self, by_id: bool = False) -> Iterator[Iterator[tuple]]:
         if not self.count:
