@@ -120,13 +120,17 @@ def main() -> None:
     parser.add_argument("--no-lru", action="store_true", help="without libCacheSim's LRU")
     parser.add_argument("--tmp", default=None, help="where the trace is written")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object too")
+    parser.add_argument("--write", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write:          # the child that writes the trace (see written)
+        print(json.dumps(write_trace(args.write, args.requests, args.objects, args.csv)))
+        return
     from slabcalc.engines.simulate import engine_build
 
     limits = args.limits.split(",")
     largest = max(limits, key=int)
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-        path, trace = write_trace(tmp, args.requests, args.objects, args.csv)
+        path, trace = written(tmp, args)
         print(f"engine build: {engine_build()}; {args.requests:,} requests over {args.objects:,} objects "
               f"({'CSV' if args.csv else 'oracleGeneral'}, {os.path.getsize(path) / 1e6:.0f} MB); "
               f"{os.cpu_count()} cores", flush=True)
@@ -141,6 +145,17 @@ def main() -> None:
         if not args.no_lru:
             lru(trace, limits, largest, figures)
     summary(args, limits, figures)
+
+
+def written(directory: str, args) -> tuple[str, str]:
+    """The trace, written by a child process: a child's peak RSS (``os.wait4``) starts from its parent's
+    at the fork (Linux keeps the high-water mark across exec), and the recipe's arrays of 10 M requests
+    took this process to 440 MB, which every child then reported as its own peak."""
+    child = subprocess.run([sys.executable, __file__, "--write", directory, "--requests", str(args.requests),
+                            "--objects", str(args.objects), *(["--csv"] if args.csv else [])],
+                           capture_output=True, text=True, check=True)
+    path, trace = json.loads(child.stdout)
+    return path, trace
 
 
 def others(args, path: str, figures: dict) -> None:
