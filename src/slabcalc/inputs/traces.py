@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 from itertools import chain, repeat
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator, NamedTuple
 
 from slabcalc.errors import InputError
 from slabcalc.inputs.rows import COMPRESSED_SUFFIXES, FIRST_REJECTIONS, Accounting, Rejection
@@ -38,7 +38,7 @@ def is_oracle_general(path: str) -> bool:
 
 
 def read_oracle_general(stream: BinaryIO, source: str, *, key_length: int | None = None,
-                        strict: bool = False, sample: float | None = None) -> tuple[Iterator[tuple], Accounting]:
+                        strict: bool = False, sample: float | None = None) -> tuple[Requests, Accounting]:
     """The requests of an oracleGeneral file as ``(time, FILL, obj_id, key, value, 0, 0)``.
 
     ``sample`` (a rate below 1): only the records of the ids a sample of that rate keeps
@@ -52,8 +52,7 @@ def read_oracle_general(stream: BinaryIO, source: str, *, key_length: int | None
         limit, accounting.sample = threshold(sample), sample
 
     records = _OracleRecords(stream, source, key, limit, strict, accounting)
-    # the batches' iterators chained in C: no Python frame is resumed per record of a good batch
-    return chain.from_iterable(records.batches()), accounting
+    return Requests(records.batches()), accounting
 
 
 class _OracleRecords:
@@ -71,7 +70,7 @@ class _OracleRecords:
         self.last = 0           # the last good record's clock
         self.read = 0           # the records read so far
 
-    def batches(self) -> Iterator[Iterator[tuple]]:
+    def batches(self) -> Iterator[Columns | Iterator[tuple]]:
         accounting = self.accounting
         while True:
             chunk = self._chunk()
@@ -81,13 +80,13 @@ class _OracleRecords:
             if batch is None:
                 yield self._one_by_one(chunk)
                 continue
-            count, last, times, objs, values = batch        # every record good: the batch as a whole
+            count, last, columns = batch        # every record good: the batch as a whole
             self.read += count
             accounting.rows += count
-            accounting.items += len(objs)
-            accounting.left_out += count - len(objs)
+            accounting.items += len(columns.objs)
+            accounting.left_out += count - len(columns.objs)
             self.last = last
-            yield zip(times, repeat(FILL), objs, repeat(self.key), values, repeat(0), repeat(0))
+            yield columns
 
     def _chunk(self) -> bytes:
         """The next batch's bytes, whole records (empty at the end); a truncated last record is an error."""
@@ -131,6 +130,50 @@ def _wrong(clock: int, size: int, last: int, key: int) -> str | None:
     return None
 
 
+class Columns(NamedTuple):
+    """A batch of good records as numpy columns: times (float64: the clocks, exactly), object ids
+    (uint64), value sizes (int64: ``obj_size`` less the key); every request a ``FILL`` of a ``key``-byte
+    key, no TTL, no flags."""
+
+    times: Any
+    objs: Any
+    values: Any
+    key: int
+
+    def rows(self) -> Iterator[tuple]:
+        """The batch as the reader's operations, ``(time, FILL, obj_id, key, value, 0, 0)``."""
+        return zip(self.times.tolist(), repeat(FILL), self.objs.tolist(), repeat(self.key), self.values.tolist(),
+                   repeat(0), repeat(0))
+
+
+def _rows(batch: Columns | Iterator[tuple]) -> Iterator[tuple]:
+    return batch.rows() if isinstance(batch, Columns) else batch
+
+
+class Requests:
+    """A trace's requests: iterated, the operations one at a time (the batches' iterators chained in C:
+    no Python frame is resumed per record of a good batch); or, read once through :meth:`batches`
+    instead, a batch at a time, a batch of good records as its :class:`Columns` (the compact copy
+    takes them so, and no Python object is made for a record)."""
+
+    def __init__(self, batches: Iterator[Columns | Iterator[tuple]]):
+        self._batches = batches
+        self._ops: Iterator[tuple] | None = None
+
+    def __iter__(self) -> Iterator[tuple]:
+        if self._ops is None:
+            self._ops = chain.from_iterable(map(_rows, self._batches))
+        return self._ops
+
+    def __next__(self) -> tuple:
+        return next(iter(self))
+
+    def batches(self) -> Iterator[Columns | Iterator[tuple]]:
+        """Each batch as it is read: :class:`Columns`, or an iterator of operations (a batch with a
+        record to reject, read record by record)."""
+        return self._batches
+
+
 def _numpy():
     try:
         import numpy as np      # imported by a trace's first batch, not by the CLI's start-up
@@ -139,12 +182,11 @@ def _numpy():
     return np
 
 
-def _clean_batch(chunk: bytes, last: int, key: int,
-                 limit: int = -1) -> tuple[int, int, list[float], list[int], list[int]] | None:
-    """The count, the last clock, and the clocks (as floats), objects and value sizes of whole records
-    ``chunk`` when none of them would be rejected (the checks of the record-by-record path, on every
-    record at once), else None (and without numpy: every record is then read by itself).  ``limit``
-    (not -1): only the records whose id's sampling hash is under it are listed."""
+def _clean_batch(chunk: bytes, last: int, key: int, limit: int = -1) -> tuple[int, int, Columns] | None:
+    """The count, the last clock, and the :class:`Columns` of whole records ``chunk`` when none of them
+    would be rejected (the checks of the record-by-record path, on every record at once), else None (and
+    without numpy: every record is then read by itself).  ``limit`` (not -1): only the records whose
+    id's sampling hash is under it are listed."""
     np = _numpy()
     if np is None:
         return None
@@ -161,7 +203,7 @@ def _clean_batch(chunk: bytes, last: int, key: int,
         kept = keep_ids(objs, limit)
         clocks, sizes, objs = clocks[kept], sizes[kept], objs[kept]
     # uint32 -> float64 is exact: the floats float() would make, converted in bulk
-    return count, end, clocks.astype(np.float64).tolist(), objs.tolist(), (sizes.astype(np.int64) - key).tolist()
+    return count, end, Columns(clocks.astype(np.float64), objs, sizes.astype(np.int64) - key, key)
 
 
 def _reject(accounting: Accounting, record: int, reason: str, text: str, source: str, strict: bool) -> None:
