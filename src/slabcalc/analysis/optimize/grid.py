@@ -161,14 +161,16 @@ def _capacity_grid(plain: Settings, ns, factors, requests: Requests, keep: int) 
     p = plain.profile
     memory_limit = plain.memory_limit
     parts = BoundParts.of(requests)
-    costs, bounds = [], []
+    costs, bounds, tables = [], [], []
     for table, held, perslab, lengths in _grid_tables(plain, ns, factors, requests):
         costs.append((-(-held // perslab) * lengths).sum(axis=-1).ravel())
         bounds.append(_rough_bounds(table, held, perslab, lengths, requests, parts, memory_limit).ravel())
+        tables.append(np.stack(np.broadcast_arrays(perslab, lengths, held), axis=-1).reshape(-1, table.shape[-1], 3))
     if not costs:
         return []
-    cost, rough = np.concatenate(costs).tolist(), np.concatenate(bounds)
-    best: list = []      # (key, Scored), the keep smallest keys, sorted
+    cost, rough, rows_of = np.concatenate(costs).tolist(), np.concatenate(bounds), np.concatenate(tables)
+    counted: dict = {}   # one-chunk mixes: (fit, bound) by the used classes' (perslab, page length, chunks)
+    best: list = []      # (key, Settings), the keep smallest keys, sorted
     keep = max(keep, 1)
     for i in np.argsort(-rough, kind="stable").tolist():
         f, n = factors[i // len(ns)], ns[i % len(ns)]
@@ -179,15 +181,24 @@ def _capacity_grid(plain: Settings, ns, factors, requests: Requests, keep: int) 
                 break           # every bound from here is under the keep-th best fit
             continue
         s = replace(plain, chunk_size=n, factor=f)
-        classes = slab_classes(s)
-        rows = usage(s, requests, classes)
-        fit = capacity_of(s, requests, classes, rows)
-        key = (-fit, *hope[1:], -capacity_bound(requests, classes, rows, memory_limit, parts), i)
-        flags = " ".join(Settings.argv(chunk_size=n, factor=f"{f:g}"))
-        best.append((key, Scored(flags, s, cost[i], fit)))
-        best.sort(key=lambda b: b[0])       # keys differ (the place in the grid): no Scored is compared
+        seen = None if parts is not None else counted.get(_used(rows_of[i]))
+        if seen is None:
+            classes = slab_classes(s)
+            rows = usage(s, requests, classes)
+            seen = (capacity_of(s, requests, classes, rows), capacity_bound(requests, classes, rows, memory_limit, parts))
+            counted[tuple((r.slab_class.perslab, r.page_length, r.chunks) for r in rows)] = seen
+        best.append(((-seen[0], *hope[1:], -seen[1], i), s))
+        best.sort(key=lambda b: b[0])       # keys differ (the place in the grid): no Settings is compared
         del best[keep:]
-    return [scored for _, scored in best]
+    return [Scored(" ".join(Settings.argv(chunk_size=s.chunk_size, factor=f"{s.factor:g}")), s, cost[key[-1]], -key[0])
+            for key, s in best]
+
+
+def _used(rows) -> tuple:
+    """The (perslab, page length, chunks) of a grid table's classes with chunks: with no chunked items,
+    all a configuration's capacity and its bound depend on (:func:`slabcalc.analysis.report.capacity`
+    counts the classes in their order, each one kind)."""
+    return tuple(map(tuple, rows[rows[:, 2] > 0].tolist()))
 
 
 def _rough_bounds(table, held, perslab, lengths, requests: Requests, parts: BoundParts | None, memory_limit: int):
