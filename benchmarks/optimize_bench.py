@@ -8,7 +8,8 @@ command on a 4-row file.  Targets (issue 18), end to end: 10^4 distinct sizes
 under 2 s, 10^5 under 15 s, a 4-row file under 0.5 s.  Then the cost of the
 resamples (issue 41): ``optimize()`` as the command runs it (a fifth held out,
 ``--validate 0.2``), CPU seconds with ``resamples=0`` and with the command's
-default (``--resamples 3``: the whole search three times more, and the counts).
+default (``--resamples 3``: the whole search three times more, and the counts).  Last, one search
+with ``-m`` (items that fit) on a one-size mix and on examples/bimodal.csv.
 
     python benchmarks/optimize_bench.py
 """
@@ -74,6 +75,24 @@ def main() -> None:
     four = [(Item(None, None, 0, size), 1) for size in (126, 1106, 5116, 417)]
     print(f"a 4-row file, end to end: {end_to_end(four, where):.2f} s")
     resamples_cost(settings)
+    memory_limit_cost()
+
+
+def memory_limit_cost() -> None:
+    """CPU seconds of one search with ``-m`` (the -n/-f grid by items that fit, the slab_sizes DP
+    bisected on the share of the mix that fits), ``--resamples 0``: a one-size mix and
+    examples/bimodal.csv."""
+    from slabcalc.inputs.items import read_items
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "examples", "bimodal.csv")) as stream:
+        bimodal = [(item, count) for item, count, _ in read_items(stream, "bimodal.csv")[0]]
+    one = [(Item(None, None, 0, 1000), 500)]
+    for name, items, megabytes in (("one size, -m 6", one, 6), ("bimodal.csv, -m 256", bimodal, 256)):
+        settings = configure(load_profile("1.6.18"), ["-m", str(megabytes)])
+        start = time.process_time()
+        optimize(settings, items, validate=0.2, resamples=0)
+        print(f"{name}: {time.process_time() - start:.2f} s of CPU")
 
 
 def resamples_cost(settings) -> None:

@@ -432,3 +432,48 @@ def test_the_capacity_bound_never_cuts_a_configuration_that_fits_more(seed):
                     fit = items_that_fit(c, requests, classes=classes)
                     assert fit <= opt.capacity_bound(requests, classes, usage, megabytes << 20, parts), \
                         (release, megabytes, n, factor)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_capacity_grid_finds_what_scoring_each_configuration_finds(seed):
+    """With -m the -n/-f grid is costed whole and capacities counted only where they can change the
+    answer (grid.py ``_capacity_grid``): its ``keep`` best are those of every configuration counted one
+    by one (slab_classes, report's capacity), in search_n_f's order, and equal ties come in the order
+    the one-by-one search (``_with_capacity``, still -L's) meets them."""
+    from slabcalc.analysis.optimize import FACTORS, grid
+
+    rng = random.Random(seed)
+    one_size = [(Item(None, None, 0, rng.choice([rng.randint(60, 400), rng.randint(60, 3000)])), rng.randint(1, 900))]
+    chunked = [(Item(rng.randint(5, 60), rng.choice([rng.randint(10, 3000), rng.randint(520_000, 900_000)]), 0, None),
+                rng.choice([1, rng.randint(1, 50), rng.randint(1, 5000)])) for _ in range(rng.randint(2, 30))]
+    # factors as far either side of the default (equal distances: ties broken by the grid's order), and
+    # large -n whose first chunk holds a small size under both
+    factors = sorted({f for k in rng.sample(range(1, 25), 3) for f in (round(1.25 - k / 100, 2), round(1.25 + k / 100, 2))}
+                     | {1.25, 2.0, rng.choice(FACTORS)})
+    ns = sorted(set(rng.sample(range(1, 1025, 8), 10) + [41, 49, 1017]))
+    for release, megabytes in (("1.6.18", rng.choice([2, 6, 64])), ("1.5.22", 4), ("1.4.24", rng.choice([2, 16]))):
+        for mix in (one_size, chunked):
+            s = configure(load_profile(release), ["-m", str(megabytes)])
+            p, requests = s.profile, chunk_requests(s, mix)
+            plain = replace(s, slab_sizes=None)
+
+            def order(c):
+                return (c.key(), abs(c.settings.factor - p.default_factor),
+                        abs(c.settings.chunk_size - p.default_chunk_size))
+            configs = []
+            for f in factors:
+                for n in ns:
+                    c = replace(plain, chunk_size=n, factor=f)
+                    classes = slab_classes(c)
+                    flags = " ".join(c.argv(chunk_size=n, factor=f"{f:g}"))
+                    configs.append((grid.Scored(flags, c, page_bytes(c, requests, classes),
+                                                items_that_fit(c, requests, classes=classes)), classes))
+            every = sorted((scored for scored, _ in configs), key=order)
+            found = grid._capacity_grid(plain, ns, factors, requests, 3)
+            assert [order(c) for c in found] == [order(c) for c in every[:3]], (release, megabytes)
+            for c in found:
+                assert (c.page_bytes, c.items_that_fit) == (page_bytes(c.settings, requests),
+                                                             items_that_fit(c.settings, requests))
+            one_by_one = sorted(grid._with_capacity([(replace(sc, items_that_fit=None), cl) for sc, cl in configs],
+                                                    requests, megabytes << 20, 3, order), key=order)[:3]
+            assert found == one_by_one

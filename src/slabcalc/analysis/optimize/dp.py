@@ -70,10 +70,21 @@ def align_up(size: int, align: int) -> int:
 
 
 def constant_page_length(settings: Settings, chunk_sizes: Iterable[int]) -> int | None:
-    """The one page length every class of these sizes takes, or None when it varies."""
-    page = settings.slab_page_size
-    lengths = {settings.page_length(c, page // c) for c in chunk_sizes}
-    return lengths.pop() if len(lengths) == 1 else None
+    """The one page length every class of these sizes takes, or None when it varies.
+
+    The release's rule on the whole array at once (:meth:`Settings.page_length` takes arrays, as
+    the -n/-f grid gives it): a chunk of every aligned size up to a page is 65 536 sizes, and the
+    ``-m`` search asks this of each of its two dozen DPs."""
+    import numpy as np
+
+    sizes = np.fromiter(chunk_sizes, dtype=np.int64)
+    if not len(sizes):
+        return None
+    lengths = settings.page_length(sizes, settings.slab_page_size // sizes)
+    if np.ndim(lengths) == 0:       # a rule that does not depend on the chunk: one length
+        return int(lengths)
+    first = int(lengths[0])
+    return first if bool((lengths == first).all()) else None
 
 
 def candidate_sizes(settings: Settings, requests: Requests, per_perslab: bool) -> list[int]:
@@ -181,8 +192,8 @@ def _columns(settings: Settings, requests: Requests, max_classes: int, n: int, i
     align = settings.profile.align
     page = settings.slab_page_size
     chunk_max = settings.largest_chunk
-    probe = [c for c in range(align_up(max(settings.chunk_size, 1), align), chunk_max, align)]
-    page_length = constant_page_length(settings, probe + [chunk_max])
+    probe = range(align_up(max(settings.chunk_size, 1), align), chunk_max, align)
+    page_length = constant_page_length(settings, [*probe, chunk_max])
     candidates = candidate_sizes(settings, requests, per_perslab=page_length is None)
     sizes, prefix = requests.arrays()
     total = int(prefix[-1])

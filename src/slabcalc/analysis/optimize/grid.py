@@ -73,6 +73,8 @@ def search_n_f(settings: Settings, requests: Requests, *, keep: int = 3) -> list
     def grid(factors) -> list[Scored]:
         if memory_limit is None:
             return _fast_grid(plain, ns, factors, requests, keep)
+        if not (plain.preallocate and p.process is not None):     # -L checks each table (slab_classes)
+            return _capacity_grid(plain, ns, list(factors), requests, keep)
         configs = []
         for f in factors:
             for n in ns:
@@ -96,19 +98,35 @@ def grid_page_bytes(settings: Settings, ns, factors, requests: Requests):
     tests/analysis/test_optimize.py)."""
     import numpy as np
 
+    out = [(-(-held // perslab) * lengths).sum(axis=-1)
+           for _, held, perslab, lengths in _grid_tables(settings, ns, factors, requests)]
+    return np.concatenate(out) if out else np.zeros((0, len(ns)), dtype=np.int64)
+
+
+def _grid_tables(settings: Settings, ns, factors, requests: Requests):
+    """The grid's tables some factors at a time (a few MB each): ``(table, held, perslab, lengths)``,
+    each indexed ``[f, n, class]``: the chunk sizes (:func:`slabcalc.model.classes.class_tables`), the
+    requests each class holds, its chunks per page and its page length (``lengths`` broadcast)."""
+    import numpy as np
+
     from slabcalc.model.classes import class_tables
 
     sizes, prefix = requests.arrays()
     page = settings.slab_page_size
-    out = []
-    for at in range(0, len(factors), 16):      # some factors at a time: tables of a few MB
+    for at in range(0, len(factors), 16):
         table = class_tables(settings, ns, factors[at:at + 16])
-        reached = prefix[np.searchsorted(sizes, table, side="right")]
-        held = np.diff(reached, axis=-1, prepend=0)
+        held = _held(table, sizes, prefix)
         perslab = page // table
         lengths = settings.page_length(table, perslab)      # the release's rule, on whole arrays
-        out.append((-(-held // perslab) * lengths).sum(axis=-1))
-    return np.concatenate(out) if out else np.zeros((0, len(ns)), dtype=np.int64)
+        yield table, held, perslab, np.broadcast_to(lengths, table.shape)
+
+
+def _held(table, sizes, prefix):
+    """What each class of ``table`` holds of requests ``sizes`` (``prefix``: their running counts):
+    :func:`~slabcalc.analysis.optimize.requests.class_chunks` of every table at once."""
+    import numpy as np
+
+    return np.diff(prefix[np.searchsorted(sizes, table, side="right")], axis=-1, prepend=0)
 
 
 def _fast_grid(plain: Settings, ns, factors, requests: Requests, keep: int) -> list[Scored]:
@@ -123,6 +141,89 @@ def _fast_grid(plain: Settings, ns, factors, requests: Requests, keep: int) -> l
     best = heapq.nsmallest(max(keep, 1), found)
     return [Scored(" ".join(Settings.argv(chunk_size=n, factor=f"{f:g}")), replace(plain, chunk_size=n, factor=f), cost)
             for cost, _, _, f, n in best]
+
+
+def _capacity_grid(plain: Settings, ns, factors, requests: Requests, keep: int) -> list[Scored]:
+    """The -n/-f grid with -m: the ``keep`` best configurations by items that fit, in
+    :func:`search_n_f`'s order (what :func:`_with_capacity` finds, and in the same order, but with
+    the tables built and costed for the whole grid at once and capacities counted only where they can
+    change the answer).
+
+    The answer is the ``keep`` smallest of the key ``(-fit, page bytes, |f - default|, |n - default|,
+    -capacity_bound, place in the grid)`` (the order :func:`_with_capacity` sorts by, its ties in the
+    order it meets the configurations).  A configuration's fit is at most :func:`_rough_bounds`'
+    bound (above :func:`capacity_bound`); met largest bound first, one whose key cannot be under the
+    ``keep``-th best, even with its bound for its fit, is skipped, and once the bound is under the
+    ``keep``-th best fit, so is every other.  A one-size mix fits as many items under hundreds of
+    tables: the page bytes and distances to the defaults skip most of them."""
+    import numpy as np
+
+    p = plain.profile
+    memory_limit = plain.memory_limit
+    parts = BoundParts.of(requests)
+    costs, bounds, tables = [], [], []
+    for table, held, perslab, lengths in _grid_tables(plain, ns, factors, requests):
+        costs.append((-(-held // perslab) * lengths).sum(axis=-1).ravel())
+        bounds.append(_rough_bounds(table, held, perslab, lengths, requests, parts, memory_limit).ravel())
+        tables.append(np.stack(np.broadcast_arrays(perslab, lengths, held), axis=-1).reshape(-1, table.shape[-1], 3))
+    if not costs:
+        return []
+    cost, rough, rows_of = np.concatenate(costs).tolist(), np.concatenate(bounds), np.concatenate(tables)
+    counted: dict = {}   # one-chunk mixes: (fit, bound) by the used classes' (perslab, page length, chunks)
+    best: list = []      # (key, Settings), the keep smallest keys, sorted
+    keep = max(keep, 1)
+    for i in np.argsort(-rough, kind="stable").tolist():
+        f, n = factors[i // len(ns)], ns[i % len(ns)]
+        most = float(rough[i])
+        hope = (-most, cost[i], abs(f - p.default_factor), abs(n - p.default_chunk_size))
+        if len(best) >= keep and hope > best[-1][0][:4]:
+            if most < -best[-1][0][0]:
+                break           # every bound from here is under the keep-th best fit
+            continue
+        s = replace(plain, chunk_size=n, factor=f)
+        seen = None if parts is not None else counted.get(_used(rows_of[i]))
+        if seen is None:
+            classes = slab_classes(s)
+            rows = usage(s, requests, classes)
+            seen = (capacity_of(s, requests, classes, rows), capacity_bound(requests, classes, rows, memory_limit, parts))
+            counted[tuple((r.slab_class.perslab, r.page_length, r.chunks) for r in rows)] = seen
+        best.append(((-seen[0], *hope[1:], -seen[1], i), s))
+        best.sort(key=lambda b: b[0])       # keys differ (the place in the grid): no Settings is compared
+        del best[keep:]
+    return [Scored(" ".join(Settings.argv(chunk_size=s.chunk_size, factor=f"{s.factor:g}")), s, cost[key[-1]], -key[0])
+            for key, s in best]
+
+
+def _used(rows) -> tuple:
+    """The (perslab, page length, chunks) of a grid table's classes with chunks: with no chunked items,
+    all a configuration's capacity and its bound depend on (:func:`slabcalc.analysis.report.capacity`
+    counts the classes in their order, each one kind)."""
+    return tuple(map(tuple, rows[rows[:, 2] > 0].tolist()))
+
+
+def _rough_bounds(table, held, perslab, lengths, requests: Requests, parts: BoundParts | None, memory_limit: int):
+    """:func:`capacity_bound` of every table of the grid at once, as floats and a little above it (its
+    sums are not added in its order): ``[f, n]``."""
+    import numpy as np
+
+    sizes = lengths.astype(np.float64)
+    per = np.where(perslab > 0, perslab, 1).astype(np.float64)
+    used = held > 0
+    if parts is None:       # the classes with chunks, each one kind
+        each, chunks = used, held
+        first_pages = np.where(used, sizes, 0.0).sum(axis=-1)
+        kinds = used.sum(axis=-1)
+    else:
+        not_tails, one_each = parts.not_tails.arrays(), parts.one_each.arrays()
+        chunks, each = _held(table, *not_tails), _held(table, *one_each)
+        sizes = np.where(used, sizes, 0.0)           # a page length only for the classes with chunks
+        largest = np.maximum(table[..., -1] * perslab[..., -1], sizes.max(axis=-1))
+        first_pages = np.where(each > 0, sizes, 0.0).sum(axis=-1) + largest
+        kinds = parts.kinds
+    unrounded = np.where(used | (parts is not None), sizes * chunks / per, 0.0).sum(axis=-1)
+    slack = np.where(each > 0, sizes * each / (2 * per), 0.0).sum(axis=-1)
+    ratio = (max(memory_limit, 0) + first_pages + slack) / np.where(unrounded > 0, unrounded, 1.0)
+    return np.where(unrounded > 0, np.floor(ratio * requests.items * (1 + 4e-9)) + kinds // 2 + 3, float(1 << 62))
 
 
 def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, order) -> list[Scored]:
