@@ -94,7 +94,7 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
         engine = Engine(settings, background, boot=boot, share=sample)
         sampled.count_reads(engine)
         room = Room(settings, sample) if sample < 1 else None
-        timeline = engine.run(_keys(sampled.filter(ops, room), hash_keys), every=every, at=())
+        timeline = engine.run(sampled.counted(_keys(sampled.filter(ops, room), hash_keys)), every=every, at=())
         model = _hashed(replace(model, sample=sample), engine, hash_keys)
         return scale_back(engine.results(model, timeline), sampled)
     engine = Engine(settings, background, boot=boot)

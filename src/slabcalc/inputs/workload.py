@@ -172,15 +172,13 @@ class _WorkloadReader:
         progress, native = self.progress, NATIVE      # native: _whole where compiled, int() where not
         # locals, not lookups per row; a ttl above maxdelta (or below 0) is read by _row, as memcached reads it
         set_op, get_op, value_max, flags_max, maxdelta = SET, GET, VALUE_MAX, FLAGS_MAX, REALTIME_MAXDELTA
-        width = max(self.at.values()) + 1
-        last, serial, rows, accepted = 0.0, 0, 0, 0
+        width, last, serial, rows, accepted = max(self.at.values()) + 1, 0.0, 0, 0, 0
         line = self.line - (1 if self.first is not None else 0)
         t_text, t_read = "0", 0.0       # the last time cell read and its value: rows at one instant share it
         key: str | int
         try:
             for lines, quoted, all_ascii, before in self._blocks() if self.limit < 0 else self._sampled(line):
-                if before >= 0:
-                    line = before
+                line = before if before >= 0 else line      # a sample's rows: the number of the line before
                 for raw in lines:
                     line += 1
                     cells = _split(raw, delimiter) if quoted and '"' in raw else raw.split(delimiter)
