@@ -360,3 +360,57 @@ def test_the_sampled_free_chunk_rule_needs_two_standard_deviations(profile):
             engine.slabs.free[big].extend(range(free))
             _, move = _runs_until_a_move(engine, mover, 1000, 1040)
             assert (move == (big, 0)) is moves, (share, free)
+
+
+# -- an error that holds (issue 39): the stated intervals against full replays ----------------------
+
+def _recipe(requests: int, objects: int, seed: int) -> list[tuple]:
+    """Issue 39's trace recipe, small: Zipf 0.9 over ``objects`` (random 63-bit ids), log-normal sizes
+    50 B-200 KB, 20 000 requests a second, each a look-aside read (FILL) of a 16-byte key and the rest."""
+    import numpy as np
+
+    from slabcalc.model.ops import FILL
+
+    rng = np.random.default_rng(seed)
+    cdf = np.cumsum(1.0 / np.arange(1, objects + 1) ** 0.9)
+    ranks = np.searchsorted(cdf, rng.random(requests) * cdf[-1])
+    ids = rng.integers(1, 1 << 63, size=objects, dtype=np.uint64)[ranks].tolist()
+    sizes = np.clip(rng.lognormal(7.5, 1.8, size=objects), 50, 200_000).astype(int)[ranks].tolist()
+    return [(float(i // 20_000), FILL, obj, 16, max(size - 16, 0), 0, 0) for i, (obj, size) in enumerate(zip(ids, sizes))]
+
+
+def sample_coverage_cases() -> list[dict]:
+    """Eight seeds of the recipe (200 000 requests over 40 000 objects), 1.6.18's defaults at -m 128,
+    each replayed whole and at a 20 % sample (a job of tests/ahead.py: about a minute of the idle core)."""
+    from slabcalc import load_profile
+
+    settings = configure(load_profile("1.6.18"), ["-m", "128"])
+    cases = []
+    for seed in range(100, 108):
+        ops = _recipe(200_000, 40_000, seed)
+        full, sampled = simulate(settings, ops).totals, simulate(settings, ops, sample=0.2)
+        s = sampled.sample
+        cases.append({"ratio": full.hits / full.gets, "evicted": full.evicted, "estimate": s.hit_ratio,
+                      "error": s.hit_ratio_error, "own": s.sampled_hit_ratio, "own_error": s.sampled_hit_ratio_error,
+                      "sample_evicted": sampled.totals.evicted, "evicted_error": s.evicted_error})
+    return cases
+
+
+@pytest.mark.slow
+@pytest.mark.ahead("test_sample:sample_coverage_cases")
+def test_the_stated_intervals_hold_the_full_replays_figures():
+    """The full replay's hit ratio and evictions inside the sample's stated 95 % intervals: measured 6 of
+    8 each at this size (the misses are the samples whose keys' bytes are 5 % over or under a fifth of
+    the whole: a memory that fits fewer or more of them, not counted in the interval: docs/simulate.md).
+    The adjusted hit ratio is within 0.012 of the full one in every case, at +/- 0.005; the sample's own
+    ratio (before issue 39's adjustment) errs by 0.031 on average, at +/- 0.023 to 0.062."""
+    cases = ahead.result("test_sample:sample_coverage_cases")
+    inside = sum(abs(c["estimate"] - c["ratio"]) <= c["error"] for c in cases)
+    evictions = sum(abs(c["sample_evicted"] - c["evicted"]) <= c["evicted_error"] for c in cases)
+    assert inside >= 6 and evictions >= 6, (inside, evictions)
+    assert all(c["evicted"] > 10_000 for c in cases)                    # the memory evicts: -m matters
+    assert max(abs(c["estimate"] - c["ratio"]) for c in cases) <= 0.012
+    assert max(c["error"] for c in cases) <= 0.006
+    adjusted = sum(abs(c["estimate"] - c["ratio"]) for c in cases) / len(cases)
+    own = sum(abs(c["own"] - c["ratio"]) for c in cases) / len(cases)
+    assert own >= 3 * adjusted, (own, adjusted)
