@@ -73,7 +73,8 @@ def test_a_sample_counts_each_keys_gets_and_hits(profile):
     engine = Engine(configure(profile, []), background_for(configure(profile, [])))
     sampled.count_reads(engine)
     engine.run(sampled.counted(sampled.filter(iter(ops))))
-    assert sampled.reads == {"a": [2, 2, 3, 1, 0], "b": [1, 0, 1, 0, 0]}     # gets, hits, operations, sets, fills
+    # gets, hits, operations, sets, fills, the last set's key and value bytes
+    assert sampled.reads == {"a": [2, 2, 3, 1, 0, 11], "b": [1, 0, 1, 0, 0, 0]}
 
 
 def test_rates_outside_zero_to_one_are_refused():
@@ -170,8 +171,23 @@ def test_counts_are_the_sample_scaled_back(profile):
     count = sum(n for n, _ in held)
     mean = sum(n * c for n, c in held) / count
     square += count * (sum(n * c * c for n, c in held) / count / mean ** 2 - 1)
-    assert s.evicted_error == round(1.96 * math.sqrt(0.75 * square) * 4) > round(1.96 * math.sqrt(raw.totals.evicted) * 4)
+    # and the keys' bytes (engines/footprint.py, tested below), which only widens it
+    assert s.evicted_error >= round(1.96 * math.sqrt(0.75 * square) * 4) > round(1.96 * math.sqrt(raw.totals.evicted) * 4)
     assert s.coarse_classes == tuple(r.slab_class.id for r in raw.classes if r.items < 100)
+
+
+def test_a_memory_of_alike_keys_holds_hits_in_proportion_to_its_bytes():
+    """K keys alike (g reads, b bytes each), H hits among them: Che's approximation holds each with the
+    same p, the bytes held and the hits are both in proportion to p, so dH/dlnC is H; the share of
+    the bytes a sample's keys hold varies as (1 - R) / K.  Keys of other sizes change the spread."""
+    from slabcalc.engines.footprint import footprint
+
+    reads = {f"k{i}": [10, 6, 10, 0, 10, 4000] for i in range(50)}
+    slope, spread = footprint(reads, 0.05, 300)
+    assert slope == pytest.approx(300, rel=1e-6) and spread == pytest.approx(0.95 / 50)
+    reads["big"] = [10, 6, 10, 0, 10, 400_000]       # one key of a hundred times the bytes: most of them
+    assert footprint(reads, 0.05, 306)[1] == pytest.approx(0.95 * (50 * 4000**2 + 400_000**2) / 600_000**2)
+    assert footprint(reads, 0.05, 9 * 51) == (0.0, 0.0)     # every read but the first hits: none at stake
 
 
 def test_a_sample_of_one_is_the_whole_replay(profile):
@@ -399,18 +415,18 @@ def sample_coverage_cases() -> list[dict]:
 @pytest.mark.slow
 @pytest.mark.ahead("test_sample:sample_coverage_cases")
 def test_the_stated_intervals_hold_the_full_replays_figures():
-    """The full replay's hit ratio and evictions inside the sample's stated 95 % intervals: measured 6 of
-    8 each at this size (the misses are the samples whose keys' bytes are 5 % over or under a fifth of
-    the whole: a memory that fits fewer or more of them, not counted in the interval: docs/simulate.md).
-    The adjusted hit ratio is within 0.012 of the full one in every case, at +/- 0.005; the sample's own
-    ratio (before issue 39's adjustment) errs by 0.031 on average, at +/- 0.023 to 0.062."""
+    """The full replay's hit ratio and evictions inside the sample's stated 95 % intervals: measured 7 of
+    8 each at this size (6 of 8 without the keys' bytes' term, engines/footprint.py: the samples whose
+    keys' bytes are 5 % over or under a fifth of the whole, a memory that fits fewer or more of them).
+    The adjusted hit ratio is within 0.012 of the full one in every case, at +/- 0.008 to 0.012; the
+    sample's own ratio (before issue 39's adjustment) errs by 0.031 on average, at +/- 0.023 to 0.062."""
     cases = ahead.result("test_sample:sample_coverage_cases")
     inside = sum(abs(c["estimate"] - c["ratio"]) <= c["error"] for c in cases)
     evictions = sum(abs(c["sample_evicted"] - c["evicted"]) <= c["evicted_error"] for c in cases)
-    assert inside >= 6 and evictions >= 6, (inside, evictions)
+    assert inside >= 7 and evictions >= 7, (inside, evictions)
     assert all(c["evicted"] > 10_000 for c in cases)                    # the memory evicts: -m matters
     assert max(abs(c["estimate"] - c["ratio"]) for c in cases) <= 0.012
-    assert max(c["error"] for c in cases) <= 0.006
+    assert max(c["error"] for c in cases) <= 0.012
     adjusted = sum(abs(c["estimate"] - c["ratio"]) for c in cases) / len(cases)
     own = sum(abs(c["own"] - c["ratio"]) for c in cases) / len(cases)
     assert own >= 3 * adjusted, (own, adjusted)

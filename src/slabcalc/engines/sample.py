@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 from typing import Callable, Iterable, Iterator
 
+from slabcalc.engines.footprint import footprint
 from slabcalc.engines.results import Simulation
 from slabcalc.errors import SlabcalcError
 from slabcalc.model.classes import class_for, slab_classes
@@ -80,7 +81,7 @@ def check_rate(rate: float) -> float:
 @dataclass
 class Sampled:
     """The operations a sample kept, as they are read: ``ops`` counts all, ``kept`` the sampled;
-    ``reads`` each sampled key's ``[gets, hits, operations, sets, fills]`` (:meth:`count_reads`,
+    ``reads`` each sampled key's ``[gets, hits, operations, sets, fills, bytes]`` (:meth:`count_reads`,
     :meth:`counted`), for the errors of the hit ratio and the evictions."""
 
     rate: float
@@ -97,25 +98,27 @@ class Sampled:
         def counted(key, found):
             seen = reads.get(key)
             if seen is None:
-                reads[key] = seen = [0, 0, 0, 0, 0]
+                reads[key] = seen = [0, 0, 0, 0, 0, 0]
             seen[0] += 1
             seen[1] += found
         engine.on_get = counted
 
     def counted(self, operations: Iterable[tuple]) -> Iterator[tuple]:
         """``operations`` (the sample's, keyed as the engine keys them), each key's operations, sets and
-        fills counted as they pass."""
+        fills counted as they pass, and the key and value bytes of its last set or fill."""
         reads = self.reads
         for op in operations:
             seen = reads.get(op[2])
             if seen is None:
-                reads[op[2]] = seen = [0, 0, 0, 0, 0]
+                reads[op[2]] = seen = [0, 0, 0, 0, 0, 0]
             seen[2] += 1
             kind = op[1]
             if kind == SET:
                 seen[3] += 1
+                seen[5] = op[3] + op[4]
             elif kind == FILL:
                 seen[4] += 1
+                seen[5] = op[3] + op[4]
             yield op
 
     def filter(self, operations: Iterable[tuple], room: "Room | None" = None) -> Iterator[tuple]:
@@ -269,7 +272,7 @@ def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | N
     the sampled misses ``A`` over the gets ``C`` corrected by how many operations the sample drew
     against how many it was expected to draw, ``R * ops``: ``theta = A / C * B / (R * ops)``, ``B``
     the sampled operations -- the misses scaled by ``1 / R`` over the gets estimated as ``ops`` times
-    the sample's gets per operation (SHARDS' adjustment, Waldspurger et al., FAST '15, 4.3, for a
+    the sample's gets per operation (the adjustment of SHARDS_adj, Waldspurger et al., FAST '15, made for a
     cache's misses).  Its variance is that of a product of ratios over sampled clusters (Cochran,
     *Sampling Techniques*, 6.11, Poisson sampling of keys at ``rate``), linearised: ``theta^2 (1 - R)
     sum_k (m_k / A + n_k / B - g_k / C)^2`` over the sampled keys' misses, operations and gets
@@ -282,7 +285,9 @@ def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | N
     allocation evicts with ``p = E / sum a_k``: ``sum e_k^2`` is taken as ``p (1 - p) sum a_k +
     p^2 sum a_k^2`` (binomial evictions of each key's allocations; ``E`` when each key allocates once).
     A memory that evicts holds as many items as their chunk sizes let it, and the sample's resident
-    items' mean size is chance too: :func:`_resident_spread` adds its variance.
+    items' mean size is chance too: :func:`_resident_spread` adds its variance.  Both intervals also
+    carry the chance in the sampled keys' bytes, which moves hits and evictions together
+    (:func:`footprint`).
     """
     t = sim.totals
     own = t.hits / t.gets if t.gets else None
@@ -300,8 +305,12 @@ def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | N
     else:
         own_error = ratio_error = Z95 * math.sqrt(own * (1 - own) / t.gets)
         ratio = own
+    slope, spread = footprint(reads, rate, t.hits) if t.evicted and reads else (0.0, 0.0)
+    if ratio_error is not None and slope:
+        ratio_error = math.hypot(ratio_error, Z95 * slope / t.gets * math.sqrt(spread))
+    resident = (_resident_spread(sim) + (slope * slope * spread) / (1 - rate)) if t.evicted else 0.0
     return dict(hit_ratio=ratio, hit_ratio_error=ratio_error,
-                evicted_error=_evicted_error(reads, rate, t.evicted, _resident_spread(sim) if t.evicted else 0.0),
+                evicted_error=_evicted_error(reads, rate, t.evicted, resident),
                 sampled_hit_ratio=own, sampled_hit_ratio_error=own_error,
                 coarse_classes=tuple(r.slab_class.id for r in sim.classes if r.items < COARSE_ITEMS))
 
