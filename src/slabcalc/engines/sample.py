@@ -308,7 +308,9 @@ def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | N
     slope, spread = footprint(reads, rate, t.hits) if t.evicted and reads else (0.0, 0.0)
     if ratio_error is not None and slope:
         ratio_error = math.hypot(ratio_error, Z95 * slope / t.gets * math.sqrt(spread))
-    resident = (_resident_spread(sim) + (slope * slope * spread) / (1 - rate)) if t.evicted else 0.0
+    # fewer bytes in the sample mean both more hits (fewer allocations) and more items held: both lower
+    # the evictions, so the two terms' deviations add, not their variances
+    resident = (math.sqrt(_resident_spread(sim)) + slope * math.sqrt(spread / (1 - rate))) ** 2 if t.evicted else 0.0
     return dict(hit_ratio=ratio, hit_ratio_error=ratio_error,
                 evicted_error=_evicted_error(reads, rate, t.evicted, resident),
                 sampled_hit_ratio=own, sampled_hit_ratio_error=own_error,
