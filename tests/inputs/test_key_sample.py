@@ -28,7 +28,7 @@ def _csv(rng: random.Random, keys: list[str], delimiter: str = ",", key_last: bo
     rows = [delimiter.join(head)]
     for i in range(6000):
         key = rng.choice(keys)
-        cells = [str(i // 10), rng.choice(("get", "set")), key, str(rng.randrange(1, 500)), "0"]
+        cells = [str(i // 10), rng.choice(("get", "set", "GET", "gets", "delete")), key, str(rng.randrange(1, 500)), "0"]
         if key_last:
             cells = cells[:2] + cells[3:] + [key]
         r = rng.random()
@@ -65,6 +65,8 @@ def test_a_block_keeps_the_rows_the_hash_keeps(delimiter, key_last, monkeypatch)
         assert ops == [op for op in whole if text_hash(op[2]) < limit]
         out = {n for n, key in keyed.items() if text_hash(key) >= limit}
         assert accounting.left_out == len(out) > 0 and accounting.rows == all_rows.rows
+        gets = sum(cells[n][1].strip().lower() in ("get", "gets") for n in out)
+        assert accounting.left_out_gets == gets > 0      # the gets among them, for the hit ratio's estimate
         # the rows kept are checked as without a sample (keys over 250 bytes too), each rejection at its line
         rejected = sorted(bad - out)
         assert accounting.rejected == len(rejected) > 0 and accounting.items == len(ops)
@@ -103,7 +105,7 @@ def test_a_key_met_before_is_told_by_two_fingerprints_and_its_length():
     limit = threshold(0.5)
     keys = [f"k{i}" for i in range(2000)]
     text = "".join(f"{k},1\n" for k in keys)
-    rows, lines, out, known = kept_rows(text, ",", 0, limit, None)
+    rows, lines, out, known, _ = kept_rows(text, ",", 0, limit, None)
     assert lines == [f"{k},1" for k in keys if text_hash(k) < limit] and out == len(keys) - len(rows)
     assert known.count == len(keys) and kept_rows(text, ",", 0, limit, known)[1] == lines
     held = known.held.copy()

@@ -50,7 +50,7 @@ from slabcalc.engines.results import Simulation
 from slabcalc.errors import SlabcalcError
 from slabcalc.model.classes import class_for, slab_classes
 from slabcalc.model.item import ntotal_function
-from slabcalc.model.ops import FILL, SET
+from slabcalc.model.ops import FILL, GET, SET
 from slabcalc.model.placement import TOO_LARGE, place
 from slabcalc.model.sampling import HASH_SPACE, key_hash, threshold
 from slabcalc.model.settings import Settings
@@ -90,6 +90,8 @@ class Sampled:
     reads: dict = field(default_factory=dict)
     drawn: bool = False     # the operations were sampled already (``--sampled``: a warehouse's export)
     left_out: Callable[[], int] | None = None   # drawn by the reader as it read: the operations it left out
+    left_out_gets: Callable[[], int] | None = None   # and the gets (and fills) among them, when it counts them
+    gets: int | None = None     # the gets (and fills) read, sampled or not, when they are known
 
     def count_reads(self, engine) -> None:
         """Count each key's gets and hits as ``engine`` answers them (its ``on_get``)."""
@@ -128,7 +130,7 @@ class Sampled:
         workload's classes leave no room at the rate, the rest is read without replaying it (the
         smallest rate that has room needs every class) and :class:`TooCoarse` is raised."""
         limit = HASH_SPACE + 1 if self.drawn else threshold(self.rate)   # drawn: every one is kept
-        ops = kept = 0
+        ops = kept = gets = 0
         if room is not None:        # every set is placed: what room.add does for a size it knows, here
             ntotal, class_at, used = room._ntotal, room._class_at, room.classes
         try:
@@ -141,11 +143,17 @@ class Sampled:
                         if op[1] == SET or op[1] == FILL:
                             room.add(op[3], op[4], op[6])
                     room.check()
+                if op[1] == GET or op[1] == FILL:
+                    gets += 1
                 if limit > HASH_SPACE or key_hash(op[2]) < limit:
                     kept += 1
                     yield op
         finally:
             self.ops, self.kept = ops + (self.left_out() if self.left_out is not None else 0), kept
+            if not self.drawn:
+                self.gets = gets                 # every operation passed here
+            elif self.left_out_gets is not None:
+                self.gets = gets + self.left_out_gets()
 
 
 class Room:
@@ -259,7 +267,8 @@ class Sample:
 Z95 = 1.96      # a normal 95 % interval's half-width in standard deviations
 
 
-def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | None = None) -> dict:
+def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | None = None,
+           gets: int | None = None) -> dict:
     """The estimate of the node's hit ratio from a sampled replay (``sim``, not yet scaled) and the 95 %
     intervals of it and of the scaled evictions, and the classes of few items.
 
@@ -268,7 +277,10 @@ def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | N
     sample mostly misses them: the sample's own ratio of hits to gets is then low, and the spread of
     its keys, which lack them, says nothing of it (issue 39: the full figure outside the stated error,
     always below).  What a missing hot key does not move is the misses (a hot key misses once), so
-    when ``ops`` (every operation read, sampled or not) is known the estimate of the miss ratio is
+    when ``gets`` (every get read, sampled or not: the reader counts those it leaves out) is known
+    the miss ratio is the sampled misses over ``R * gets``, with the misses' variance over sampled
+    keys, ``(1 - R) sum m_k^2 / (R gets)^2`` (SHARDS_adj's correction for a trace of reads).  Else,
+    when ``ops`` (every operation read, sampled or not) is known, the estimate of the miss ratio is
     the sampled misses ``A`` over the gets ``C`` corrected by how many operations the sample drew
     against how many it was expected to draw, ``R * ops``: ``theta = A / C * B / (R * ops)``, ``B``
     the sampled operations -- the misses scaled by ``1 / R`` over the gets estimated as ``ops`` times
@@ -300,7 +312,9 @@ def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | N
     elif reads:
         own_error = Z95 * math.sqrt((1 - rate) * sum((h - own * g) ** 2 for g, h, *_ in reads.values())) / t.gets
         ratio, ratio_error = own, own_error
-        if ops:
+        if gets:
+            ratio, ratio_error = _of_gets(reads, rate, t.gets - t.hits, gets)
+        elif ops:
             ratio, ratio_error = _adjusted(reads, rate, t.gets, t.gets - t.hits, ops)
     else:
         own_error = ratio_error = Z95 * math.sqrt(own * (1 - own) / t.gets)
@@ -315,6 +329,16 @@ def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | N
                 evicted_error=_evicted_error(reads, rate, t.evicted, resident),
                 sampled_hit_ratio=own, sampled_hit_ratio_error=own_error,
                 coarse_classes=tuple(r.slab_class.id for r in sim.classes if r.items < COARSE_ITEMS))
+
+
+def _of_gets(reads: dict, rate: float, misses: int, gets: int) -> tuple[float, float]:
+    """The hit ratio when every get read is counted (:func:`errors`): ``1 - (A / R) / G``, the misses'
+    Horvitz-Thompson variance ``(1 - R) sum m_k^2 / R^2``; and its half-width."""
+    theta = min(1.0, misses / (rate * gets))
+    if not misses:
+        return 1.0, 0.0
+    spread = sum((r[0] - r[1]) ** 2 for r in reads.values())
+    return 1 - theta, Z95 * math.sqrt((1 - rate) * spread) / (rate * gets)
 
 
 def _adjusted(reads: dict, rate: float, gets: int, misses: int, ops: int) -> tuple[float, float]:
@@ -377,14 +401,15 @@ def scale_back(sim: Simulation, sampled: Sampled) -> Simulation:
     scaled by ``1 / rate``, the hits the difference."""
     rate = sampled.rate
     whole = not sampled.drawn or sampled.left_out is not None
-    info = Sample(rate, sampled.ops, sampled.kept, **errors(sim, rate, sampled.reads, sampled.ops if whole else None),
+    info = Sample(rate, sampled.ops, sampled.kept, **errors(sim, rate, sampled.reads, sampled.ops if whole else None,
+                                                            sampled.gets if whole else None),
                   drawn=sampled.drawn and sampled.left_out is None)
     if rate == 1:
         return replace(sim, sample=info)
     finding = sim.finding
     totals = replace(_scaled_copy(sim.totals, rate), ops=sampled.ops)
     if whole and sampled.kept and sim.totals.gets and info.hit_ratio is not None:
-        gets = round(sim.totals.gets * sampled.ops / sampled.kept)
+        gets = sampled.gets or round(sim.totals.gets * sampled.ops / sampled.kept)
         misses = min(gets, round((1 - info.hit_ratio) * gets))
         totals = replace(totals, gets=gets, hits=gets - misses, misses=misses)
     return replace(sim, classes=tuple(_scaled_copy(r, rate) for r in sim.classes), totals=totals,

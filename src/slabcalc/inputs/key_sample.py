@@ -26,6 +26,7 @@ LONGEST = 256           # bytes of a key fingerprinted here (memcached's keys ar
 KNOWN_KEYS = 1 << 20    # keys remembered (then all forgotten: a bound on the memory, not on the answer)
 
 _M1, _M2 = 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F     # odd 64-bit multipliers (golden ratio, xxHash's)
+_GET, _GETS = int.from_bytes(b"get", "little"), int.from_bytes(b"gets", "little")    # an op cell's bytes, read as one word
 
 
 class Known:
@@ -78,12 +79,13 @@ class Known:
             todo = todo[~placed]
 
 
-def kept_rows(text: str, delimiter: str, i_key: int, limit: int,
-              known: Known | None) -> tuple[list[int], list[str], int, Known] | None:
-    """The rows of ``text`` (whole ``\n``-ended lines, no quote, no carriage return) a sample of
+def kept_rows(text: str, delimiter: str, i_key: int, limit: int, known: Known | None,
+              i_op: int = -1) -> tuple[list[int], list[str], int, Known, int] | None:
+    """The rows of ``text`` (whole ``\\n``-ended lines, no quote, no carriage return) a sample of
     threshold ``limit`` keeps: their indexes among the block's lines and their text, the number of
-    rows left out, and the keys' answers (``known``, or a new :class:`Known`: pass it to the next
-    block); None without numpy."""
+    rows left out, the keys' answers (``known``, or a new :class:`Known`: pass it to the next
+    block), and the gets among the rows left out (their ``i_op``-th cell ``get`` or ``gets``, in any
+    case; none without an op column); None without numpy."""
     try:
         import numpy as np
     except ImportError:
@@ -104,16 +106,8 @@ def kept_rows(text: str, delimiter: str, i_key: int, limit: int,
     starts[0] = 0
     starts[1:] = ends[:-1] + 1
     cuts = np.flatnonzero(raw == ord(delimiter))
-    # the key is the cell after the i_key-th delimiter of its line, up to the next delimiter or the line's end
-    first = np.searchsorted(cuts, starts) + i_key          # the index of the delimiter after the key
+    first, after, begin, stop = _cell(np, cuts, starts, ends, i_key)
     count = len(cuts)
-    if i_key:
-        before = cuts[np.minimum(first - 1, count - 1)] if count else ends
-        begin = np.where(first - 1 < count, before + 1, ends + 1)
-    else:
-        begin = starts
-    after = cuts[np.minimum(first, count - 1)] if count else ends
-    stop = np.where((first < count) & (after < ends), after, ends)
     length = stop - begin
     # a row with a key cell and a delimiter (a line of one cell is no row): else kept, for the reader
     has_key = (begin <= ends) & (length > 0) & ((first < count) & (after < ends) if not i_key else True)
@@ -142,7 +136,31 @@ def kept_rows(text: str, delimiter: str, i_key: int, limit: int,
     rows = np.flatnonzero(keep).tolist()
     left_out = len(ends) - len(rows)
     lines = [data[s:e].decode() for s, e in zip(starts[rows].tolist(), ends[rows].tolist())]
-    return rows, lines, left_out, known
+    gets = 0
+    if i_op >= 0 and left_out:
+        _, _, op_begin, op_stop = _cell(np, cuts, starts, ends, i_op)
+        n = np.where(op_begin <= ends, op_stop - op_begin, 0)
+        mask = masks[np.clip(n, 0, 8)]
+        word = (view[np.minimum(op_begin, size)] & mask) | (np.uint64(0x2020202020202020) & mask)   # lower case
+        named = ((n == 3) & (word == _GET)) | ((n == 4) & (word == _GETS))
+        gets = int(np.count_nonzero(named & ~keep))
+    return rows, lines, left_out, known, gets
+
+
+def _cell(np, cuts, starts, ends, i: int):
+    """Where each line's ``i``-th cell is: the index of the delimiter after it, that delimiter's offset,
+    and the cell's first offset and the one past its end (past the line's end when the line has fewer
+    cells)."""
+    first = np.searchsorted(cuts, starts) + i          # the index of the delimiter after the cell
+    count = len(cuts)
+    if i:
+        before = cuts[np.minimum(first - 1, count - 1)] if count else ends
+        begin = np.where(first - 1 < count, before + 1, ends + 1)
+    else:
+        begin = starts
+    after = cuts[np.minimum(first, count - 1)] if count else ends
+    stop = np.where((first < count) & (after < ends), after, ends)
+    return first, after, begin, stop
 
 
 def _settle(data: bytes, np, rows, begin, stop, h1, second, length, limit: int, known: Known, found):

@@ -74,6 +74,7 @@ def read_oracle_general(stream: BinaryIO, source: str, *, key_length: int | None
             accounting.rows += count
             accounting.items += len(objs)
             accounting.left_out += count - len(objs)
+            accounting.left_out_gets += count - len(objs)       # every record a look-aside read
             at[0] = last
             yield zip(times, repeat(FILL), objs, repeat(key), values, repeat(0), repeat(0))
 
@@ -98,6 +99,7 @@ def read_oracle_general(stream: BinaryIO, source: str, *, key_length: int | None
             last = at[0] = clock
             if limit >= 0 and id_hash(obj) >= limit:
                 accounting.left_out += 1
+                accounting.left_out_gets += 1
                 continue
             accounting.items += 1
             yield float(clock), FILL, obj, key, size - key, 0, 0

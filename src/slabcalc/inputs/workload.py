@@ -253,16 +253,19 @@ class _WorkloadReader:
         first of all); the rows left out are counted as rows and as ``left_out``.  A block without quotes
         or carriage returns is told at once by :func:`~slabcalc.inputs.key_sample.kept_rows`; any other
         is split into cells a line at a time."""
-        limit, i_key, delimiter, left_out = self.limit, self.at["key"], self.delimiter, 0
+        limit, i_key, delimiter, left_out, gets = self.limit, self.at["key"], self.delimiter, 0, 0
+        i_op = self.at.get("op", -1)
+        width = max(i_key, i_op) + 1
         known: dict[str, bool] = {}     # a key's membership, met before (MD5 costs more than the lookup)
         fingerprints: Known | None = None      # kept_rows' memory of the keys
         try:
             for text, universal, whole in self._texts(SAMPLED_BLOCK):
                 if not whole and '"' not in text and "\r" not in text:
                     found = kept_rows(text if text.endswith("\n") else text + "\n", delimiter, i_key, limit,
-                                      fingerprints)
+                                      fingerprints, i_op)
                     if found is not None:
-                        rows, kept_lines, dropped, fingerprints = found
+                        rows, kept_lines, dropped, fingerprints, dropped_gets = found
+                        gets += dropped_gets
                         for row, raw in zip(rows, kept_lines):
                             yield [raw], False, raw.isascii(), line + row
                         line += text.count("\n") + (0 if text.endswith("\n") else 1)
@@ -271,7 +274,7 @@ class _WorkloadReader:
                 for lines, quoted, all_ascii, _ in self._split(text, universal, whole):
                     kept: list[str] = []
                     for raw in lines:
-                        cells = _split(raw, delimiter) if quoted and '"' in raw else raw.split(delimiter, i_key + 1)
+                        cells = _split(raw, delimiter) if quoted and '"' in raw else raw.split(delimiter, width)
                         out = False
                         if len(cells) > i_key and cells[i_key] and raw.strip():
                             key = cells[i_key]
@@ -284,6 +287,7 @@ class _WorkloadReader:
                         if out:
                             kept.append("")
                             left_out += 1
+                            gets += i_op >= 0 and len(cells) > i_op and cells[i_op].strip().lower() in ("get", "gets")
                         else:
                             kept.append(raw)
                     yield kept, quoted, all_ascii, line
@@ -291,6 +295,7 @@ class _WorkloadReader:
         finally:
             self.acct.rows += left_out
             self.acct.left_out += left_out
+            self.acct.left_out_gets += gets
 
     def _blocks(self) -> Iterator[tuple[list[str], bool, bool, int]]:
         """The rows' lines after the header (from the twitter form's first), without their ends, a block at

@@ -121,7 +121,7 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
             ops = list(ops)         # replayed once more for the hit ratio of each step
         result = refusing_coarse(lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample,
                                                          hash_keys=hash_keys, drawn=drawn,
-                                                         left_out=reader_left_out(accounting)),
+                                                         **reader_left_out(accounting)),
                                  recount_coarse(file, settings, accounting, input_format, key_length, time_zero))(ops)
     say_rejected(accounting)
     record = simulation_record(result, accounting)
