@@ -172,7 +172,7 @@ def test_counts_are_the_sample_scaled_back(profile):
     count = sum(n for n, _ in held)
     mean = sum(n * c for n, c in held) / count
     square += count * (sum(n * c * c for n, c in held) / count / mean ** 2 - 1)
-    # and the keys' bytes (engines/footprint.py, tested below), which only widens it
+    # and the keys' bytes (engines/sample_error.py, tested below), which only widens it
     assert s.evicted_error >= round(1.96 * math.sqrt(0.75 * square) * 4) > round(1.96 * math.sqrt(raw.totals.evicted) * 4)
     assert s.coarse_classes == tuple(r.slab_class.id for r in raw.classes if r.items < 100)
 
@@ -181,7 +181,7 @@ def test_a_memory_of_alike_keys_holds_hits_in_proportion_to_its_bytes():
     """K keys alike (g reads, b bytes each), H hits among them: Che's approximation holds each with the
     same p, the bytes held and the hits are both in proportion to p, so dH/dlnC is H; the share of
     the bytes a sample's keys hold varies as (1 - R) / K.  Keys of other sizes change the spread."""
-    from slabcalc.engines.footprint import footprint
+    from slabcalc.engines.sample_error import footprint
 
     reads = {f"k{i}": [10, 6, 10, 0, 10, 4000] for i in range(50)}
     slope, spread = footprint(reads, 0.05, 300)
@@ -417,7 +417,7 @@ def sample_coverage_cases() -> list[dict]:
 @pytest.mark.ahead("test_sample:sample_coverage_cases")
 def test_the_stated_intervals_hold_the_full_replays_figures():
     """The full replay's hit ratio and evictions inside the sample's stated 95 % intervals: measured 7 and
-    8 of 8 at this size (6 and 6 without the keys' bytes' term, engines/footprint.py: the samples whose
+    8 of 8 at this size (6 and 6 without the keys' bytes' term, engines/sample_error.py: the samples whose
     keys' bytes are 5 % over or under a fifth of the whole, a memory that fits fewer or more of them;
     the evictions' half-width is then 17-19 %).
     The adjusted hit ratio is within 0.012 of the full one in every case, at +/- 0.008 to 0.012; the

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 from typing import Callable, Iterable, Iterator
 
-from slabcalc.engines.footprint import footprint
+from slabcalc.engines.sample_error import Z95, adjusted, evicted_error, footprint, of_gets, resident_spread
 from slabcalc.engines.results import Simulation
 from slabcalc.errors import SlabcalcError
 from slabcalc.model.classes import class_for, slab_classes
@@ -264,8 +264,6 @@ class Sample:
         return 1 / self.rate
 
 
-Z95 = 1.96      # a normal 95 % interval's half-width in standard deviations
-
 
 def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | None = None,
            gets: int | None = None) -> dict:
@@ -297,7 +295,7 @@ def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | N
     allocation evicts with ``p = E / sum a_k``: ``sum e_k^2`` is taken as ``p (1 - p) sum a_k +
     p^2 sum a_k^2`` (binomial evictions of each key's allocations; ``E`` when each key allocates once).
     A memory that evicts holds as many items as their chunk sizes let it, and the sample's resident
-    items' mean size is chance too: :func:`_resident_spread` adds its variance.  Both intervals also
+    items' mean size is chance too: :func:`~slabcalc.engines.sample_error.resident_spread` adds its variance.  Both intervals also
     carry the chance in the sampled keys' bytes, which moves hits and evictions together
     (:func:`footprint`).
     """
@@ -313,9 +311,9 @@ def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | N
         own_error = Z95 * math.sqrt((1 - rate) * sum((h - own * g) ** 2 for g, h, *_ in reads.values())) / t.gets
         ratio, ratio_error = own, own_error
         if gets:
-            ratio, ratio_error = _of_gets(reads, rate, t.gets - t.hits, gets)
+            ratio, ratio_error = of_gets(reads, rate, t.gets - t.hits, gets)
         elif ops:
-            ratio, ratio_error = _adjusted(reads, rate, t.gets, t.gets - t.hits, ops)
+            ratio, ratio_error = adjusted(reads, rate, t.gets, t.gets - t.hits, ops)
     else:
         own_error = ratio_error = Z95 * math.sqrt(own * (1 - own) / t.gets)
         ratio = own
@@ -324,60 +322,11 @@ def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | N
         ratio_error = math.hypot(ratio_error, Z95 * slope / t.gets * math.sqrt(spread))
     # fewer bytes in the sample mean both more hits (fewer allocations) and more items held: both lower
     # the evictions, so the two terms' deviations add, not their variances
-    resident = (math.sqrt(_resident_spread(sim)) + slope * math.sqrt(spread / (1 - rate))) ** 2 if t.evicted else 0.0
+    resident = (math.sqrt(resident_spread(sim)) + slope * math.sqrt(spread / (1 - rate))) ** 2 if t.evicted else 0.0
     return dict(hit_ratio=ratio, hit_ratio_error=ratio_error,
-                evicted_error=_evicted_error(reads, rate, t.evicted, resident),
+                evicted_error=evicted_error(reads, rate, t.evicted, resident),
                 sampled_hit_ratio=own, sampled_hit_ratio_error=own_error,
                 coarse_classes=tuple(r.slab_class.id for r in sim.classes if r.items < COARSE_ITEMS))
-
-
-def _of_gets(reads: dict, rate: float, misses: int, gets: int) -> tuple[float, float]:
-    """The hit ratio when every get read is counted (:func:`errors`): ``1 - (A / R) / G``, the misses'
-    Horvitz-Thompson variance ``(1 - R) sum m_k^2 / R^2``; and its half-width."""
-    theta = min(1.0, misses / (rate * gets))
-    if not misses:
-        return 1.0, 0.0
-    spread = sum((r[0] - r[1]) ** 2 for r in reads.values())
-    return 1 - theta, Z95 * math.sqrt((1 - rate) * spread) / (rate * gets)
-
-
-def _adjusted(reads: dict, rate: float, gets: int, misses: int, ops: int) -> tuple[float, float]:
-    """The hit ratio estimated from the sampled keys' ``reads`` and the operations read (:func:`errors`),
-    and its half-width."""
-    drawn = sum(r[2] for r in reads.values())
-    if not drawn:
-        return 1 - misses / gets, 0.0
-    theta = min(1.0, misses / gets * drawn / (rate * ops))
-    if not misses:
-        return 1.0, 0.0
-    spread = sum(((r[0] - r[1]) / misses + r[2] / drawn - r[0] / gets) ** 2 for r in reads.values())
-    return 1 - theta, Z95 * theta * math.sqrt((1 - rate) * spread)
-
-
-def _evicted_error(reads: dict, rate: float, evicted: int, resident: float = 0.0) -> int:
-    """The 95 % half-width of the evictions scaled by ``1 / rate`` (:func:`errors`); ``resident`` the
-    variance the resident items add (:func:`_resident_spread`)."""
-    allocations = [r[3] + (r[0] - r[1] if r[4] else 0) for r in reads.values() if len(r) > 4]
-    total = sum(allocations)
-    if not total:       # allocations not counted: each eviction its own (Poisson)
-        return round(Z95 * math.sqrt(evicted + resident) / rate)
-    p = min(1.0, evicted / total)
-    square = p * (1 - p) * total + p * p * sum(a * a for a in allocations) + resident
-    return round(Z95 * math.sqrt((1 - rate) * square) / rate)
-
-
-def _resident_spread(sim: Simulation) -> float:
-    """What the resident items add to the sampled evictions' variance: a full memory holds as many items
-    as their mean chunk size lets it, and the sampled ones' mean is a mean over few: ``I * CV^2`` for
-    ``I`` resident items and ``CV`` their chunk sizes' coefficient of variation (each allocation that
-    does not find a free chunk evicts: one resident item more is one eviction less)."""
-    items = [(r.items, r.slab_class.chunk_size) for r in sim.classes if r.items]
-    count = sum(n for n, _ in items)
-    if not count:
-        return 0.0
-    mean = sum(n * size for n, size in items) / count
-    square = sum(n * size * size for n, size in items) / count
-    return count * max(0.0, square / (mean * mean) - 1)
 
 
 # counted in the node's pages (a sampled replay's pages are the node's): never scaled
