@@ -22,6 +22,20 @@ ahead.add_search_path()
 for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
 
+# Property tests under CI: the same examples on every run (a CI failure is one anyone can run again, and
+# no run lands or fails on the draw), and no "too slow" health check -- the floors' run is niced beside
+# the suite on 2 cores, so how fast examples are drawn says nothing of the code.  Locally hypothesis
+# keeps drawing new examples.
+try:
+    from hypothesis import HealthCheck, settings as _hypothesis
+except ImportError:               # pragma: no cover - hypothesis is in the test extra
+    pass
+else:
+    _hypothesis.register_profile("ci", derandomize=True, database=None,
+                                 suppress_health_check=[HealthCheck.too_slow])
+    if os.environ.get("CI"):
+        _hypothesis.load_profile("ci")
+
 
 @pytest.fixture(scope="session")
 def memcached():

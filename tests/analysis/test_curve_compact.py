@@ -11,6 +11,7 @@ import tempfile
 
 import pytest
 from helpers import ROOT, run, settings
+from memcached_server import missing
 
 from slabcalc.analysis import curve as curve_module
 from slabcalc.analysis.curve import hit_ratio_curve, target_limit
@@ -118,6 +119,48 @@ def test_a_sampled_curve_and_the_target_search_replay_the_copy_alike():
         found = [target_limit(listed, ratio, at, ops) for ops in (held, copy)]
     assert found[0].replays > 0 and found[0].limit_mb == found[1].limit_mb
     assert (found[0].reached.totals, found[0].below.totals) == (found[1].reached.totals, found[1].below.totals)
+
+
+@pytest.mark.parametrize("kind", ["mixed", "oracle", "keyless"])
+def test_keys_by_id_name_the_same_keys_and_the_tap_sees_every_window(kind):
+    """``read(by_id=True)``: each key an int id, one id for one key and another for another, every other
+    field as read; ``beside`` is handed every operation once, in order, before the replay takes it."""
+    held = list(_reader(kind)[0])
+    with compact_copy(_reader(kind)[0]) as (copy, unfit):
+        assert unfit is None
+        tapped: list = []
+        by_id = list(copy.read(by_id=True, beside=tapped.extend))
+    assert tapped == by_id and len(by_id) == len(held)
+    assert [op[:2] + op[3:] for op in by_id] == [op[:2] + op[3:] for op in held]
+    ids = {}
+    for op, mine in zip(held, by_id):
+        assert type(mine[2]) is int and 0 <= mine[2] < 1 << 32
+        assert ids.setdefault(op[2], mine[2]) == mine[2]
+    assert len(set(ids.values())) == len(ids)           # another key, another id
+
+
+def test_oracle_a_compact_curve_has_the_ideal_lru_hit_what_libcachesim_lru_hits():
+    """The ideal LRU fed from the replay's read of the copy (windows, keys as their ids) hits, at each
+    -m, what libCacheSim's LRU hits on the same requests with each object its item's bytes."""
+    try:
+        import libcachesim as lcs
+    except ImportError as exc:
+        missing(f"libcachesim is not installed (pip install -e '.[oracle]'): {exc}")
+    from slabcalc.model.item import ntotal_function
+
+    limits = (2, 4, 16)
+    every = [settings("-m", str(mb), release="1.6.45") for mb in limits]
+    ops = list(_reader("oracle")[0])
+    with compact_copy(_reader("oracle")[0]) as (copy, unfit):
+        assert unfit is None
+        curve = hit_ratio_curve(every, copy, workers=1)
+    ntotal = ntotal_function(every[0])
+    for mb, point in zip(limits, curve.points):
+        theirs = lcs.LRU(mb << 20)
+        hits = sum(bool(theirs.get(lcs.Request(obj_size=ntotal(k, v, f), obj_id=key, clock_time=int(t))))
+                   for t, _, key, k, v, _, f in ops)
+        assert (point.ideal.hits, point.ideal.gets) == (hits, len(ops))
+    assert curve.points[0].ideal.evictions > 0 and curve.points[0].ideal.hits < curve.points[-1].ideal.hits
 
 
 # -- the command line: the directory goes, and a workload that does not fit is still curved --------

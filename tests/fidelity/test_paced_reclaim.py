@@ -62,8 +62,18 @@ def test_a_server_up_just_over_a_second_crawls_in_its_own_second(monkeypatch):
 
     if engine_build() != "plain Python":      # a compiled module's builtins cannot be patched; the floors'
         return                                # environment (plain Python) plants the old rule below
-    monkeypatch.setattr(engine_module, "round", math.ceil, raising=False)      # the old rule
-    assert _crawled_by(1.02) == (100, 100)
+    # the old rule: the start a whole number of seconds back and the ticks on the workload's whole
+    # seconds (no phase); the engine's ``server_start`` with its ``phase`` keeps the ticks where the
+    # server's fell, and its epoch alone (floor or ceil) no longer moves a crawl
+    start = engine_module.Engine.__init__
+
+    def whole_seconds(self, settings, background, boot=0.0, **kw):
+        start(self, settings, background, boot=boot, **kw)
+        self.epoch += math.ceil(boot) - math.floor(boot)
+        self.phase = 0.0
+
+    monkeypatch.setattr(engine_module.Engine, "__init__", whole_seconds)
+    assert _crawled_by(1.02) != _crawled_by(0.98)
 
 
 def test_a_crawl_reaches_the_head_of_the_longest_lru():

@@ -14,8 +14,13 @@ checkpoint ``N`` taken right after second ``N``'s operations.  Two rules made th
   background work up to it: read off the command line, the model held 4-13 % more items than the
   server (engines/readout.py ``timeline_rows``).
 
+What is left of the family is not the model's: who frees an item that expired at the tick before a
+crawl, the crawler or the maintainer, is a race the server runs differently run for run (below).
+``t3_shortttl`` and ``s4_ttlmix``, whose two runs differed on it beyond the tolerance, were replayed a
+third time (``*_third.json``, scripts/replay_bursts.py), as issue 38 asks of such shapes.
+
 A figure agrees as the paced runs' do (tests/fidelity/test_paced.py), and as issue 38 counts them: within the
-tolerance of one of the two real runs, or between them.
+tolerance of one of the real runs, or between them.
 """
 
 from __future__ import annotations
@@ -43,7 +48,9 @@ AFTER = 0.2             # a checkpoint: right after its second's operations, bef
 
 
 def _real(name: str) -> list[dict]:
-    return [json.loads((DATA / f"{name}_{which}.json").read_text())["checkpoints"] for which in ("real", "second")]
+    """Every real run of ``name``: the two captured, and a third where those two differ (issue 38's rule)."""
+    return [json.loads((DATA / f"{name}_{which}.json").read_text())["checkpoints"]
+            for which in ("real", "second", "third") if (DATA / f"{name}_{which}.json").exists()]
 
 
 @functools.cache
@@ -67,16 +74,17 @@ FIGURE = re.compile(r"^(.*): server (-?\d+), model (-?\d+)$")
 
 
 def misses(name: str, boot: float = BOOT) -> list[str]:
-    """The figures outside the tolerance of both real runs and not between them, at every checkpoint."""
+    """The figures outside the tolerance of every real run and not between them, at every checkpoint."""
     runs, sim = _real(name), _replay(name, boot)
     out = []
     for (when, state), n in zip(sim.snapshots, sorted(runs[0], key=int)):
         found = [{FIGURE.match(d).group(1): d for d in test_paced.differences(_snapshot(r[n]), state)}
                  for r in runs]
-        for figure in found[0].keys() & found[1].keys():
-            (_, a, model), (_, b, _) = (FIGURE.match(f[figure]).groups() for f in found)
-            if not min(int(a), int(b)) <= int(model) <= max(int(a), int(b)):
-                out.append(f"t={n}: {figure}: servers {a} and {b}, model {model}")
+        for figure in set.intersection(*(set(f) for f in found)):
+            servers = [int(FIGURE.match(f[figure]).group(2)) for f in found]
+            model = int(FIGURE.match(found[0][figure]).group(3))
+            if not min(servers) <= model <= max(servers):
+                out.append(f"t={n}: {figure}: servers {' and '.join(map(str, servers))}, model {model}")
     return sorted(out)
 
 
@@ -91,16 +99,67 @@ def test_with_the_ticks_on_the_bursts_the_model_misses():
     assert any("total_items" in m for m in misses("t4_nocrawler", boot=0.0))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 38: the LRU crawler's schedule -- crawler_reclaimed 1 328 by t=70 "
-                   "where both servers have 0, 4 038 by t=100 against 1 345")
-def test_the_crawler_of_the_short_ttl_run():
-    assert misses("t3_shortttl") == []
+# -- who frees an expired item: the crawler or the maintainer ------------------------------------
+# At each crawl the crawler and the maintainer race for the items that expired at the tick before
+# it.  The maintainer checks the crawler's schedule once a second of current_time, after the juggles
+# of the classes due at that wake-up (1.6.18 items.c 1633-1672); a class not due then keeps the
+# second of items that just expired at its COLD tail until its own wake-up, a few ms to tens of ms
+# later.  The crawl, started at the check, links its cursor at each LRU's tail (crawler.c 613) and
+# frees every expired item it passes (crawler.c 197-213), while the maintainer's pulls stop at a
+# cursor at the tail (items.c 1126-1131): so a crawl frees either that whole second
+# (crawler_reclaimed) or, when the class was juggled first, none of it (reclaimed).  Which wake-up
+# comes first after the tick is sub-millisecond timing: run for run the server splits the same items
+# differently (t3_shortttl's crawler_reclaimed at t=110: 1 345, 2 693 and 1 353 in three runs;
+# s4_ttlmix's at t=150: 2 215, 3 121 and 2 299), while the sum, the items that left, agrees to a few
+# items.  The model's split is one draw of that race; the sum is held.
+
+# items: test_paced's floor for reclaimed, without its 5 % (the sum is steadier than its parts): the
+# real runs' sums are at most 15 apart where their items expired in the same seconds (s4_ttlmix t=40-60
+# and t4_nocrawler from t=50: one run freed a burst's items a second apart, 48-439)
+FREED_FLOOR = 50
 
 
-@pytest.mark.xfail(strict=True, reason="issue 38: the LRU crawler's schedule -- crawler_reclaimed 441 at t=80 "
-                   "where the servers have 665 and 722, 1 621 at t=140 against 1 844 and 2 798")
-def test_the_crawler_of_the_ttl_mix():
-    assert misses("s4_ttlmix") == []
+def _freed(stats: dict) -> int:
+    """The expired items the background freed, by tail pulls (``reclaimed``) and by the crawler."""
+    return int(stats["reclaimed"]) + int(stats["crawler_reclaimed"])
+
+
+def freed_misses(name: str, boot: float = BOOT) -> list[str]:
+    """The checkpoints where the model's freed items are over FREED_FLOOR from every real run, not between."""
+    runs, sim = _real(name), _replay(name, boot)
+    out = []
+    for (when, state), n in zip(sim.snapshots, sorted(runs[0], key=int)):
+        servers = [_freed(r[n]["stats"]) for r in runs]
+        model = state.totals.reclaimed + state.totals.crawler_reclaimed
+        if not (min(servers) <= model <= max(servers) or any(abs(model - x) <= FREED_FLOOR for x in servers)):
+            out.append(f"t={n}: freed: servers {' and '.join(map(str, servers))}, model {model}")
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_the_expired_items_leave_the_model_when_they_leave_the_server(name):
+    assert freed_misses(name) == []
+
+
+def test_with_the_ticks_on_the_bursts_the_expired_items_leave_late():
+    # the comparison can fail: with the server's start rounded to a whole second (its ticks on the
+    # bursts) the TTL mix's items leave up to 389 fewer by t=150
+    assert "t=150: freed: servers 43112 and 43108" in " ".join(freed_misses("s4_ttlmix", boot=0.0))
+
+
+def test_the_server_splits_the_same_expired_items_differently_run_for_run():
+    # the premise of the two tests above and below, read off the captures: the runs' crawler_reclaimed
+    # are further apart than test_paced's tolerance (5 % or 50), their sums within FREED_FLOOR
+    for name, n in (("t3_shortttl", "110"), ("s4_ttlmix", "110"), ("s4_ttlmix", "150")):
+        crawled = [int(r[n]["stats"]["crawler_reclaimed"]) for r in _real(name)]
+        assert max(crawled) - min(crawled) > max(50, max(crawled) * 5 / 100), (name, n, crawled)
+        freed = [_freed(r[n]["stats"]) for r in _real(name)]
+        assert max(freed) - min(freed) <= FREED_FLOOR, (name, n, freed)
+
+
+@pytest.mark.parametrize("name", ["t3_shortttl", "s4_ttlmix"])
+def test_the_short_ttl_runs_agree_but_for_who_freed_the_items(name):
+    assert [m for m in misses(name) if ": crawler_reclaimed: " not in m] == []
 
 
 # -- simulate --every's rows ------------------------------------------------------------------------

@@ -147,3 +147,65 @@ def test_the_directory_goes_when_the_reader_fails(monkeypatch):
         with compact_copy(reader()):
             pass
     assert len(made) == 1 and not os.path.exists(made[0])
+
+
+# -- a trace's batches as numpy columns: no tuple made, the same copy -----------------------------------
+
+def _trace(bad_at: int | None = None) -> bytes:
+    """oracleGeneral records: ids repeating across batches (some first met in a later one), the widest id;
+    with ``bad_at``, one record there below the key (rejected: its batch is read record by record)."""
+    import numpy as np
+
+    from slabcalc.inputs.traces import RECORDS
+
+    n = 40
+    records = np.zeros(n, dtype=RECORDS)
+    ids = [(1 << 64) - 1, 5, 1 << 40, 7] + [(i * 7) % 11 + 100 for i in range(n - 4)]
+    records["clock"], records["obj"], records["next"] = np.arange(n) // 3, ids, -1
+    records["size"] = [20 + (i * 37) % 500 for i in range(n)]
+    if bad_at is not None:
+        records["size"][bad_at] = 3
+    return records.tobytes()
+
+
+@pytest.mark.parametrize("bad_at", [None, 13], ids=["clean", "a rejected record"])
+def test_a_trace_is_copied_from_its_columns_as_from_its_tuples(monkeypatch, bad_at):
+    """Batches of good records go into the copy as numpy columns (never made into tuples), a batch with a
+    rejected record as tuples: the copy reads back the reader's operations, keys interned in the order the
+    tuples would have interned them (the same ids, the same key table), and says the same."""
+    import io
+
+    from slabcalc.inputs import traces
+
+    monkeypatch.setattr(traces, "BATCH", 8)
+    data = _trace(bad_at)
+    read = lambda: traces.read_oracle_general(io.BytesIO(data), "t.oracleGeneral")[0]    # noqa: E731
+    ops = list(read())
+    columns = []
+    real = compact._Writer._add_columns
+    monkeypatch.setattr(compact._Writer, "_add_columns", lambda self, b, *a: columns.append(b) or real(self, b, *a))
+    with compact_copy(read()) as (by_columns, unfit), compact_copy(iter(list(read()))) as (by_tuples, _):
+        assert unfit is None and len(columns) == 5 - (bad_at is not None)
+        assert list(by_columns) == ops and _types(list(by_columns)) == _types(ops)
+        assert list(by_columns.read(by_id=True)) == list(by_tuples.read(by_id=True))
+        assert (by_columns.keys, by_columns.constant, by_columns.int_times) == \
+               (by_tuples.keys, by_tuples.constant, by_tuples.int_times)
+        for name in ("records", "key_table"):
+            with open(getattr(by_columns, name), "rb") as a, open(getattr(by_tuples, name), "rb") as b:
+                assert a.read() == b.read()
+
+
+def test_a_trace_batch_that_does_not_fit_falls_back_whole(monkeypatch):
+    """More distinct keys than the record's id holds, met in a later batch of columns: every operation
+    held (those written read back from the copy)."""
+    import io
+
+    from slabcalc.inputs import traces
+
+    monkeypatch.setattr(traces, "BATCH", 8)
+    monkeypatch.setattr(compact, "KEYS_MAX", 9)
+    data = _trace()
+    ops = list(traces.read_oracle_general(io.BytesIO(data), "t.oracleGeneral")[0])
+    with compact_copy(traces.read_oracle_general(io.BytesIO(data), "t.oracleGeneral")[0]) as (held, unfit):
+        assert "more than 9 distinct keys" in unfit
+        assert held == ops and _types(held) == _types(ops)

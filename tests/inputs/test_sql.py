@@ -10,7 +10,7 @@ import json
 import random
 
 import pytest
-from helpers import run
+from helpers import duckdb_table, run
 
 duckdb = pytest.importorskip("duckdb")     # in the test extra: never skipped where .ci/run installs
 sqlglot = pytest.importorskip("sqlglot")
@@ -56,8 +56,7 @@ def test_duckdb_histogram_equals_the_raw_rows(rule):
     query = run("sql", "--table", "writes", "--flags-col", "flags", *args)
     assert query.exit_code == 0, query.output
     con = duckdb.connect()
-    con.execute("CREATE TABLE writes (key VARCHAR, value VARCHAR, flags UBIGINT)")
-    con.executemany("INSERT INTO writes VALUES (?, ?, ?)", rows)
+    duckdb_table(con, "writes", "key VARCHAR, value VARCHAR, flags UBIGINT", rows)
     groups = con.execute(query.stdout).fetchall()
     assert sum(g[3] for g in groups) == len(rows) and len(groups) < len(rows)
     hist = "key,value,flags,count\n" + "".join(f"{k},{v},{f},{c}\n" for k, v, f, c in groups)
@@ -101,8 +100,7 @@ def test_other_dialects_parse(dialect, rule):
     duck_flags = _sized(sqlglot.parse_one(duck, read="duckdb"))
     theirs = sqlglot.transpile(sized["flags"].sql(dialect=dialect), read=dialect, write="duckdb")[0]
     con = duckdb.connect()
-    con.execute("CREATE TABLE writes (f UBIGINT)")
-    con.executemany("INSERT INTO writes VALUES (?)", [(f,) for f in {f for _, _, f in _rows()}])
+    duckdb_table(con, "writes", "f UBIGINT", [(f,) for f in {f for _, _, f in _rows()}])
     assert (con.execute(f"SELECT f, {theirs} FROM writes ORDER BY f").fetchall()
             == con.execute(f"SELECT f, {duck_flags['flags'].sql(dialect='duckdb')} FROM writes ORDER BY f").fetchall())
 

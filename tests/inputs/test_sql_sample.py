@@ -11,7 +11,7 @@ import json
 import random
 
 import pytest
-from helpers import run
+from helpers import duckdb_table, run
 
 from slabcalc.inputs.sql import DIALECTS, MD5_PREFIX, id_hash_sql, workload_sql
 from slabcalc.model.sampling import id_hash, key_hash, keep_ids, text_hash, threshold
@@ -43,9 +43,7 @@ def test_the_id_hash_is_multiplicative_on_the_low_31_bits():
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_every_dialect_computes_the_same_hash(dialect):
     con = duckdb.connect()
-    con.execute("CREATE TABLE t (k VARCHAR, i BIGINT)")
-    con.executemany("INSERT INTO t VALUES (?, NULL)", [(k,) for k in KEYS])
-    con.executemany("INSERT INTO t VALUES (NULL, ?)", [(i,) for i in IDS])
+    duckdb_table(con, "t", "k VARCHAR, i BIGINT", [(k, None) for k in KEYS] + [(None, i) for i in IDS])
     text = sqlglot.transpile(f"SELECT k, {MD5_PREFIX[dialect].format('k')} FROM t WHERE k IS NOT NULL",
                              read=dialect, write="duckdb")[0]
     got = {k: int(h, 16) for k, h in con.execute(text).fetchall()}
@@ -58,8 +56,8 @@ def test_every_dialect_computes_the_same_hash(dialect):
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_the_workload_query_keeps_the_replays_keys(dialect):
     con = duckdb.connect()
-    con.execute("CREATE TABLE log (t DOUBLE, c VARCHAR, name VARCHAR, bytes BIGINT, ex BIGINT)")
-    con.executemany("INSERT INTO log VALUES (?, 'get', ?, 0, 0)", [(i * 0.5, f"user:{i % 500}") for i in range(2000)])
+    duckdb_table(con, "log", "t DOUBLE, c VARCHAR, name VARCHAR, bytes BIGINT, ex BIGINT",
+                 [(i * 0.5, "get", f"user:{i % 500}", 0, 0) for i in range(2000)])
     columns = dict(time="t", op="c", key="name", value_size="bytes", ttl="ex")
     query = sqlglot.transpile(workload_sql(dialect, "log", 0.1, columns), read=dialect, write="duckdb")[0]
     rows = con.execute(query).fetchall()

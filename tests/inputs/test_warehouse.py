@@ -9,7 +9,7 @@ import sys
 
 import pytest
 from helpers import doc as _doc
-from helpers import run
+from helpers import duckdb_table, run
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -25,8 +25,7 @@ def files(tmp_path_factory):
     where = tmp_path_factory.mktemp("warehouse")
     rows = _rows()
     con = duckdb.connect()
-    con.execute("CREATE TABLE w (key VARCHAR, value VARCHAR, flags INTEGER)")
-    con.executemany("INSERT INTO w VALUES (?, ?, ?)", rows)
+    duckdb_table(con, "w", "key VARCHAR, value VARCHAR, flags INTEGER", rows)
     paths = {"parquet": where / "w.parquet", "jsonl": where / "w.jsonl", "csv.gz": where / "w.csv.gz"}
     con.execute(f"COPY w TO '{paths['parquet']}' (FORMAT parquet)")
     con.execute(f"COPY w TO '{paths['jsonl']}' (FORMAT json)")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from slabcalc.engines.ideal import IdealLru, ideal_lru
+from slabcalc.engines.ideal import IdealLru, ideal_lru, ideal_result, ideal_ring
 from slabcalc.engines.results import Simulation
 from slabcalc.engines.sample import room_for
 from slabcalc.engines.simulate import simulate
@@ -94,9 +94,27 @@ def hit_ratio_curve(settings: Sequence[Settings], ops: Iterable[tuple] | Compact
     return Curve(tuple(points), workers)
 
 
-def point(settings: Settings, ops: Iterable[tuple], boot: float = 0.0, sample: float | None = None) -> CurvePoint:
-    """One point of the curve: the slab model's replay and the ideal LRU's, at ``settings``' ``-m``."""
-    return CurvePoint(simulate(settings, ops, boot=boot, sample=sample), ideal_lru(settings, ops, sample=sample))
+def point(settings: Settings, ops: Iterable[tuple] | CompactOps, boot: float = 0.0,
+          sample: float | None = None) -> CurvePoint:
+    """One point of the curve: the slab model's replay and the ideal LRU's, at ``settings``' ``-m``.
+
+    From a compact copy, without a sample, one read feeds both: the ideal LRU takes each window of
+    operations as the replay reads it, and both see each key as its id (:meth:`CompactOps.read`)."""
+    from slabcalc.inputs.compact import CompactOps
+
+    if isinstance(ops, CompactOps) and sample is None:
+        ring = ideal_ring(settings)
+        simulation = simulate(settings, ops.read(by_id=True, beside=ring.feed), boot=boot)
+        return CurvePoint(simulation, ideal_result(ring))
+    return CurvePoint(simulate(settings, _replayed(ops, sample), boot=boot, sample=sample),
+                      ideal_lru(settings, _replayed(ops, sample), sample=sample))
+
+
+def _replayed(ops: Iterable[tuple] | CompactOps, sample: float | None) -> Iterable[tuple]:
+    """``ops`` to replay: a compact copy's keys as their ids, unless a sample chooses keys by their hash."""
+    from slabcalc.inputs.compact import CompactOps
+
+    return ops.read(by_id=True) if isinstance(ops, CompactOps) and sample is None else ops
 
 
 _received: Iterable[tuple] = ()      # a worker's workload: a compact copy's paths, or a list (set once, as it starts)
@@ -197,7 +215,7 @@ def target_limit(curve: Curve, target: float, settings_at: Callable[[int], Setti
         if settings is None:           # refused by the release: no server runs with it, nor smaller
             low, below = middle, None
             continue
-        run = simulate(settings, ops, boot=boot, sample=sample)
+        run = simulate(settings, _replayed(ops, sample), boot=boot, sample=sample)
         replays += 1
         if reaches(run, target):
             high, reached = middle, run

@@ -83,7 +83,7 @@ def run_curve(every_settings, file, input_format, key_length, strict, uptime, sa
     import sys
 
     from slabcalc.analysis.curve import TargetError, hit_ratio_curve, target_limit
-    from slabcalc.cli.commands.simulate import refusing_coarse
+    from slabcalc.cli.sampling import refusing_coarse
     from slabcalc.cli.common import draw, input_workload, say_rejected
     from slabcalc.inputs.compact import compact_copy
     from slabcalc.records.curve import curve_record, target_text

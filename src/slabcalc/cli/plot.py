@@ -126,6 +126,27 @@ def plot_timeline(timeline: Sequence[Mapping], path: str, title: str | None = No
     """
     fmt = _format(path)
     plt = _pyplot()
+    times, groups, others = _timeline_groups(timeline, top)
+    palette = [plt.get_cmap("tab10")(i) for i in (0, 1, 2, 3, 4, 5, 6, 8, 9)]     # tab10 without its grey
+    shown = len(groups) - (1 if others else 0)
+    colours = [palette[i % len(palette)] for i in range(shown)] + (["#9a9a9a"] if others else [])
+    panels = 3 if hit_ratio else 2
+    fig, axes = plt.subplots(panels, 1, sharex=True, figsize=(9, 2.6 * panels + 1))
+    try:
+        _draw_pages(axes[0], times, groups, colours, title)
+        _draw_items(axes[1], times, groups, colours)
+        if hit_ratio:
+            _draw_hit_ratio(axes[2], hit_ratio)
+        axes[-1].set_xlabel("time")
+        fig.tight_layout()
+        fig.savefig(path, format=fmt)
+    finally:
+        plt.close(fig)
+
+
+def _timeline_groups(timeline: Sequence[Mapping], top: int) -> tuple[list, list[tuple], list]:
+    """The steps' times, the series drawn -- ``(label, pages, items, evicted)`` each, one value a step: the
+    ``top`` classes each on its own, then the others summed as one -- and those other classes."""
     times = sorted({s["time"] for s in timeline})
     shown, others = _ranked(timeline, top)
     at = {(s["time"], s["class"]): s for s in timeline}
@@ -136,40 +157,39 @@ def plot_timeline(timeline: Sequence[Mapping], path: str, title: str | None = No
     groups = [([c], f"class {c}") for c in shown]
     if others:
         groups.append((others, f"{len(others)} other classes"))
-    palette = [plt.get_cmap("tab10")(i) for i in (0, 1, 2, 3, 4, 5, 6, 8, 9)]     # tab10 without its grey
-    colours = [palette[i % len(palette)] for i in range(len(shown))] + (["#9a9a9a"] if others else [])
-    panels = 3 if hit_ratio else 2
-    fig, axes = plt.subplots(panels, 1, sharex=True, figsize=(9, 2.6 * panels + 1))
-    pages_ax, items_ax = axes[0], axes[1]
-    try:
-        if groups:
-            pages_ax.stackplot(times, *[series(classes, "pages") for classes, _ in groups],
-                               labels=[label for _, label in groups], colors=colours)
-        pages_ax.set_ylabel("pages")
-        pages_ax.set_title(title or "simulated memory per slab class")
-        for (classes, label), colour in zip(groups, colours):
-            items_ax.plot(times, series(classes, "items"), label=label, color=colour)
-            evicted = series(classes, "evicted")
-            if any(evicted):
-                items_ax.plot(times, evicted, linestyle="--", color=colour, label=f"{label} evicted")
-        items_ax.set_ylabel("items (evicted dashed)")
-        if groups:
-            pages_ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="slab class",
-                            title_fontsize=7)
-        if hit_ratio:
-            ratio_ax = axes[2]
-            steps = [(t, hits / gets) for t, gets, hits in hit_ratio if gets]
-            ratio_ax.plot([t for t, _ in steps], [r for _, r in steps], "o-", color="#2a7f3f", markersize=3,
-                          label="hits / gets of each step")
-            ratio_ax.set_ylim(0, 1.02)
-            ratio_ax.set_ylabel("hit ratio")
-            ratio_ax.grid(True, alpha=0.3)
-            ratio_ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        axes[-1].set_xlabel("time")
-        fig.tight_layout()
-        fig.savefig(path, format=fmt)
-    finally:
-        plt.close(fig)
+    return times, [(label, series(classes, "pages"), series(classes, "items"), series(classes, "evicted"))
+                   for classes, label in groups], others
+
+
+def _draw_pages(ax, times: list, groups: list[tuple], colours: list, title: str | None) -> None:
+    """The upper panel: pages per class, stacked, and the legend naming the classes."""
+    if groups:
+        ax.stackplot(times, *[pages for _, pages, _, _ in groups], labels=[label for label, *_ in groups],
+                     colors=colours)
+    ax.set_ylabel("pages")
+    ax.set_title(title or "simulated memory per slab class")
+    if groups:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="slab class", title_fontsize=7)
+
+
+def _draw_items(ax, times: list, groups: list[tuple], colours: list) -> None:
+    """The next panel: items per class (solid) and its evictions so far (dashed, where it evicted)."""
+    for (label, _, items, evicted), colour in zip(groups, colours):
+        ax.plot(times, items, label=label, color=colour)
+        if any(evicted):
+            ax.plot(times, evicted, linestyle="--", color=colour, label=f"{label} evicted")
+    ax.set_ylabel("items (evicted dashed)")
+
+
+def _draw_hit_ratio(ax, hit_ratio: Sequence[tuple]) -> None:
+    """The lower panel: each step's hits over its gets (a step without gets left out)."""
+    steps = [(t, hits / gets) for t, gets, hits in hit_ratio if gets]
+    ax.plot([t for t, _ in steps], [r for _, r in steps], "o-", color="#2a7f3f", markersize=3,
+            label="hits / gets of each step")
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("hit ratio")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 def plot_curve(points: Sequence[Mapping], path: str, title: str | None = None) -> None:

@@ -1,5 +1,5 @@
 """``simulate``'s samples on the command line: a file drawn already (``--sampled``), a sample the reader
-drew (its left-out operations, and a refusal recounted over every key)."""
+drew (its left-out operations, and a refusal recounted over every key), a rate too coarse for -m refused."""
 
 from __future__ import annotations
 
@@ -45,3 +45,16 @@ def recount_coarse(file, settings, accounting, input_format, key_length, time_ze
                 return str(exc)
         return ""
     return recount
+
+
+def refusing_coarse(run, recount=None):
+    """``run`` with a sample rate too small for -m (``TooCoarse``) a usage error: one line, exit 2
+    (``recount``: the refusal over every key, when ``run`` saw only the sample's)."""
+    from slabcalc.engines.sample import TooCoarse
+
+    def refusing(ops):
+        try:
+            return run(ops)
+        except TooCoarse as exc:
+            raise Refusal((recount() if recount is not None else "") or str(exc)) from None
+    return refusing

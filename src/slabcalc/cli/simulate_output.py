@@ -8,6 +8,18 @@ from slabcalc.cli import output
 from slabcalc.cli.tables import MOVED_COLUMNS, SIMULATE_COLUMNS, TIMELINE_COLUMNS
 
 
+def show_simulation(result, accounting, fmt, plot, ops, uptime, hash_keys) -> None:
+    """The replay's rejected lines, its table (or csv/json), and its plot."""
+    from slabcalc.cli.common import say_rejected
+    from slabcalc.records.simulate import simulation_record
+
+    say_rejected(accounting)
+    record = simulation_record(result, accounting)
+    print_simulation(result, record, fmt)
+    if plot:
+        plot_simulation(result, record, plot, ops, uptime, hash_keys)
+
+
 def print_simulation(result, record, fmt):
     from slabcalc.records.simulate import finding_lines
 

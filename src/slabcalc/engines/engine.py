@@ -20,7 +20,9 @@ repeat themselves, are jumped over to the next instant anything can change
 asked for during a request is carried out when the request is done (the
 mover is a thread of its own that needs milliseconds for a page).
 
-This module is long because memcached's request paths (set, get, touch, delete, the chunked set, eviction) share the engine's state and run in its one loop; the background threads are modules of their own.
+This module is long because memcached's request paths (set, get, touch, delete, the chunked set) run in its one
+loop beside the clock that wakes the threads; the item operations they share with the threads are the store's
+(:mod:`.store`: link, unlink, bump, the tail's eviction), the threads are modules of their own.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from slabcalc._native import mypyc_attr
 from slabcalc.engines.background import Background
 from slabcalc.engines.config import replay_config
 from slabcalc.engines.crawler import Crawler
-from slabcalc.engines.lru import COLD, GONE, TEMP, Chunked, Item, Lrus, new_item
+from slabcalc.engines.lru import GONE, TEMP, Chunked, Item, Lrus, new_item
 from slabcalc.engines.maintainer import Maintainer
 from slabcalc.engines.readout import simulation, timeline_row, timeline_rows
 from slabcalc.engines.results import Model, Simulation, TimelineRow
@@ -55,7 +57,6 @@ CLOCK_START: Final = 62        # memcached.c: process_started = time(0) - ITEM_U
 US: Final = 1_000_000
 SIZE_TABLE_MAX: Final = 1 << 20     # sizes up to 1 MB find their class in a table (class_by_size), larger in a dict
 IDLE_AHEAD: Final = 2 * US     # look for an idle stretch to jump over only with this much time before the next request
-EXPTIME_MAX: Final = CLOCK_MAX     # an Item holds exptime in 31 bits: the clock never reaches it (model/ops.py)
 COMPILED: Final = not __file__.endswith(".py")     # built by mypyc (setup.py): Item holds its ints unboxed
 LOST_MAX: Final = 1 << 20      # keys lost (evicted, expired) remembered for misses by class: the newest ~1 M
 
@@ -122,8 +123,6 @@ class Engine:
         self._class_of: dict[int, int] = {}
         self._class_by_size = class_by_size(classes, min(self.max_single, SIZE_TABLE_MAX))
         self._sizes: dict[int, int] | None = None if COMPILED else {}
-        self._exp_second: int | None = None
-        self._exp: dict[int, int] = {}
         self._shapes: dict[tuple[int, int, int], Shape | None] = {}
         self.actors: list = []          # the threads that wake on the clock, each with next_wake and step()
         self.maintainer = self._maintainer(background, lead)
@@ -221,18 +220,6 @@ class Engine:
     def curr_items(self) -> int:
         return self.table.n - self.table.lost.n
 
-    def exptime(self, ttl: int) -> int:
-        """``current_time + ttl`` (0: never); plain Python, one int object per second and TTL for all
-        items (compiled, an item holds it as a native int: nothing to share, no dict to look in)."""
-        if not ttl:
-            return 0
-        exp = min(self.store.now + ttl, EXPTIME_MAX)
-        if COMPILED:
-            return exp
-        if self._exp_second != self.store.now:
-            self._exp_second, self._exp = self.store.now, {}
-        return self._exp.setdefault(ttl, exp)
-
     def class_of(self, ntotal: int) -> int:
         """``slabs_clsid`` of an item that fits one chunk: from the table of sizes up to 1 MB, past it
         from ``class_for`` (once a size)."""
@@ -263,14 +250,6 @@ class Engine:
         self._shapes[spec] = shape
         return shape
 
-    def forget(self, key) -> None:
-        """A set memcached could not store deletes the key's old item (``do_item_get`` first)."""
-        item = self.table.find(key)
-        if item is not None and item.seg != GONE:
-            expired = bool(item.exptime and item.exptime <= self.store.now)
-            self.tally.get_expired += expired
-            self.store.unlink(item, lost=expired)
-
     def store_item(self, key, cls: int, ttl: int, ntotal: int, addr: int, chunks) -> None:
         """``do_store_item`` for a set: the old item (if any) goes, the new one is linked."""
         hv = key_hash(key)
@@ -283,7 +262,7 @@ class Engine:
                 if old.exptime and old.exptime <= now:
                     self.tally.get_expired += 1
                 self.store.unlink(old, lost=False)
-        exptime = self.exptime(ttl)
+        exptime = self.store.exptime(ttl)
         seg = self.link_seg
         if self.temp is not None and self.temp.holds(exptime, now):
             seg = TEMP                  # do_item_alloc: id |= TEMP_LRU (items.c 325-327)
@@ -304,51 +283,24 @@ class Engine:
         cls = self.class_of(size)
         slabs = self.slabs
         free = slabs.free[cls]
-        if free and (self.config.segmented or self._tail_live(cls)):
+        if free and (self.config.segmented or self.store.tail_live(cls)):
             addr = free.pop()           # do_item_alloc_pull's first round, when it can only do this
         elif not free and slabs.refuses(cls):        # no chunk, and no page to be had
-            addr = self._evict_tail(cls)
+            addr = self.store.evict_tail(cls)
         else:
             addr = self.store.alloc_pull(cls)
         if addr < 0:
             self.lrus.counts[cls].outofmemory += 1
-            self.forget(key)
+            self.store.forget(key)
             return
         self.store_item(key, cls, ttl, size, addr, None)
-
-    def _evict_tail(self, cls: int) -> int:
-        """``do_item_alloc_pull`` when no chunk and no page can be had: the common eviction of a
-        live COLD tail written out (it runs for every set of a full cache), else the long way."""
-        lrus = self.lrus
-        lru = lrus.q[COLD][cls]
-        if not lru.n:
-            return self.store.alloc_pull(cls)
-        victim = lru.next
-        exptime = victim.exptime
-        if (exptime and exptime < self.store.now) or victim.chunks is not None:
-            return self.store.alloc_pull(cls)
-        if self.config.segmented and self.store.storage is None:     # the victim's chunk, not pushed and popped
-            self.store.evict(victim, cls, True)
-            return victim.addr
-        self.store.evict(victim, cls)
-        if not self.config.segmented and not self._tail_live(cls):
-            return self.store.alloc_pull(cls, self.config.alloc_rounds - 1)     # round two reclaims first
-        return self.slabs.free[cls].pop()                          # the victim's chunk
-
-    def _tail_live(self, cls: int) -> bool:
-        """The compat LRU's pre-allocation pull would reclaim nothing: the COLD tail is live."""
-        lru = self.lrus.q[COLD][cls]
-        if not lru.n:
-            return True
-        exptime = lru.next.exptime
-        return not exptime or exptime >= self.store.now
 
     def set_large(self, key, key_size: int, value_size: int, flags: int, ttl: int, size: int) -> None:
         """A set of an item above the largest chunk: chunked (``do_item_alloc_chunk``), or too large."""
         shape = self.shape(key_size, value_size, flags)
         if shape is None:
             self.tally.too_large += 1
-            self.forget(key)
+            self.store.forget(key)
             return
         head, body = shape
         alloc_pull = self.store.alloc_pull
@@ -356,7 +308,7 @@ class Engine:
             addr = alloc_pull(head)
             if addr < 0:
                 self.lrus.counts[head].outofmemory += 1
-                self.forget(key)
+                self.store.forget(key)
                 return
             self.store_item(key, head, ttl, size, addr, None)
             return
@@ -364,7 +316,7 @@ class Engine:
         addr = alloc_pull(head)
         if addr < 0:
             self.lrus.counts[largest].outofmemory += 1     # counted on the item's own class (the LRU's)
-            self.forget(key)
+            self.store.forget(key)
             return
         chunks = [(head, addr)]
         chunk_max = self.size[largest]
@@ -418,9 +370,9 @@ class Engine:
             if item is None:
                 return False
             counts.touch_hits += 1
-        self.bump(item)
+        self.store.bump(item)
         if op == TOUCH:
-            item.exptime = self.exptime(ttl)
+            item.exptime = self.store.exptime(ttl)
             self.lrus.version[item.cls].n += 1
         elif self.store.storage is not None and not self.store.storage.read(item):     # a header: read from flash
             counts.hits -= 1
@@ -428,29 +380,6 @@ class Engine:
             self.lrus.counts[item.cls].hits -= 1
             return False
         return True
-
-    def bump(self, item: Item) -> None:
-        """``do_item_bump`` (items.c 1063): the hit markers, and the bump they ask for."""
-        if self.config.segmented:
-            if item.active:
-                return
-            self.lrus.version[item.cls].n += 1
-            if not item.fetched:
-                item.fetched = True
-                return
-            item.active = True
-            if item.seg != COLD:
-                # "only need to bump time" (1.5.19+); before, do_item_update: once a minute
-                if self.config.every_hit or item.time < self.store.now - self.config.update_interval:
-                    item.time = self.store.now
-            else:
-                self.store.bumps.append(item)              # lru_bump_async: the maintainer moves it
-            return
-        item.fetched = True
-        if item.time < self.store.now - self.config.update_interval:     # do_item_update, compat
-            item.time = self.store.now
-            self.lrus.q[item.seg][item.cls].to_head(item)
-            self.lrus.version[item.cls].n += 1
 
     # -- the clock -----------------------------------------------------------------------
 

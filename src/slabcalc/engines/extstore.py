@@ -252,6 +252,11 @@ class Storage:
                 backoff[x] = 1
         self.next_wake += self.to_sleep
         self.to_sleep += 1
+        self.free_held()
+
+    def free_held(self) -> None:
+        """The end of a pass: the read buffers held through it (``_hold``) answered, freed to their classes."""
+        free = self.e.slabs.free
         for cls, addr in self.held.items():
             free[cls].append(addr)
         self.held.clear()

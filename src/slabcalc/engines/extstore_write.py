@@ -24,24 +24,30 @@ class LaterStorage(Storage):
         chunks under 500, 1000, 2000 bytes); a pass that wrote goes again at once, a pass that
         wrote nothing sleeps, setting every class's backoff back to 1.  From 1.6.25 the writes
         and sleeps wake the compaction thread (:meth:`kick_compact`)."""
-        e = self.e
         if self.slept:
             self.flash.io_done()                # the IO thread wrote the buffers during the sleep
         if not self.compact_on_writes:
             self.maintain_due()
         self.counter += 1
-        counter = self.counter
         if self.to_sleep > self.max_sleep:
             self.to_sleep = self.max_sleep
-        pool = len(e.slabs.pool)
-        target_pages = 0
+        wrote = self._pass(self._target_pages())
+        self.slept = not wrote or self.sleep_after_moves
+        if self.slept:
+            self._sleep()
+        self.free_held()
+
+    def _target_pages(self) -> int:
+        """The global pool's deficit under its minimum, in pages (1.6.38: ``at_minimum`` at the minimum)."""
+        pool = len(self.e.slabs.pool)
         if pool < self.pool_min:
-            target_pages = self.pool_min - pool
-        elif pool == self.pool_min:
-            target_pages = self.at_minimum
-        free, perslab, backoff = e.slabs.free, e.perslab, self.backoff
-        page_size = e.settings.slab_page_size
-        cold = e.lrus.q[COLD]
+            return self.pool_min - pool
+        return self.at_minimum if pool == self.pool_min else 0
+
+    def _pass(self, target_pages: int) -> bool:
+        """The classes in the walk's order (1.6.34: downwards), each whose backoff lets it this pass
+        flushed; whether any wrote.  A class with no COLD tail, or that wrote nothing, backs off further."""
+        counter, backoff, cold = self.counter, self.backoff, self.e.lrus.q[COLD]
         walk = self._walk()
         wrote = False
         for x in (reversed(walk) if self.down else walk):
@@ -51,39 +57,50 @@ class LaterStorage(Storage):
             if not cold[x].n:
                 backoff[x] = b + 1
                 continue
-            chunk_size = page_size // perslab[x]
-            pages = target_pages
-            for under, most in self.small_caps:
-                if chunk_size < under:
-                    pages = min(pages, most)
-                    break
-            target = perslab[x] * pages
-            chunks_free = len(free[x])
-            moved = False
-            while True:
-                age = 0 if chunks_free < target else self.item_age
-                if not self.write(x, age):
-                    break
-                chunks_free += 1
-                moved = True
-                if self.compact_on_writes:
-                    self.kick_compact(chunk_size)
-                if self.to_sleep > self.sleep_min:
-                    self.to_sleep //= 2
+            moved = self._flush(x, target_pages)
             backoff[x] = 1 if moved else b + 1
             wrote = wrote or moved
-        self.slept = not wrote or self.sleep_after_moves
-        if self.slept:
-            if self.reset_on_sleep:
-                for x in range(len(backoff)):
-                    backoff[x] = 1
+        return wrote
+
+    def _flush(self, x: int, target_pages: int) -> bool:
+        """Class ``x``'s COLD tail written to flash while it can: any item (age 0) while the class's free
+        chunks are under its target (``target_pages`` capped for small chunks, 1.6.38), else items past
+        ``item_age``; each write halves the sleep.  Whether any was written."""
+        e = self.e
+        perslab = e.perslab[x]
+        chunk_size = e.settings.slab_page_size // perslab
+        pages = target_pages
+        for under, most in self.small_caps:
+            if chunk_size < under:
+                pages = min(pages, most)
+                break
+        target = perslab * pages
+        chunks_free = len(e.slabs.free[x])
+        moved = False
+        while True:
+            age = 0 if chunks_free < target else self.item_age
+            if not self.write(x, age):
+                break
+            chunks_free += 1
+            moved = True
             if self.compact_on_writes:
-                self.kick_compact(self.to_sleep * 10)
-            self.next_wake += self.to_sleep
-            self.to_sleep += 1
-        for cls, addr in self.held.items():
-            free[cls].append(addr)
-        self.held.clear()
+                self.kick_compact(chunk_size)
+            if self.to_sleep > self.sleep_min:
+                self.to_sleep //= 2
+        return moved
+
+    def _sleep(self) -> None:
+        """A pass that wrote nothing (or, where the release says, any pass) sleeps: every class's
+        backoff set back to 1 (where the release does), the compaction thread woken (1.6.25+), the
+        next pass a sleep later, and the next sleep a microsecond longer."""
+        if self.reset_on_sleep:
+            backoff = self.backoff
+            for x in range(len(backoff)):
+                backoff[x] = 1
+        if self.compact_on_writes:
+            self.kick_compact(self.to_sleep * 10)
+        self.next_wake += self.to_sleep
+        self.to_sleep += 1
 
     def kick_compact(self, amount: int) -> None:
         """1.6.25+ (storage.c 660-666, 693-697): a slab page's worth of chunk sizes written (or ten

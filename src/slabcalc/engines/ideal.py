@@ -18,15 +18,10 @@ the least recently used objects go until the new one fits.
 
 from __future__ import annotations
 
-import math
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Iterable
 
-from slabcalc.model.classes import slab_classes
-from slabcalc.model.item import ntotal_function
-from slabcalc.model.ops import DELETE, FILL, GET, SET, TOUCH
-from slabcalc.model.placement import TOO_LARGE, place
+from slabcalc.engines.ideal_ring import IdealRing
 from slabcalc.model.settings import Settings
 
 
@@ -58,65 +53,24 @@ def ideal_lru(settings: Settings, ops: Iterable[tuple], *, sample: float | None 
 
         rate = check_rate(sample)
         ops = Sampled(rate).filter(ops)
-    capacity = int((settings.maxbytes if capacity is None else capacity) * rate)
-    gets, hits, evictions = _replay(settings, ops, capacity)
+    ring = ideal_ring(settings, capacity, rate)
+    ring.feed(ops)
+    return ideal_result(ring, rate)
+
+
+def ideal_ring(settings: Settings, capacity: int | None = None, rate: float = 1.0) -> IdealRing:
+    """The LRU itself (:class:`~.ideal_ring.IdealRing`, compiled with the engine), empty: ``capacity``
+    bytes (default ``settings.maxbytes``, -m) times a sample's ``rate``.  Feed it the operations
+    (``ring.feed(ops)``, in as many calls as there are windows), then :func:`ideal_result`."""
+    return IdealRing(settings, int((settings.maxbytes if capacity is None else capacity) * rate))
+
+
+def ideal_result(ring: IdealRing, rate: float = 1.0) -> IdealLru:
+    """What ``ring`` did with the operations fed to it, the counts scaled back by a sample's ``rate``."""
+    gets, hits, evictions = ring.gets, ring.hits, ring.evictions
     if rate != 1.0:
         gets, hits, evictions = (round(n / rate) for n in (gets, hits, evictions))
-    return IdealLru(capacity, gets, hits, gets - hits, evictions, rate)
+    return IdealLru(ring.capacity, gets, hits, gets - hits, evictions, rate)
 
 
-def _replay(settings: Settings, ops: Iterable[tuple], capacity: int) -> tuple[int, int, int]:
-    """The LRU itself: ``(gets, hits, evictions)``.  ``lru`` maps key -> ``[size, exptime]``
-    (exptime None: never), least recently used first."""
-    ntotal = ntotal_function(settings)
-    classes = slab_classes(settings)
-    max_single = min(classes[-1].chunk_size, settings.item_size_max)
-    refused: dict[tuple, bool] = {}          # (key, value, flags) above one chunk -> too large to store
-    lru: OrderedDict = OrderedDict()
-    used = gets = hits = evictions = 0
-    for t, op, key, key_size, value_size, ttl, flags in ops:
-        now = math.floor(t)
-        entry = lru.get(key)
-        if entry is not None and entry[1] is not None and entry[1] <= now:
-            del lru[key]                     # found expired: freed (do_item_get)
-            used -= entry[0]
-            entry = None
-        if op == GET or op == FILL:
-            gets += 1
-            if entry is not None:
-                hits += 1
-                lru.move_to_end(key)
-                continue
-            if op == GET:
-                continue
-            op = SET                         # a look-aside read that missed: set the object
-        if op == SET:
-            if entry is not None:
-                del lru[key]
-                used -= entry[0]
-            size = ntotal(key_size, value_size, flags)
-            if size > max_single:
-                spec = (key_size, value_size, flags)
-                if spec not in refused:
-                    refused[spec] = place(settings, key_size, value_size, flags, classes).status == TOO_LARGE
-                if refused[spec]:
-                    continue
-            if size > capacity:
-                continue
-            while used + size > capacity:
-                _, (gone, _) = lru.popitem(last=False)
-                used -= gone
-                evictions += 1
-            lru[key] = [size, now + ttl if ttl else None]
-            used += size
-        elif op == DELETE:
-            if entry is not None:
-                del lru[key]
-                used -= entry[0]
-        elif op == TOUCH and entry is not None:
-            lru.move_to_end(key)
-            entry[1] = now + ttl if ttl else None
-    return gets, hits, evictions
-
-
-__all__ = ["IdealLru", "ideal_lru"]
+__all__ = ["IdealLru", "ideal_lru", "ideal_result", "ideal_ring"]

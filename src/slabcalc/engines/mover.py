@@ -57,69 +57,95 @@ def move_page(store, source: int, dest: int, allow_evictions: bool = False) -> b
 
 
 def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
-    slabs = e.slabs
-    pages = slabs.pages[source]
-    page = pages[0]
+    """``slab_rebalance_move`` then ``slab_rebalance_finish``: the source's first page emptied, then given away."""
+    page = e.slabs.pages[source][0]
     base = page << PAGE_SHIFT
-    end = base + e.perslab[source]
-    owners = _owners(e, source, base, end)
-    free = slabs.free[source]
-    done = set()
-    counts = e.tally
-    now = e.now
-    evicting = e.config.mover_evicts
-    # 1.6.45 slabs_mover.c 100-110: evictions are allowed when the move starts with -m reached and
-    # the pool empty (or slab_automove=2 asked)
-    allow = allow_evictions or (slabs.full and not slabs.pool)
-    spare = -1                              # t->new_it: a chunk kept for the next rescue
-    pending = range(base, end)
-    while pending:
-        busy = []                           # 1.6.45: live items with no chunk yet, tried next pass
-        before = (len(done), sum(e.lrus.column("evicted")))
-        for addr in pending:
-            if evicting and spare < 0:
-                spare, allow = _prep(e, source, free, base, end, done, counts, allow)
-            if addr in done:
-                continue
-            owner = owners.get(addr)
-            if owner is None:       # free (or inline-reclaimed): cut from the free list below
-                done.add(addr)
-                continue
+    walk = _PageWalk(e, source, base, base + e.perslab[source], allow_evictions)
+    walk.empty()
+    _finish(e, source, dest, page, walk)
+
+
+class _PageWalk:
+    """``slab_rebalance_move``'s walk of one page: each chunk cut from the free list, dropped or rescued."""
+
+    def __init__(self, store, source: int, base: int, end: int, allow_evictions: bool) -> None:
+        self.store = store
+        self.source = source
+        self.base = base
+        self.end = end
+        self.owners = _owners(store, source, base, end)
+        self.free = store.slabs.free[source]
+        self.done: set = set()
+        self.counts = store.tally
+        self.now = store.now
+        self.evicting = store.config.mover_evicts
+        # 1.6.45 slabs_mover.c 100-110: evictions are allowed when the move starts with -m reached and
+        # the pool empty (or slab_automove=2 asked)
+        self.allow = allow_evictions or (store.slabs.full and not store.slabs.pool)
+        self.spare = -1                     # t->new_it: a chunk kept for the next rescue
+
+    def empty(self) -> None:
+        """Every chunk of the page, in passes: 1.6.45's live items with no chunk yet are tried next pass,
+        until a pass moves nothing (what is left then is lost)."""
+        pending = range(self.base, self.end)
+        while pending:
+            before = self._progress()
+            busy = [addr for addr in pending if not self._chunk(addr)]
+            if busy and before == self._progress():
+                self._lose(busy)
+                break
+            pending = busy
+
+    def _progress(self) -> tuple[int, int]:
+        return len(self.done), sum(self.store.lrus.column("evicted"))
+
+    def _chunk(self, addr: int) -> bool:
+        """The chunk at ``addr`` dealt with; False when its live item has no chunk to go to yet (1.6.45)."""
+        if self.evicting and self.spare < 0:
+            self.spare, self.allow = _prep(self.store, self.source, self.free, self.base, self.end, self.done,
+                                           self.counts, self.allow)
+        if addr in self.done:
+            return True
+        owner = self.owners.get(addr)
+        if owner is not None:               # None: free (or inline-reclaimed), cut from the free list at the end
             item, index = owner
-            if item.seg == GONE:        # dropped or evicted earlier in this walk
-                done.add(addr)
-                continue
-            if item.exptime and item.exptime < now:
-                _drop(e, item)
-                done.add(addr)
-                continue
-            if evicting:
-                new, spare = spare, -1
-                if new < 0:
-                    busy.append(addr)
-                    continue
+            if item.seg == GONE:            # dropped or evicted earlier in this walk
+                pass
+            elif item.exptime and item.exptime < self.now:
+                _drop(self.store, item)
+            elif self.evicting:
+                if self.spare < 0:
+                    return False
+                new, self.spare = self.spare, -1
+                _rescue(self.store, item, index, new, self.counts)
             else:
-                new = _rescue_chunk(free, base, end, done, counts)
+                new = _rescue_chunk(self.free, self.base, self.end, self.done, self.counts)
                 if new < 0:
-                    counts.evictions_nomem += 1
-                    _drop(e, item)
-                    done.add(addr)
-                    continue
-            _rescue(e, item, index, new, counts)
-            done.add(addr)
-        if busy and before == (len(done), sum(e.lrus.column("evicted"))):
-            for addr in busy:               # nothing moves any more: what is left is lost
-                item, _ = owners[addr]
-                if item.seg != GONE:
-                    counts.evictions_nomem += 1
-                    _drop(e, item)
-            break
-        pending = busy
-    if spare >= 0:
-        free.append(spare)               # slab_rebalance_finish: the unused spare goes back
-    # whatever is still on the free list from this page is cut from it
-    slabs.free[source] = [a for a in free if not base <= a < end]
-    del pages[0]
+                    self.counts.evictions_nomem += 1
+                    _drop(self.store, item)
+                else:
+                    _rescue(self.store, item, index, new, self.counts)
+        self.done.add(addr)
+        return True
+
+    def _lose(self, busy: list) -> None:
+        """Nothing moves any more: the live items left are dropped (``slab_reassign_evictions_nomem``)."""
+        for addr in busy:
+            item, _ = self.owners[addr]
+            if item.seg != GONE:
+                self.counts.evictions_nomem += 1
+                _drop(self.store, item)
+
+
+def _finish(e, source: int, dest: int, page: int, walk: _PageWalk) -> None:
+    """``slab_rebalance_finish``: the unused spare back, the page's chunks cut from the free list, the
+    page given to ``dest`` (split into its chunks) or to the global pool."""
+    slabs = e.slabs
+    free = walk.free
+    if walk.spare >= 0:
+        free.append(walk.spare)
+    slabs.free[source] = [a for a in free if not walk.base <= a < walk.end]
+    del slabs.pages[source][0]
     slabs.left(page, source)
     if dest == 0:
         slabs.pool.append(page)
@@ -129,7 +155,7 @@ def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
         slabs.split(page, dest)
         e.moved_in[dest] += 1
     e.moved_out[source] += 1
-    counts.slabs_moved += 1
+    e.tally.slabs_moved += 1
 
 
 def _rescue(e, item, index: int, new: int, counts) -> None:

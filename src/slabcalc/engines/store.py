@@ -3,8 +3,9 @@
 One :class:`Store` holds what memcached's threads share: the hash table, the slab allocator, the
 LRUs, the items whose chunks span classes, the clock (``current_time``) and the counters.  Its
 methods are the item operations every part runs the same way: ``do_item_link``/``do_item_unlink``
-(and the page mover's relink), the one ``lru_pull_tail``, ``do_item_alloc_pull``, and the queued
-bump's ``do_item_update``.  The engine (:mod:`.engine`: the op loop) and each background part --
+(and the page mover's relink), the one ``lru_pull_tail``, ``do_item_alloc_pull`` (and its eviction of
+a full class's COLD tail), a hit's ``do_item_bump`` and the queued bump's ``do_item_update``, and an
+exptime on the clock.  The engine (:mod:`.engine`: the op loop) and each background part --
 the LRU maintainer, the crawler, the page mover, the extstore threads -- are given the store, never
 one another: none reaches into the engine for its state.
 
@@ -24,8 +25,11 @@ from slabcalc.engines.config import ReplayConfig
 from slabcalc.engines.lru import COLD, GONE, HOT, WARM, Item, Lrus
 from slabcalc.engines.slabs import Slabs
 from slabcalc.engines.table import Table
+from slabcalc.model.ops import CLOCK_MAX
 
 NEVER: Final = -1        # a second never checked (current_time starts at 62: engine.py CLOCK_START)
+EXPTIME_MAX: Final = CLOCK_MAX     # an Item holds exptime in 31 bits: the clock never reaches it (model/ops.py)
+COMPILED: Final = not __file__.endswith(".py")     # built by mypyc (setup.py): Item holds its ints unboxed
 COUNTERS = ("sets", "gets", "hits", "misses", "deletes", "touches", "delete_hits", "touch_hits", "too_large",
             "chunk_failures", "get_expired", "ops", "total_items", "slabs_moved", "rescues", "evictions_nomem",
             "inline_reclaim", "chunk_rescues")      # the store's own counters (Engine.counts)
@@ -93,6 +97,20 @@ class Store:
         self.moving = False             # the page mover is at work (it holds its lock)
         self.storage: Any = None        # -o ext_path: told of every unlink (engines/extstore.py)
         self.evictions = Evictions(self)
+        self._exp_second: int | None = None     # plain Python: the exptimes of this second, by TTL
+        self._exp: dict[int, int] = {}
+
+    def exptime(self, ttl: int) -> int:
+        """``current_time + ttl`` (0: never); plain Python, one int object per second and TTL for all
+        items (compiled, an item holds it as a native int: nothing to share, no dict to look in)."""
+        if not ttl:
+            return 0
+        exp = min(self.now + ttl, EXPTIME_MAX)
+        if COMPILED:
+            return exp
+        if self._exp_second != self.now:
+            self._exp_second, self._exp = self.now, {}
+        return self._exp.setdefault(ttl, exp)
 
     # -- linking -------------------------------------------------------------------------
 
@@ -132,6 +150,38 @@ class Store:
         item.time = self.now
         self.lrus.link(item)
         self.tally.total_items += 1
+
+    def forget(self, key: object) -> None:
+        """A set memcached could not store deletes the key's old item (``do_item_get`` first)."""
+        item = self.table.find(key)
+        if item is not None and item.seg != GONE:
+            expired = bool(item.exptime and item.exptime <= self.now)
+            self.tally.get_expired += expired
+            self.unlink(item, lost=expired)
+
+    def bump(self, item: Item) -> None:
+        """``do_item_bump`` (items.c 1063): the hit markers, and the bump they ask for."""
+        config = self.config
+        if config.segmented:
+            if item.active:
+                return
+            self.lrus.version[item.cls].n += 1
+            if not item.fetched:
+                item.fetched = True
+                return
+            item.active = True
+            if item.seg != COLD:
+                # "only need to bump time" (1.5.19+); before, do_item_update: once a minute
+                if config.every_hit or item.time < self.now - config.update_interval:
+                    item.time = self.now
+            else:
+                self.bumps.append(item)              # lru_bump_async: the maintainer moves it
+            return
+        item.fetched = True
+        if item.time < self.now - config.update_interval:     # do_item_update, compat
+            item.time = self.now
+            self.lrus.q[item.seg][item.cls].to_head(item)
+            self.lrus.version[item.cls].n += 1
 
     def update(self, item: Item) -> None:
         """``do_item_update`` of a queued bump (segmented): an ACTIVE COLD item to WARM."""
@@ -262,3 +312,30 @@ class Store:
                     break
                 self.pull_tail(cls, HOT)
         return -1
+
+    def evict_tail(self, cls: int) -> int:
+        """``do_item_alloc_pull`` when no chunk and no page can be had: the common eviction of a
+        live COLD tail written out (it runs for every set of a full cache), else the long way."""
+        lru = self.lrus.q[COLD][cls]
+        if not lru.n:
+            return self.alloc_pull(cls)
+        victim = lru.next
+        exptime = victim.exptime
+        if (exptime and exptime < self.now) or victim.chunks is not None:
+            return self.alloc_pull(cls)
+        segmented = self.config.segmented
+        if segmented and self.storage is None:     # the victim's chunk, not pushed and popped
+            self.evict(victim, cls, True)
+            return victim.addr
+        self.evict(victim, cls)
+        if not segmented and not self.tail_live(cls):
+            return self.alloc_pull(cls, self.config.alloc_rounds - 1)     # round two reclaims first
+        return self.slabs.free[cls].pop()                          # the victim's chunk
+
+    def tail_live(self, cls: int) -> bool:
+        """The compat LRU's pre-allocation pull would reclaim nothing: the COLD tail is live."""
+        lru = self.lrus.q[COLD][cls]
+        if not lru.n:
+            return True
+        exptime = lru.next.exptime
+        return not exptime or exptime >= self.now

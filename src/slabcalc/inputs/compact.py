@@ -3,9 +3,11 @@
 A curve (``simulate -m A,B,C``) replays one workload many times, in several processes.  Held as Python
 tuples a request costs about 230 bytes, and each process held its own copy; here one streaming pass
 over the reader's operations writes each as a fixed-width record (:data:`RECORD`: the time, the key's
-id, the value size, the ttl, the op, the key size and the flags' id), and each replay maps the file
-read-only a window at a time (:data:`WINDOW` records: mapped, turned into tuples, unmapped), so a
-process holds one window whatever the workload's length.  The file's path is all a process is handed.
+id, the value size, the ttl, the op, the key size and the flags' id; an oracleGeneral trace's good
+records go in as the numpy columns its reader read them as, no tuple made:
+:class:`~slabcalc.inputs.traces.Requests`), and each replay maps the file read-only a window at a
+time (:data:`WINDOW` records: mapped, turned into tuples, unmapped), so a process holds one window
+whatever the workload's length.  The file's path is all a process is handed.
 
 Keys are interned as they are read, once each: a key's id is its rank among the distinct keys, and
 the key table (a file beside the records) keeps each distinct key once -- an integer key (an
@@ -32,9 +34,12 @@ import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from itertools import chain, islice, repeat
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
+
+from slabcalc.inputs.traces import Columns, Requests
+from slabcalc.model.ops import FILL
 
 RECORD = np.dtype([("time", "<f8"), ("key", "<u4"), ("value", "<u4"), ("ttl", "<i4"), ("op", "u1"),
                    ("key_size", "u1"), ("flags", "<u2")])           # 24 bytes, packed
@@ -90,10 +95,26 @@ class CompactOps:
     def __iter__(self) -> Iterator[tuple]:
         return chain.from_iterable(self._windows())
 
-    def _windows(self) -> Iterator[Iterator[tuple]]:
+    def read(self, *, by_id: bool = False, beside: Callable[[list[tuple]], object] | None = None) -> Iterator[tuple]:
+        """The operations, in order, as iterating the copy reads them; ``by_id``: each key as its id (its
+        rank among the distinct keys, an int under 2**32) instead of the key itself -- the same key the
+        same id, another key another, its length kept in ``key_size``: all a replay asks of a key, and
+        no string made again on each pass; ``beside(window)``: called with each window of operations
+        (a list) before they are yielded, so that a second consumer (a curve point's ideal LRU) takes
+        them from the same read."""
+        windows = self._windows(by_id)
+        if beside is None:
+            return chain.from_iterable(windows)
+
+        def fed(window: list[tuple]) -> list[tuple]:
+            beside(window)
+            return window
+        return chain.from_iterable(map(fed, map(list, windows)))
+
+    def _windows(self, by_id: bool = False) -> Iterator[Iterator[tuple]]:
         if not self.count:
             return
-        keys_of = self._key_reader()
+        keys_of = (lambda ids: ids.tolist()) if by_id else self._key_reader()
         flags = np.array(self.flags, dtype=np.int64)
         constant = {field: repeat(value) for field, value in self.constant}     # read once, not per record
         same = constant.get
@@ -153,27 +174,40 @@ def write_compact(ops: Iterable[tuple], directory: str) -> CompactOps:
     """One pass over ``ops`` writing the compact copy's files into ``directory``; an operation that does
     not fit raises :class:`_Fallback` holding every operation (those written read back, the rest as
     given) and the reason."""
-    it = iter(ops)
+    batches = _batches(ops)
     writer = _Writer(directory)
     with open(writer.records, "wb") as records, open(writer.key_table, "wb") as keys:
         offsets = open(writer.key_offsets, "wb")
         try:
-            while True:
-                batch = list(islice(it, BATCH))
-                if not batch:
-                    break
+            for batch in batches:
                 try:
                     writer.add(batch, records, keys, offsets)
                 except Unfit as exc:
                     records.flush(), keys.flush(), offsets.flush()
                     written = list(writer.copy()) if writer.count else []
-                    raise _Fallback(written + batch + list(it), str(exc)) from None
+                    rest = chain.from_iterable(map(_rows, batches))
+                    raise _Fallback(written + list(_rows(batch)) + list(rest), str(exc)) from None
         finally:
             offsets.close()
     copy = writer.copy()
     if copy.key_kind == "str":
         copy = replace(copy, key_width=_unicode_table(copy))
     return copy
+
+
+def _batches(ops: Iterable[tuple]) -> Iterator[list[tuple] | Columns]:
+    """``ops`` a batch at a time: a trace's batches as its reader read them (good records as numpy
+    :class:`~slabcalc.inputs.traces.Columns`, never made into tuples), else lists of :data:`BATCH`."""
+    if isinstance(ops, Requests):
+        yield from (batch if isinstance(batch, Columns) else list(batch) for batch in ops.batches())
+        return
+    it = iter(ops)
+    while batch := list(islice(it, BATCH)):
+        yield batch
+
+
+def _rows(batch: list[tuple] | Columns) -> Iterable[tuple]:
+    return batch.rows() if isinstance(batch, Columns) else batch
 
 
 def _unicode_table(copy: CompactOps) -> int:
@@ -206,28 +240,56 @@ class _Writer:
         return CompactOps(self.directory, self.count, len(self.table), self.kind, bool(self.int_times), flags,
                           constant)
 
-    def add(self, batch: list[tuple], records, keys, offsets) -> None:
-        if any(len(op) != 7 for op in batch):
+    def add(self, batch: list[tuple] | Columns, records, keys, offsets) -> None:
+        if isinstance(batch, Columns):
+            return self._add_columns(batch, records, keys, offsets)
+        if set(map(len, batch)) != {7}:
             raise Unfit("an operation is not (time, op, key, key_size, value_size, ttl, flags)")
         columns = list(zip(*batch))
         out = np.zeros(len(batch), dtype=RECORD)
         out["time"] = self._times(columns[0])
         for field, (i, low, high) in _RANGES.items():
-            values = out[field] = _whole(columns[i], low, high, field)
-            before = self.span.get(field, (int(values.min()), int(values.max())))
-            self.span[field] = (min(before[0], int(values.min())), max(before[1], int(values.max())))
+            out[field] = self._spanned(field, _whole(columns[i], low, high, field))
         out["key"] = self._keys(columns[2], keys, offsets)
         out["flags"] = self._flags(columns[6])
         out.tofile(records)
         self.count += len(batch)
 
-    def _times(self, times: tuple) -> np.ndarray:
-        kinds = set(map(type, times))
+    def _add_columns(self, batch: Columns, records, keys, offsets) -> None:
+        """A trace's batch of good records, from its numpy columns: the records :meth:`add` writes from
+        their tuples (:meth:`Columns.rows`), the same checks made on whole columns."""
+        out = np.zeros(len(batch.times), dtype=RECORD)
+        self._time_kind({float})
+        out["time"] = batch.times
+        for field, values in (("op", FILL), ("key_size", batch.key), ("value", batch.values), ("ttl", 0)):
+            _, low, high = _RANGES[field]
+            lowest, highest = (int(values.min()), int(values.max())) if isinstance(values, np.ndarray) else (values,) * 2
+            if lowest < low or highest > high:
+                raise Unfit(f"{field} {lowest if lowest < low else highest} is outside {low}..{high}")
+            out[field] = self._spanned(field, values)
+        out["key"] = self._int_keys(batch.objs, keys)
+        out["flags"] = self._flags((0,))[0]
+        out.tofile(records)
+        self.count += len(batch.times)
+
+    def _spanned(self, field: str, values):
+        """``values`` (an array or one value) of ``field``, its lowest and highest so far widened by them."""
+        low, high = (int(values.min()), int(values.max())) if isinstance(values, np.ndarray) else (values, values)
+        before = self.span.get(field, (low, high))
+        self.span[field] = (min(before[0], low), max(before[1], high))
+        return values
+
+    def _time_kind(self, kinds: set) -> bool:
+        """Whether the times of ``kinds`` are ints; :class:`Unfit` for a mix, or another kind than before."""
         int_times = kinds == {int}
         if not (int_times or kinds == {float}) or self.int_times not in (None, int_times):
             before = set() if self.int_times is None else {int if self.int_times else float}
             raise Unfit(f"times of {_names(kinds | before)} (a compact copy holds all floats or all ints)")
         self.int_times = int_times
+        return int_times
+
+    def _times(self, times: tuple) -> np.ndarray:
+        int_times = self._time_kind(set(map(type, times)))
         if int_times:
             values = _whole(times, -EXACT_INT_TIME, EXACT_INT_TIME, "time")
             return values.astype(np.float64)
@@ -241,20 +303,18 @@ class _Writer:
                         "all strings or all integers)")
         if kind == "int":
             _whole(column, 0, (1 << 64) - 1, "key", np.uint64)
-        elif any("\n" in key for key in column):
-            raise Unfit("a key holds a newline (the key table ends each key with one)")
         if not self.kind and kind == "str":
             offsets.write(np.zeros(1, dtype="<u8").tobytes())
         self.kind = kind
-        table = self.table
-        before = len(table)
-        ids = np.fromiter(map(table.setdefault, column, map(len, repeat(table))), dtype=np.int64, count=len(column))
-        if len(table) > KEYS_MAX:
-            raise Unfit(f"more than {KEYS_MAX} distinct keys")
+        before = len(self.table)
+        ids = self._interned(column)
         fresh = np.flatnonzero(ids >= before)
         if len(fresh):
             _, first = np.unique(ids[fresh], return_index=True)       # each new key's first place, in id order
             new = [column[i] for i in fresh[first].tolist()]
+            if kind == "str" and any("\n" in key for key in new):      # a key is checked once, as it is met
+                self._forget(before)
+                raise Unfit("a key holds a newline (the key table ends each key with one)")
             if kind == "int":
                 keys.write(np.array(new, dtype="<u8").tobytes())
             else:
@@ -264,6 +324,39 @@ class _Writer:
                 offsets.write(ends.astype("<u8").tobytes())
                 self.at = int(ends[-1])
         return ids.astype(np.uint32)
+
+    def _int_keys(self, objs: np.ndarray, keys) -> np.ndarray:
+        """The ids of a column of integer keys (uint64), as :meth:`_keys` gives them: each distinct key
+        interned once a batch (``np.unique``), in the order of its first place, so that ids are ranks of
+        first appearance as from tuples."""
+        if self.kind not in ("", "int"):
+            raise Unfit(f"keys of {_names({int, self.kind})} (a compact copy holds all strings or all integers)")
+        self.kind = "int"
+        distinct, first, inverse = np.unique(objs, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        appearing = distinct[order]
+        before = len(self.table)
+        ranked = self._interned(appearing.tolist())
+        keys.write(appearing[ranked >= before].astype("<u8").tobytes())     # the new ones, in id order
+        ids = np.empty(len(distinct), dtype=np.int64)
+        ids[order] = ranked
+        return ids[inverse.reshape(-1)].astype(np.uint32)
+
+    def _interned(self, column) -> np.ndarray:
+        """Each key's id, a new key the next one; :class:`Unfit` (the table as it was) past :data:`KEYS_MAX`."""
+        table = self.table
+        before = len(table)
+        ids = np.fromiter(map(table.setdefault, column, map(len, repeat(table))), dtype=np.int64, count=len(column))
+        if len(table) > KEYS_MAX:
+            self._forget(before)
+            raise Unfit(f"more than {KEYS_MAX} distinct keys")
+        return ids
+
+    def _forget(self, before: int) -> None:
+        """The keys interned after the first ``before`` taken out again: an operation that did not fit left
+        no key the key table does not hold (the operations written are read back from it)."""
+        for key in list(islice(self.table, before, None)):
+            del self.table[key]
 
     def _flags(self, column: tuple) -> np.ndarray:
         _whole(column, -(1 << 63), (1 << 63) - 1, "flags")

@@ -48,9 +48,37 @@ def report_record(report: Report, accounting, what_if: Sequence[tuple[str, Repor
     """
     from slabcalc.records.model import settings_record
 
-    page_bytes = report.total("page_bytes")
     has_mem_requested = report.settings.profile.mem_requested_stat != "none"   # 1.2 has no such stat
-    totals = {
+    totals = _totals(report, accounting, has_mem_requested)
+    classes = [_class_record(c, totals["page_bytes"], has_mem_requested) for c in report.classes]
+    if ext is not None:
+        classes = _extstore_classes(classes, ext)
+        totals = {**totals, **_extstore_totals(totals, ext)}
+    capacity, limiting_class, capacity_behind = _capacity(report, ext)
+    worst = report.worst_class
+    record = {
+        "settings": settings_record(report.settings),
+        "source": accounting.source,
+        "format": accounting.format,
+        "classes": classes,
+        "totals": totals,
+        "capacity": capacity,
+        "capacity_behind": capacity_behind,
+        "limiting_class": limiting_class,
+        "capacity_basis": report.capacity.basis if report.capacity else None,   # "order" or "mix"
+        "memory_limit_needed_mb": report.memory_limit_needed if report.classes else None,
+        "worst_class": worst.slab_class.id if worst else None,
+        "approximated_items": report.approximated,
+        "rejections": [{"line": r.line, "reason": r.reason, "text": r.text} for r in accounting.first_rejections],
+        "summary": _summary_lines(report, accounting, totals, ext, deployment),
+    }
+    return {**record, **_sections(report, what_if, ext, deployment)}
+
+
+def _totals(report: Report, accounting, has_mem_requested: bool) -> dict:
+    """The totals over every class in RAM (extstore's are added to them by ``_extstore_totals``)."""
+    page_bytes = report.total("page_bytes")
+    return {
         "rows": accounting.rows,
         "placed_rows": report.placed_rows,
         "too_large_rows": report.too_large_rows,
@@ -68,43 +96,39 @@ def report_record(report: Report, accounting, what_if: Sequence[tuple[str, Repor
         "memory_pct": 100.0 if page_bytes else 0.0,
         "waste_pct": round(report.waste_pct, 2),
     }
-    classes = [_class_record(c, page_bytes, has_mem_requested) for c in report.classes]
-    capacity = (report.capacity.items, report.capacity.limiting_class, None) if report.capacity else (None,) * 3
-    if ext is not None:
-        classes = _extstore_classes(classes, ext)
-        totals = {**totals, **_extstore_totals(totals, ext)}
-        if ext.capacity is not None:        # a range under extstore: capacity_behind its low end (extstore_fill.py)
-            capacity = (ext.capacity.items, None, ext.capacity.fill.low if ext.capacity.fill else None)
-    worst = report.worst_class
+
+
+def _capacity(report: Report, ext) -> tuple:
+    """(capacity, limiting_class, capacity_behind): under extstore a range's capacity behind its low end
+    (extstore_fill.py), with no limiting class."""
+    if ext is not None and ext.capacity is not None:
+        return ext.capacity.items, None, ext.capacity.fill.low if ext.capacity.fill else None
+    if report.capacity:
+        return report.capacity.items, report.capacity.limiting_class, None
+    return None, None, None
+
+
+def _summary_lines(report: Report, accounting, totals: dict, ext, deployment: Deployment | None) -> dict:
+    """The summary's lines: RAM's, then extstore's and the deployment's where given."""
     summary = _summary(report, accounting, totals)
     if ext is not None:
         summary = _extstore_summary(summary, ext, totals)
     if deployment is not None:
         summary = {**summary, **_deployment_lines(deployment, report.settings.profile.release)}
-    record = {
-        "settings": settings_record(report.settings),
-        "source": accounting.source,
-        "format": accounting.format,
-        "classes": classes,
-        "totals": totals,
-        "capacity": capacity[0],
-        "capacity_behind": capacity[2],
-        "limiting_class": capacity[1],
-        "capacity_basis": report.capacity.basis if report.capacity else None,   # "order" or "mix"
-        "memory_limit_needed_mb": report.memory_limit_needed if report.classes else None,
-        "worst_class": worst.slab_class.id if worst else None,
-        "approximated_items": report.approximated,
-        "rejections": [{"line": r.line, "reason": r.reason, "text": r.text} for r in accounting.first_rejections],
-        "summary": summary,
-    }
+    return summary
+
+
+def _sections(report: Report, what_if: Sequence[tuple[str, Report]], ext, deployment: Deployment | None) -> dict:
+    """The record's sections that only some reports have: what-if rows, extstore, the deployment's."""
+    sections: dict = {}
     if what_if:
-        record["what_if"] = [_what_if_row("baseline", report, report)] + [
+        sections["what_if"] = [_what_if_row("baseline", report, report)] + [
             _what_if_row(text, other, report) for text, other in what_if]
     if ext is not None:
-        record["extstore"] = _extstore_record(ext)
+        sections["extstore"] = _extstore_record(ext)
     if deployment is not None:
-        record.update(_deployment_record(deployment))
-    return record
+        sections.update(_deployment_record(deployment))
+    return sections
 
 
 def group_records(groups: Sequence[Group]) -> list[dict]:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from slabcalc.cli.common import input_workload, say_rejected, settings_from
+from slabcalc.cli.common import input_workload, settings_from
 from slabcalc.cli.curve_output import run_curve, settings_or_none
 from slabcalc.cli.errors import Refusal
 from slabcalc.cli.group import cli
 from slabcalc.cli.options import (check_key, format_option, input_options, model_options, plot_option, real,
                                   sample_option, sampled_option, share, time_zero_option)
-from slabcalc.cli.sampling import drawn_rate, reader_left_out, recount_coarse
-from slabcalc.cli.simulate_output import plot_simulation, print_simulation
+from slabcalc.cli.sampling import drawn_rate, reader_left_out, recount_coarse, refusing_coarse
+from slabcalc.cli.simulate_output import show_simulation
 from slabcalc.model.ops import TIME_MAX, UPTIME_MAX
 
 
@@ -91,11 +91,27 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
     Python: hit_ratio_curve([settings, ...], ops, boot=uptime, sample=rate)
     """
     from slabcalc.cli.common import memory_limits
-    from slabcalc.engines.simulate import SimulationError, background_for, describe_model, simulate
-    from slabcalc.records.simulate import simulation_record
 
     noted: set = set()
     limits = memory_limits(model.pop("memory_limit"))
+    every_settings = _checked_settings(model, limits, key_length, noted)
+    curve = len(limits) > 1 or target is not None
+    drawn, sample = drawn_rate(sample, sampled, curve, every_settings[0])
+    if curve:
+        _refuse_for_a_curve(every, hash_keys)
+        at = settings_or_none(lambda mb: settings_from(**model, memory_limit=str(mb), noted=noted))
+        return run_curve(every_settings, file, input_format, key_length, strict, uptime, sample, plot, fmt,
+                         target, at, time_zero=time_zero)
+    settings = every_settings[0]
+    result, accounting, ops = _replay(settings, file, input_format, key_length, strict, time_zero, every, uptime,
+                                      sample, drawn, hash_keys, keep_ops=bool(plot) and every is not None)
+    show_simulation(result, accounting, fmt, plot, ops, uptime, hash_keys)
+
+
+def _checked_settings(model, limits, key_length, noted: set) -> list:
+    """The settings of each -m, refused (exit 2) where the key cannot be stored or the model cannot run."""
+    from slabcalc.engines.simulate import SimulationError, background_for, describe_model
+
     every_settings = [settings_from(**model, memory_limit=limit, noted=noted) for limit in limits]
     check_key(every_settings[0], key_length)
     try:
@@ -103,41 +119,31 @@ def simulate_command(file, key_length, strict, every, uptime, input_format, samp
             describe_model(settings, background_for(settings))
     except SimulationError as exc:
         raise Refusal(str(exc)) from None
-    drawn, sample = drawn_rate(sample, sampled, len(limits) > 1 or target is not None, every_settings[0])
-    if len(limits) > 1 or target is not None:
-        if every is not None:
-            raise Refusal("--every draws the timeline of one replay: give one -m with it, not a list "
-                          "or --target-hit-ratio")
-        if hash_keys:
-            raise Refusal("--hash-keys saves the memory of one replay: a curve holds the whole workload anyway")
-        at = settings_or_none(lambda mb: settings_from(**model, memory_limit=str(mb), noted=noted))
-        return run_curve(every_settings, file, input_format, key_length, strict, uptime, sample, plot, fmt,
-                         target, at, time_zero=time_zero)
-    settings = every_settings[0]
+    return every_settings
+
+
+def _refuse_for_a_curve(every, hash_keys) -> None:
+    """The options of one replay, refused with a list of -m or --target-hit-ratio."""
+    if every is not None:
+        raise Refusal("--every draws the timeline of one replay: give one -m with it, not a list "
+                      "or --target-hit-ratio")
+    if hash_keys:
+        raise Refusal("--hash-keys saves the memory of one replay: a curve holds the whole workload anyway")
+
+
+def _replay(settings, file, input_format, key_length, strict, time_zero, every, uptime, sample, drawn, hash_keys,
+            keep_ops: bool):
+    """One replay at one -m: its result, the reader's accounting, and the operations when ``keep_ops``
+    (and the reader drew no sample) -- the timeline's plot replays them once more for each step's hit ratio."""
+    from slabcalc.engines.simulate import simulate
+
     with input_workload(file, "simulate", input_format=input_format, key_length=key_length, strict=strict,
                         key_max=settings.profile.key_max, time_zero=time_zero,
                         sample=None if drawn else sample) as (ops, accounting):
-        if plot and every is not None and sample is None:
-            ops = list(ops)         # replayed once more for the hit ratio of each step
+        if keep_ops and sample is None:
+            ops = list(ops)
         result = refusing_coarse(lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample,
                                                          hash_keys=hash_keys, drawn=drawn,
                                                          **reader_left_out(accounting)),
                                  recount_coarse(file, settings, accounting, input_format, key_length, time_zero))(ops)
-    say_rejected(accounting)
-    record = simulation_record(result, accounting)
-    print_simulation(result, record, fmt)
-    if plot:
-        plot_simulation(result, record, plot, ops if isinstance(ops, list) else None, uptime, hash_keys)
-
-
-def refusing_coarse(run, recount=None):
-    """``run`` with a sample rate too small for -m (``TooCoarse``) a usage error: one line, exit 2
-    (``recount``: the refusal over every key, when ``run`` saw only the sample's)."""
-    from slabcalc.engines.sample import TooCoarse
-
-    def refusing(ops):
-        try:
-            return run(ops)
-        except TooCoarse as exc:
-            raise Refusal((recount() if recount is not None else "") or str(exc)) from None
-    return refusing
+    return result, accounting, ops if isinstance(ops, list) else None

@@ -29,54 +29,11 @@ def _background(r: RuleReader) -> BackgroundRules | None:
     for name in raw:
         if name not in known:
             raise r.fail(f"background.{name}", "unknown field (see docs/profiles.md)")
-    defaults = dict(raw.get("defaults") or {})
-    for name, kind in BACKGROUND_FIELDS.items():
-        value = defaults.get(name)
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            defaults[name] = value = float(value)
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise r.fail(f"background.defaults.{name}", f"must be {kind.__name__}")
-    for name in defaults:
-        if name not in BACKGROUND_FIELDS:
-            raise r.fail(f"background.defaults.{name}", f"must be one of {', '.join(BACKGROUND_FIELDS)}")
-    if defaults["lru"] not in ("segmented", "compat"):
-        raise r.fail("background.defaults.lru", "must be segmented or compat")
-    constants = dict(raw.get("constants") or {})
-    for name in BACKGROUND_CONSTANTS:
-        if not isinstance(constants.get(name), int) or isinstance(constants.get(name), bool):
-            raise r.fail(f"background.constants.{name}", "must be a whole number")
-    for name in constants:
-        if name not in BACKGROUND_CONSTANTS:
-            raise r.fail(f"background.constants.{name}", f"must be one of {', '.join(BACKGROUND_CONSTANTS)}")
-    options = {}
-    for word, spec in (raw.get("suboptions") or {}).items():
-        where = f"background.suboptions.{word}"
-        if not isinstance(spec, Mapping) or set(spec) - {"set", "value", "default", "refuse", "message", "parse",
-                                                         "missing"}:
-            raise r.fail(where, "takes set, or value with default, refuse, message, parse and missing")
-        if spec.get("parse", "atoi") not in ("atoi", "strtoul") or (
-                spec.get("parse") == "strtoul" and not isinstance(spec.get("message"), str)):
-            raise r.fail(f"{where}.parse", "must be atoi, or strtoul with a message")
-        changes = dict(spec.get("set") or {})
-        for name in changes:
-            if name not in BACKGROUND_FIELDS:
-                raise r.fail(f"{where}.set.{name}", f"must be one of {', '.join(BACKGROUND_FIELDS)}")
-        value = spec.get("value")
-        if value is not None and value not in BACKGROUND_FIELDS:
-            raise r.fail(f"{where}.value", f"must be one of {', '.join(BACKGROUND_FIELDS)}")
-        refuse = dict(spec.get("refuse") or {})
-        if set(refuse) - set(REFUSE_TESTS) or (refuse and not isinstance(spec.get("message"), str)):
-            raise r.fail(f"{where}.refuse", f"takes {', '.join(REFUSE_TESTS)} bounds and a message")
-        options[str(word)] = BackgroundOption(set=changes, value=value, default=spec.get("default"),
-                                              refuse=refuse, message=spec.get("message"),
-                                              parse=spec.get("parse", "atoi"), missing=spec.get("missing"))
-    rules = dict(raw.get("rules") or {})
-    for name, choices in BACKGROUND_RULES.items():
-        if rules.get(name) not in choices:
-            raise r.fail(f"background.rules.{name}", f"must be one of {', '.join(map(str, choices))}")
-    for name in rules:
-        if name not in BACKGROUND_RULES:
-            raise r.fail(f"background.rules.{name}", f"must be one of {', '.join(BACKGROUND_RULES)}")
+    defaults = _background_defaults(r, raw.get("defaults"))
+    constants = _background_constants(r, raw.get("constants"))
+    options = {str(word): _background_option(r, f"background.suboptions.{word}", spec)
+               for word, spec in (raw.get("suboptions") or {}).items()}
+    rules = _background_rules(r, raw.get("rules"))
     modes = raw.get("automove_modes") or []
     if not isinstance(modes, list) or not all(isinstance(m, int) for m in modes):
         raise r.fail("background.automove_modes", "must be a list of slab_automove values")
@@ -89,6 +46,68 @@ def _background(r: RuleReader) -> BackgroundRules | None:
                            automove_modes=tuple(modes), rules=rules, segmented_exact=bool(raw.get("segmented_exact")),
                            rules_from=raw.get("rules_from"), note=raw.get("note"), suboptions=options,
                            requires=_requirements(r, raw.get("requires") or []))
+
+
+def _one_of(r: RuleReader, where: str, names, known) -> None:
+    """Each of ``names`` one of ``known``, else ``where.name`` named in the error."""
+    for name in names:
+        if name not in known:
+            raise r.fail(f"{where}.{name}", f"must be one of {', '.join(map(str, known))}")
+
+
+def _background_defaults(r: RuleReader, raw) -> dict:
+    """``background.defaults``: every field of BACKGROUND_FIELDS, of its type (an int read as a float)."""
+    defaults = dict(raw or {})
+    for name, kind in BACKGROUND_FIELDS.items():
+        value = defaults.get(name)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            defaults[name] = value = float(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise r.fail(f"background.defaults.{name}", f"must be {kind.__name__}")
+    _one_of(r, "background.defaults", defaults, BACKGROUND_FIELDS)
+    if defaults["lru"] not in ("segmented", "compat"):
+        raise r.fail("background.defaults.lru", "must be segmented or compat")
+    return defaults
+
+
+def _background_constants(r: RuleReader, raw) -> dict:
+    """``background.constants``: every one of BACKGROUND_CONSTANTS, a whole number."""
+    constants = dict(raw or {})
+    for name in BACKGROUND_CONSTANTS:
+        if not isinstance(constants.get(name), int) or isinstance(constants.get(name), bool):
+            raise r.fail(f"background.constants.{name}", "must be a whole number")
+    _one_of(r, "background.constants", constants, BACKGROUND_CONSTANTS)
+    return constants
+
+
+def _background_option(r: RuleReader, where: str, spec) -> BackgroundOption:
+    """One of ``background.suboptions``: the -o word's fields it sets or takes its value into, its refusals."""
+    if not isinstance(spec, Mapping) or set(spec) - {"set", "value", "default", "refuse", "message", "parse",
+                                                     "missing"}:
+        raise r.fail(where, "takes set, or value with default, refuse, message, parse and missing")
+    if spec.get("parse", "atoi") not in ("atoi", "strtoul") or (
+            spec.get("parse") == "strtoul" and not isinstance(spec.get("message"), str)):
+        raise r.fail(f"{where}.parse", "must be atoi, or strtoul with a message")
+    changes = dict(spec.get("set") or {})
+    _one_of(r, f"{where}.set", changes, BACKGROUND_FIELDS)
+    value = spec.get("value")
+    if value is not None and value not in BACKGROUND_FIELDS:
+        raise r.fail(f"{where}.value", f"must be one of {', '.join(BACKGROUND_FIELDS)}")
+    refuse = dict(spec.get("refuse") or {})
+    if set(refuse) - set(REFUSE_TESTS) or (refuse and not isinstance(spec.get("message"), str)):
+        raise r.fail(f"{where}.refuse", f"takes {', '.join(REFUSE_TESTS)} bounds and a message")
+    return BackgroundOption(set=changes, value=value, default=spec.get("default"), refuse=refuse,
+                            message=spec.get("message"), parse=spec.get("parse", "atoi"), missing=spec.get("missing"))
+
+
+def _background_rules(r: RuleReader, raw) -> dict:
+    """``background.rules``: each of BACKGROUND_RULES one of its choices."""
+    rules = dict(raw or {})
+    for name, choices in BACKGROUND_RULES.items():
+        if rules.get(name) not in choices:
+            raise r.fail(f"background.rules.{name}", f"must be one of {', '.join(map(str, choices))}")
+    _one_of(r, "background.rules", rules, BACKGROUND_RULES)
+    return rules
 
 
 def _requirements(r: RuleReader, raw) -> tuple[BackgroundRequirement, ...]:
