@@ -72,8 +72,9 @@ def test_a_sample_counts_each_keys_gets_and_hits(profile):
     sampled = Sampled(1.0)
     engine = Engine(configure(profile, []), background_for(configure(profile, [])))
     sampled.count_reads(engine)
-    engine.run(sampled.filter(iter(ops)))
-    assert sampled.reads == {"a": [2, 2], "b": [1, 0]}
+    engine.run(sampled.counted(sampled.filter(iter(ops))))
+    # gets, hits, operations, sets, fills, the last set's key and value bytes
+    assert sampled.reads == {"a": [2, 2, 3, 1, 0, 11], "b": [1, 0, 1, 0, 0, 0]}
 
 
 def test_rates_outside_zero_to_one_are_refused():
@@ -144,8 +145,14 @@ def test_counts_are_the_sample_scaled_back(profile):
     s = sim.sample
     assert (s.ops, s.sampled_ops, s.rate) == (100_000, kept.kept, 0.25)
     assert sim.settings.maxbytes == 128 << 20 and sim.totals.ops == 100_000
-    for name in ("gets", "hits", "evicted", "curr_items", "reclaimed", "crawler_reclaimed"):
+    for name in ("evicted", "curr_items", "reclaimed", "crawler_reclaimed", "sets"):
         assert getattr(sim.totals, name) == round(getattr(raw.totals, name) * 4), name
+    # the gets: every get read (the sample's times 4 only on average); the misses times 4; hits the rest
+    gets = sum(op[1] == GET for op in ops)
+    assert sim.totals.gets == gets != round(raw.totals.gets * 4)
+    assert abs(sim.totals.misses - raw.totals.misses * 4) <= 1 and sim.totals.misses == sim.totals.gets - sim.totals.hits
+    assert s.hit_ratio == pytest.approx(1 - raw.totals.misses * 4 / gets)
+    assert s.sampled_hit_ratio == raw.totals.hits / raw.totals.gets
     for name in ("pages", "total_malloced", "pages_moved", "global_page_pool"):
         assert getattr(sim.totals, name) == getattr(raw.totals, name), name
     assert raw.totals.evicted > 0 and sim.totals.pages >= 128       # -m 128 (a first page may go past it)
@@ -154,9 +161,34 @@ def test_counts_are_the_sample_scaled_back(profile):
         was = by_class[r.slab_class.id]
         assert (r.pages, r.items, r.used_chunks, r.moved_in) == (was.pages, was.items * 4, was.used_chunks * 4,
                                                                  was.moved_in)
-    assert s.hit_ratio == raw.totals.hits / raw.totals.gets
-    assert s.evicted_error == round(1.96 * math.sqrt(raw.totals.evicted) * 4)
+    # the evictions' error: binomial evictions of each sampled key's sets (counted here from the workload)
+    from collections import Counter
+
+    sets = Counter(op[2] for op in ops if op[1] == SET and key_hash(op[2]) < 0.25 * 2**32)
+    p = raw.totals.evicted / sum(sets.values())
+    square = p * (1 - p) * sum(sets.values()) + p * p * sum(n * n for n in sets.values())
+    # and the resident items' number, as their mean chunk size varies: I * CV^2
+    held = [(r.items, r.slab_class.chunk_size) for r in raw.classes]
+    count = sum(n for n, _ in held)
+    mean = sum(n * c for n, c in held) / count
+    square += count * (sum(n * c * c for n, c in held) / count / mean ** 2 - 1)
+    # and the keys' bytes (engines/sample_error.py, tested below), which only widens it
+    assert s.evicted_error >= round(1.96 * math.sqrt(0.75 * square) * 4) > round(1.96 * math.sqrt(raw.totals.evicted) * 4)
     assert s.coarse_classes == tuple(r.slab_class.id for r in raw.classes if r.items < 100)
+
+
+def test_a_memory_of_alike_keys_holds_hits_in_proportion_to_its_bytes():
+    """K keys alike (g reads, b bytes each), H hits among them: Che's approximation holds each with the
+    same p, the bytes held and the hits are both in proportion to p, so dH/dlnC is H; the share of
+    the bytes a sample's keys hold varies as (1 - R) / K.  Keys of other sizes change the spread."""
+    from slabcalc.engines.sample_error import footprint
+
+    reads = {f"k{i}": [10, 6, 10, 0, 10, 4000] for i in range(50)}
+    slope, spread = footprint(reads, 0.05, 300)
+    assert slope == pytest.approx(300, rel=1e-6) and spread == pytest.approx(0.95 / 50)
+    reads["big"] = [10, 6, 10, 0, 10, 400_000]       # one key of a hundred times the bytes: most of them
+    assert footprint(reads, 0.05, 306)[1] == pytest.approx(0.95 * (50 * 4000**2 + 400_000**2) / 600_000**2)
+    assert footprint(reads, 0.05, 9 * 51) == (0.0, 0.0)     # every read but the first hits: none at stake
 
 
 def test_a_sample_of_one_is_the_whole_replay(profile):
@@ -249,15 +281,13 @@ def half_a_million_operations_without_page_moves() -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 39, open: with the warehouse's hash (model/sampling.py) this sample's hit "
-                   "ratio is 5.0 % low (0.4054 against 0.4268), outside the stated error (0.0193): the error "
-                   "does not yet hold (benchmarks/sample_error_study.py finds the sample biased low)")
 @pytest.mark.ahead("test_sample:half_a_million_operations_without_page_moves")
 def test_a_ten_percent_sample_without_page_moves_is_within_five_percent_of_the_full_replay():
-    """Evictions and hit ratio of the sample within the issue's 5 % of the whole replay (measured
-    +3.9 % and +2.7 %).  The automover's case at 5 M operations is measured by benchmarks/sample_bench.py
-    (docs/simulate.md; on half a million under -m 512 it was +1.1 % and +1.1 %; on a million under
-    -m 1024, 3.6 % low)."""
+    """Evictions and hit ratio of the sample within the issue's 5 % of the whole replay, and the full
+    hit ratio inside the stated error.  Measured: evictions +3.8 %; hit ratio 0.4300 +/- 0.0156 against
+    the full 0.4268 (the sample's own ratio, before the adjustment to the gets read, was 5.0 %
+    low, 0.4054, outside its stated +/- 0.0193: engines/sample.py errors).  The automover's case at 5 M
+    operations is measured by benchmarks/sample_bench.py (docs/simulate.md)."""
     figures = ahead.result("test_sample:half_a_million_operations_without_page_moves")
     full, sample = figures["full"], figures["sample"]
     assert full["evicted"] > 50_000
@@ -347,3 +377,58 @@ def test_the_sampled_free_chunk_rule_needs_two_standard_deviations(profile):
             engine.slabs.free[big].extend(range(free))
             _, move = _runs_until_a_move(engine, mover, 1000, 1040)
             assert (move == (big, 0)) is moves, (share, free)
+
+
+# -- an error that holds (issue 39): the stated intervals against full replays ----------------------
+
+def _recipe(requests: int, objects: int, seed: int) -> list[tuple]:
+    """Issue 39's trace recipe, small: Zipf 0.9 over ``objects`` (random 63-bit ids), log-normal sizes
+    50 B-200 KB, 20 000 requests a second, each a look-aside read (FILL) of a 16-byte key and the rest."""
+    import numpy as np
+
+    from slabcalc.model.ops import FILL
+
+    rng = np.random.default_rng(seed)
+    cdf = np.cumsum(1.0 / np.arange(1, objects + 1) ** 0.9)
+    ranks = np.searchsorted(cdf, rng.random(requests) * cdf[-1])
+    ids = rng.integers(1, 1 << 63, size=objects, dtype=np.uint64)[ranks].tolist()
+    sizes = np.clip(rng.lognormal(7.5, 1.8, size=objects), 50, 200_000).astype(int)[ranks].tolist()
+    return [(float(i // 20_000), FILL, obj, 16, max(size - 16, 0), 0, 0) for i, (obj, size) in enumerate(zip(ids, sizes))]
+
+
+def sample_coverage_cases() -> list[dict]:
+    """Eight seeds of the recipe (200 000 requests over 40 000 objects), 1.6.18's defaults at -m 128,
+    each replayed whole and at a 20 % sample (a job of tests/ahead.py: about a minute of the idle core)."""
+    from slabcalc import load_profile
+
+    settings = configure(load_profile("1.6.18"), ["-m", "128"])
+    cases = []
+    for seed in range(100, 108):
+        ops = _recipe(200_000, 40_000, seed)
+        full, sampled = simulate(settings, ops).totals, simulate(settings, ops, sample=0.2)
+        s = sampled.sample
+        cases.append({"ratio": full.hits / full.gets, "evicted": full.evicted, "estimate": s.hit_ratio,
+                      "error": s.hit_ratio_error, "own": s.sampled_hit_ratio, "own_error": s.sampled_hit_ratio_error,
+                      "sample_evicted": sampled.totals.evicted, "evicted_error": s.evicted_error})
+    return cases
+
+
+@pytest.mark.slow
+@pytest.mark.ahead("test_sample:sample_coverage_cases")
+def test_the_stated_intervals_hold_the_full_replays_figures():
+    """The full replay's hit ratio and evictions inside the sample's stated 95 % intervals: measured 7 and
+    8 of 8 at this size (6 and 6 without the keys' bytes' term, engines/sample_error.py: the samples whose
+    keys' bytes are 5 % over or under a fifth of the whole, a memory that fits fewer or more of them;
+    the evictions' half-width is then 17-19 %).
+    The adjusted hit ratio is within 0.012 of the full one in every case, at +/- 0.008 to 0.012; the
+    sample's own ratio (before issue 39's adjustment) errs by 0.031 on average, at +/- 0.023 to 0.062."""
+    cases = ahead.result("test_sample:sample_coverage_cases")
+    inside = sum(abs(c["estimate"] - c["ratio"]) <= c["error"] for c in cases)
+    evictions = sum(abs(c["sample_evicted"] - c["evicted"]) <= c["evicted_error"] for c in cases)
+    assert inside >= 7 and evictions >= 7, (inside, evictions)
+    assert all(c["evicted"] > 10_000 for c in cases)                    # the memory evicts: -m matters
+    assert max(abs(c["estimate"] - c["ratio"]) for c in cases) <= 0.012
+    assert max(c["error"] for c in cases) <= 0.012
+    adjusted = sum(abs(c["estimate"] - c["ratio"]) for c in cases) / len(cases)
+    own = sum(abs(c["own"] - c["ratio"]) for c in cases) / len(cases)
+    assert own >= 3 * adjusted, (own, adjusted)

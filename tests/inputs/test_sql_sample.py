@@ -79,11 +79,13 @@ def _workload(path, n: int = 40_000, keys: int = 6000, seed: int = 3) -> None:
 
 
 def _comparable(document: dict) -> dict:
-    """A simulate document without what only the whole file knows: the operations read."""
+    """A simulate document without what only the whole file knows: the operations read, and the estimate
+    of the hit ratio adjusted to their number (engines/sample.py errors: the gets, hits and misses)."""
     document.pop("input", None)
-    document["totals"].pop("ops")
+    for name in ("ops", "cmd_get", "get_hits", "get_misses"):
+        document["totals"].pop(name)
     sample = document["sample"]
-    for name in ("ops", "drawn"):
+    for name in ("ops", "drawn", "hit_ratio", "hit_ratio_error"):
         sample.pop(name)
     return document
 
@@ -106,6 +108,10 @@ def test_the_exported_sample_replays_as_the_sample_of_the_whole(tmp_path):
     assert a["sample"]["sampled_ops"] == b["sample"]["sampled_ops"] == b["sample"]["ops"] < a["sample"]["ops"]
     assert b["sample"]["drawn"] and not a["sample"]["drawn"]
     assert a["totals"]["evictions"] > 0 and a["totals"]["get_hits"] > 0
+    # the sample's own ratio is the drawn one's estimate; the whole file's adjusts it to the operations read
+    assert b["sample"]["hit_ratio"] == b["sample"]["sampled_hit_ratio"] == a["sample"]["sampled_hit_ratio"]
+    assert b["totals"]["get_hits"] == round(b["sample"]["sampled_hit_ratio"] * b["totals"]["cmd_get"])
+    assert a["sample"]["hit_ratio"] != a["sample"]["sampled_hit_ratio"]
     assert _comparable(a) == _comparable(b)
 
 

@@ -18,9 +18,12 @@ def drawn_rate(sample, sampled, curve: bool, settings) -> tuple[bool, float | No
     return True, sampled
 
 
-def reader_left_out(accounting):
-    """When the reader drew the sample as it read (``accounting.sample``), how many operations it left out."""
-    return (lambda: accounting.left_out) if accounting.sample is not None else None
+def reader_left_out(accounting) -> dict:
+    """When the reader drew the sample as it read (``accounting.sample``), how many operations it left out
+    and how many gets among them (``simulate``'s ``left_out`` and ``left_out_gets``)."""
+    if accounting.sample is None:
+        return {}
+    return {"left_out": lambda: accounting.left_out, "left_out_gets": lambda: accounting.left_out_gets}
 
 
 def recount_coarse(file, settings, accounting, input_format, key_length, time_zero):

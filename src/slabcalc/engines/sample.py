@@ -45,11 +45,12 @@ from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 from typing import Callable, Iterable, Iterator
 
+from slabcalc.engines.sample_error import Z95, adjusted, evicted_error, footprint, of_gets, resident_spread
 from slabcalc.engines.results import Simulation
 from slabcalc.errors import SlabcalcError
 from slabcalc.model.classes import class_for, slab_classes
 from slabcalc.model.item import ntotal_function
-from slabcalc.model.ops import FILL, SET
+from slabcalc.model.ops import FILL, GET, SET
 from slabcalc.model.placement import TOO_LARGE, place
 from slabcalc.model.sampling import HASH_SPACE, key_hash, threshold
 from slabcalc.model.settings import Settings
@@ -80,7 +81,8 @@ def check_rate(rate: float) -> float:
 @dataclass
 class Sampled:
     """The operations a sample kept, as they are read: ``ops`` counts all, ``kept`` the sampled;
-    ``reads`` each sampled key's gets and hits (:meth:`count_reads`), for the error of the hit ratio."""
+    ``reads`` each sampled key's ``[gets, hits, operations, sets, fills, bytes]`` (:meth:`count_reads`,
+    :meth:`counted`), for the errors of the hit ratio and the evictions."""
 
     rate: float
     ops: int = 0
@@ -88,6 +90,8 @@ class Sampled:
     reads: dict = field(default_factory=dict)
     drawn: bool = False     # the operations were sampled already (``--sampled``: a warehouse's export)
     left_out: Callable[[], int] | None = None   # drawn by the reader as it read: the operations it left out
+    left_out_gets: Callable[[], int] | None = None   # and the gets (and fills) among them, when it counts them
+    gets: int | None = None     # the gets (and fills) read, sampled or not, when they are known
 
     def count_reads(self, engine) -> None:
         """Count each key's gets and hits as ``engine`` answers them (its ``on_get``)."""
@@ -96,10 +100,28 @@ class Sampled:
         def counted(key, found):
             seen = reads.get(key)
             if seen is None:
-                reads[key] = seen = [0, 0]
+                reads[key] = seen = [0, 0, 0, 0, 0, 0]
             seen[0] += 1
             seen[1] += found
         engine.on_get = counted
+
+    def counted(self, operations: Iterable[tuple]) -> Iterator[tuple]:
+        """``operations`` (the sample's, keyed as the engine keys them), each key's operations, sets and
+        fills counted as they pass, and the key and value bytes of its last set or fill."""
+        reads = self.reads
+        for op in operations:
+            seen = reads.get(op[2])
+            if seen is None:
+                reads[op[2]] = seen = [0, 0, 0, 0, 0, 0]
+            seen[2] += 1
+            kind = op[1]
+            if kind == SET:
+                seen[3] += 1
+                seen[5] = op[3] + op[4]
+            elif kind == FILL:
+                seen[4] += 1
+                seen[5] = op[3] + op[4]
+            yield op
 
     def filter(self, operations: Iterable[tuple], room: "Room | None" = None) -> Iterator[tuple]:
         """The operations (``(time, op, key, ...)``) of the keys whose hash is under the rate.
@@ -108,7 +130,7 @@ class Sampled:
         workload's classes leave no room at the rate, the rest is read without replaying it (the
         smallest rate that has room needs every class) and :class:`TooCoarse` is raised."""
         limit = HASH_SPACE + 1 if self.drawn else threshold(self.rate)   # drawn: every one is kept
-        ops = kept = 0
+        ops = kept = gets = 0
         if room is not None:        # every set is placed: what room.add does for a size it knows, here
             ntotal, class_at, used = room._ntotal, room._class_at, room.classes
         try:
@@ -121,11 +143,17 @@ class Sampled:
                         if op[1] == SET or op[1] == FILL:
                             room.add(op[3], op[4], op[6])
                     room.check()
+                if op[1] == GET or op[1] == FILL:
+                    gets += 1
                 if limit > HASH_SPACE or key_hash(op[2]) < limit:
                     kept += 1
                     yield op
         finally:
             self.ops, self.kept = ops + (self.left_out() if self.left_out is not None else 0), kept
+            if not self.drawn:
+                self.gets = gets                 # every operation passed here
+            elif self.left_out_gets is not None:
+                self.gets = gets + self.left_out_gets()
 
 
 class Room:
@@ -223,40 +251,81 @@ class Sample:
     rate: float
     ops: int                 # operations read
     sampled_ops: int         # operations of sampled keys, replayed
-    hit_ratio: float | None  # the sample's
-    hit_ratio_error: float | None     # chance: 95 % half-width, from the sampled gets (binomial)
-    evicted_error: int       # chance: 95 % half-width of the scaled evictions (Poisson on the sampled count)
+    hit_ratio: float | None  # the estimate of the node's: the sample's, adjusted to ``ops`` when they are known
+    hit_ratio_error: float | None     # 95 % half-width of ``hit_ratio`` (:func:`errors`)
+    evicted_error: int       # 95 % half-width of the scaled evictions (:func:`errors`)
     coarse_classes: tuple[int, ...] = ()     # classes holding fewer than COARSE_ITEMS sampled items
     drawn: bool = False      # sampled before it was read (``--sampled``): ``ops`` are the sample's
+    sampled_hit_ratio: float | None = None   # the sample's own hits / gets, unadjusted
+    sampled_hit_ratio_error: float | None = None    # its 95 % half-width (sampled keys as clusters)
 
     @property
     def scale(self) -> float:
         return 1 / self.rate
 
 
-def errors(sim: Simulation, rate: float, reads: dict | None = None) -> dict:
-    """The chance error of a sampled replay's scaled figures, from the sample (``sim``, not yet
-    scaled): 95 % intervals of the hit ratio and the evictions, and the classes of few items.
 
-    The sample draws keys, not requests: a hot key is in it with all its gets or not at all, so
-    the hit ratio's variance is that of a ratio over sampled clusters (Cochran, *Sampling
-    Techniques*, 6.11, with Poisson sampling of keys at ``rate``): ``(1 - rate) * sum((h_k - r
-    g_k)^2) / G^2`` over each sampled key's gets ``g_k`` and hits ``h_k`` (``reads``), ``G``
-    their sum and ``r`` the sample's ratio. Without ``reads``, gets are taken as independent
-    (binomial), which understates it for skewed keys."""
+def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | None = None,
+           gets: int | None = None) -> dict:
+    """The estimate of the node's hit ratio from a sampled replay (``sim``, not yet scaled) and the 95 %
+    intervals of it and of the scaled evictions, and the classes of few items.
+
+    The sample draws keys, not requests: a hot key is in it with all its gets or not at all.  With
+    Zipf-like keys a few hottest keys make a tenth or more of the gets, nearly all hits, and a 5 %
+    sample mostly misses them: the sample's own ratio of hits to gets is then low, and the spread of
+    its keys, which lack them, says nothing of it (issue 39: the full figure outside the stated error,
+    always below).  What a missing hot key does not move is the misses (a hot key misses once), so
+    when ``gets`` (every get read, sampled or not: the reader counts those it leaves out) is known
+    the miss ratio is the sampled misses over ``R * gets``, with the misses' variance over sampled
+    keys, ``(1 - R) sum m_k^2 / (R gets)^2`` (SHARDS_adj's correction for a trace of reads).  Else,
+    when ``ops`` (every operation read, sampled or not) is known, the estimate of the miss ratio is
+    the sampled misses ``A`` over the gets ``C`` corrected by how many operations the sample drew
+    against how many it was expected to draw, ``R * ops``: ``theta = A / C * B / (R * ops)``, ``B``
+    the sampled operations -- the misses scaled by ``1 / R`` over the gets estimated as ``ops`` times
+    the sample's gets per operation (the adjustment of SHARDS_adj, Waldspurger et al., FAST '15, made for a
+    cache's misses).  Its variance is that of a product of ratios over sampled clusters (Cochran,
+    *Sampling Techniques*, 6.11, Poisson sampling of keys at ``rate``), linearised: ``theta^2 (1 - R)
+    sum_k (m_k / A + n_k / B - g_k / C)^2`` over the sampled keys' misses, operations and gets
+    (``reads``).  Without ``ops`` (a sample drawn before: ``--sampled``) the estimate is the sample's
+    ratio ``A / C`` and the ``n_k`` term drops; without ``reads``, gets are taken as independent
+    (binomial), which understates it for skewed keys.
+
+    The evictions ``E`` scaled by ``1 / R`` have the variance ``(1 - R) / R^2 sum_k e_k^2``; a key's
+    evictions are not counted, but its allocations ``a_k`` (sets, and a fill's misses) are, and an
+    allocation evicts with ``p = E / sum a_k``: ``sum e_k^2`` is taken as ``p (1 - p) sum a_k +
+    p^2 sum a_k^2`` (binomial evictions of each key's allocations; ``E`` when each key allocates once).
+    A memory that evicts holds as many items as their chunk sizes let it, and the sample's resident
+    items' mean size is chance too: :func:`~slabcalc.engines.sample_error.resident_spread` adds its variance.  Both intervals also
+    carry the chance in the sampled keys' bytes, which moves hits and evictions together
+    (:func:`footprint`).
+    """
     t = sim.totals
-    ratio = t.hits / t.gets if t.gets else None
+    own = t.hits / t.gets if t.gets else None
     if rate == 1:           # the whole workload: no chance
-        return dict(hit_ratio=ratio, hit_ratio_error=0.0 if t.gets else None, evicted_error=0)
+        return dict(hit_ratio=own, hit_ratio_error=0.0 if t.gets else None, evicted_error=0,
+                    sampled_hit_ratio=own, sampled_hit_ratio_error=0.0 if t.gets else None)
+    reads = reads or {}
     if not t.gets:
-        ratio_error = None
+        ratio = own_error = ratio_error = None
     elif reads:
-        spread = sum((hits - ratio * gets) ** 2 for gets, hits in reads.values())
-        ratio_error = 1.96 * math.sqrt((1 - rate) * spread) / t.gets
+        own_error = Z95 * math.sqrt((1 - rate) * sum((h - own * g) ** 2 for g, h, *_ in reads.values())) / t.gets
+        ratio, ratio_error = own, own_error
+        if gets:
+            ratio, ratio_error = of_gets(reads, rate, t.gets - t.hits, gets)
+        elif ops:
+            ratio, ratio_error = adjusted(reads, rate, t.gets, t.gets - t.hits, ops)
     else:
-        ratio_error = 1.96 * math.sqrt(ratio * (1 - ratio) / t.gets)
+        own_error = ratio_error = Z95 * math.sqrt(own * (1 - own) / t.gets)
+        ratio = own
+    slope, spread = footprint(reads, rate, t.hits) if t.evicted and reads else (0.0, 0.0)
+    if ratio_error is not None and slope:
+        ratio_error = math.hypot(ratio_error, Z95 * slope / t.gets * math.sqrt(spread))
+    # fewer bytes in the sample mean both more hits (fewer allocations) and more items held: both lower
+    # the evictions, so the two terms' deviations add, not their variances
+    resident = (math.sqrt(resident_spread(sim)) + slope * math.sqrt(spread / (1 - rate))) ** 2 if t.evicted else 0.0
     return dict(hit_ratio=ratio, hit_ratio_error=ratio_error,
-                evicted_error=round(1.96 * math.sqrt(t.evicted) / rate),
+                evicted_error=evicted_error(reads, rate, t.evicted, resident),
+                sampled_hit_ratio=own, sampled_hit_ratio_error=own_error,
                 coarse_classes=tuple(r.slab_class.id for r in sim.classes if r.items < COARSE_ITEMS))
 
 
@@ -275,15 +344,24 @@ def _scaled_copy(record, rate: float):
 
 
 def scale_back(sim: Simulation, sampled: Sampled) -> Simulation:
-    """The sampled replay's counts scaled by ``1 / rate`` into the node's figures, with its :class:`Sample`."""
+    """The sampled replay's counts scaled by ``1 / rate`` into the node's figures, with its :class:`Sample`.
+    When every operation read is known (not ``drawn``), the gets and hits are the adjusted estimate
+    (:func:`errors`): the gets the sample's per operation times the operations read, the misses
+    scaled by ``1 / rate``, the hits the difference."""
     rate = sampled.rate
-    info = Sample(rate, sampled.ops, sampled.kept, **errors(sim, rate, sampled.reads),
+    whole = not sampled.drawn or sampled.left_out is not None
+    info = Sample(rate, sampled.ops, sampled.kept, **errors(sim, rate, sampled.reads, sampled.ops if whole else None,
+                                                            sampled.gets if whole else None),
                   drawn=sampled.drawn and sampled.left_out is None)
     if rate == 1:
         return replace(sim, sample=info)
     finding = sim.finding
-    return replace(sim, classes=tuple(_scaled_copy(r, rate) for r in sim.classes),
-                   totals=replace(_scaled_copy(sim.totals, rate), ops=sampled.ops),
+    totals = replace(_scaled_copy(sim.totals, rate), ops=sampled.ops)
+    if whole and sampled.kept and sim.totals.gets and info.hit_ratio is not None:
+        gets = sampled.gets or round(sim.totals.gets * sampled.ops / sampled.kept)
+        misses = min(gets, round((1 - info.hit_ratio) * gets))
+        totals = replace(totals, gets=gets, hits=gets - misses, misses=misses)
+    return replace(sim, classes=tuple(_scaled_copy(r, rate) for r in sim.classes), totals=totals,
                    finding=None if finding is None else _scaled_copy(finding, rate),
                    timeline=tuple(_scaled_copy(row, rate) for row in sim.timeline), sample=info, snapshots=())
 

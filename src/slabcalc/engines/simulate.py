@@ -62,7 +62,8 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
              lru: str | None = None,
              every: float | None = None, boot: float = 0.0, at: Iterable[float] = (),
              sample: float | None = None, hash_keys: bool = False, drawn: bool = False,
-             left_out: Callable[[], int] | None = None) -> Simulation:
+             left_out: Callable[[], int] | None = None,
+             left_out_gets: Callable[[], int] | None = None) -> Simulation:
     """Replay ``ops`` (``(time, op, key, key_size, value_size, ttl, flags)``) under ``settings``.
 
     ``suboptions`` are the server's ``-o`` words in order (by default those
@@ -79,7 +80,8 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     are such a sample already (a warehouse's, ``slabcalc sql --workload --sample``): replayed whole,
     scaled as ``sample`` scales (``simulate --sampled``).  ``left_out``: ``ops`` are the sample the
     reader kept as it read (``open_workload(sample=)``), and this says, once they are read, how many
-    operations it left out.
+    operations it left out, and ``left_out_gets`` the gets among them (the estimate of the hit ratio
+    then divides by every get read: :func:`.sample.errors`).
     ``hash_keys`` keeps string keys as 60-bit hashes, 80 bytes less a resident item (:mod:`.keys`;
     the model states the bound on a collision).
     """
@@ -90,11 +92,12 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     if sample is not None:
         from slabcalc.engines.sample import Room, Sampled, check_rate, scale_back
 
-        sampled = Sampled(check_rate(sample), drawn=drawn or left_out is not None, left_out=left_out)
+        sampled = Sampled(check_rate(sample), drawn=drawn or left_out is not None, left_out=left_out,
+                          left_out_gets=left_out_gets)
         engine = Engine(settings, background, boot=boot, share=sample)
         sampled.count_reads(engine)
         room = Room(settings, sample) if sample < 1 else None
-        timeline = engine.run(_keys(sampled.filter(ops, room), hash_keys), every=every, at=())
+        timeline = engine.run(sampled.counted(_keys(sampled.filter(ops, room), hash_keys)), every=every, at=())
         model = _hashed(replace(model, sample=sample), engine, hash_keys)
         return scale_back(engine.results(model, timeline), sampled)
     engine = Engine(settings, background, boot=boot)

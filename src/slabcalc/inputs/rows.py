@@ -49,6 +49,7 @@ class Accounting:
     unused: tuple[str, ...] = ()   # the header's columns the reader does not read, as the header names them
     sample: float | None = None    # the reader kept only the keys of this sample (model/sampling.py); the
     #                                rows (oracleGeneral: records) of the others are counted in left_out
+    left_out_gets: int = 0     # the gets (a trace's look-aside reads) among the rows a sample left out
 
 
 class Rejected(Exception):

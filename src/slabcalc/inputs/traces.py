@@ -85,6 +85,7 @@ class _OracleRecords:
             accounting.rows += count
             accounting.items += len(columns.objs)
             accounting.left_out += count - len(columns.objs)
+            accounting.left_out_gets += count - len(columns.objs)      # every record a look-aside read
             self.last = last
             yield columns
 
@@ -112,6 +113,7 @@ class _OracleRecords:
             self.last = clock
             if self.limit >= 0 and id_hash(obj) >= self.limit:
                 accounting.left_out += 1
+                accounting.left_out_gets += 1
                 continue
             accounting.items += 1
             yield float(clock), FILL, obj, key, size - key, 0, 0

@@ -38,6 +38,7 @@ from typing import Callable, Final, Iterator, TextIO
 
 from slabcalc._native import i64
 from slabcalc.inputs.aliases import WORKLOAD_COLUMNS, by_alias
+from slabcalc.inputs.key_sample import KNOWN_KEYS, Known, kept_rows
 from slabcalc.errors import InputError
 from slabcalc.inputs.rows import (
     FIRST_REJECTIONS,
@@ -61,7 +62,6 @@ from slabcalc.model.sampling import HASH_SPACE, text_hash, threshold
 OP_COUNT_MAX: Final = 1 << 20
 
 FORMATS = ("csv", "twitter")
-KNOWN_KEYS: Final = 1 << 20      # keys whose sample membership a sampled read remembers (then forgets all)
 
 OPS = {"set": SET, "get": GET, "gets": GET, "delete": DELETE, "touch": TOUCH}
 
@@ -172,13 +172,13 @@ class _WorkloadReader:
         progress, native = self.progress, NATIVE      # native: _whole where compiled, int() where not
         # locals, not lookups per row; a ttl above maxdelta (or below 0) is read by _row, as memcached reads it
         set_op, get_op, value_max, flags_max, maxdelta = SET, GET, VALUE_MAX, FLAGS_MAX, REALTIME_MAXDELTA
-        width = max(self.at.values()) + 1
-        last, serial, rows, accepted = 0.0, 0, 0, 0
+        width, last, serial, rows, accepted = max(self.at.values()) + 1, 0.0, 0, 0, 0
         line = self.line - (1 if self.first is not None else 0)
         t_text, t_read = "0", 0.0       # the last time cell read and its value: rows at one instant share it
         key: str | int
         try:
-            for lines, quoted, all_ascii in self._blocks() if self.limit < 0 else self._sampled(self._blocks()):
+            for lines, quoted, all_ascii, before in self._blocks() if self.limit < 0 else self._sampled(line):
+                line = before if before >= 0 else line      # a sample's rows: the number of the line before
                 for raw in lines:
                     line += 1
                     cells = _split(raw, delimiter) if quoted and '"' in raw else raw.split(delimiter)
@@ -247,54 +247,93 @@ class _WorkloadReader:
             self.acct.rows += rows
             self.acct.items += accepted
 
-    def _sampled(self, blocks: Iterator[tuple[list[str], bool, bool]]) -> Iterator[tuple[list[str], bool, bool]]:
-        """``blocks`` with the rows of the keys a sample leaves out (their key cell's hash at or above
-        ``self.limit``) made blank lines, counted as rows and as ``left_out``: the line numbers stay."""
-        limit, i_key, delimiter, left_out = self.limit, self.at["key"], self.delimiter, 0
+    def _sampled(self, line: int) -> Iterator[tuple[list[str], bool, bool, int]]:
+        """The lines of the rows of the keys a sample keeps (their key cell's MD5 under ``self.limit``:
+        model/sampling.py), each block with the number of the line before its first (``line``: before the
+        first of all); the rows left out are counted as rows and as ``left_out``.  A block without quotes
+        or carriage returns is told at once by :func:`~slabcalc.inputs.key_sample.kept_rows`; any other
+        is split into cells a line at a time."""
+        limit, i_key, delimiter, left_out, gets = self.limit, self.at["key"], self.delimiter, 0, 0
+        i_op = self.at.get("op", -1)
+        width = max(i_key, i_op) + 1
         known: dict[str, bool] = {}     # a key's membership, met before (MD5 costs more than the lookup)
+        fingerprints: Known | None = None      # kept_rows' memory of the keys
         try:
-            for lines, quoted, all_ascii in blocks:
-                kept: list[str] = []
-                for raw in lines:
-                    cells = _split(raw, delimiter) if quoted and '"' in raw else raw.split(delimiter, i_key + 1)
-                    out = False
-                    if len(cells) > i_key:
-                        key = cells[i_key]
-                        found = known.get(key)
-                        if found is None:
-                            if len(known) >= KNOWN_KEYS:
-                                known.clear()
-                            found = known[key] = text_hash(key) >= limit
-                        out = found and bool(raw.strip())
-                    if out:
-                        kept.append("")
-                        left_out += 1
-                    else:
-                        kept.append(raw)
-                yield kept, quoted, all_ascii
+            for text, universal, whole in self._texts(SAMPLED_BLOCK):
+                if not whole and '"' not in text and "\r" not in text:
+                    found = kept_rows(text if text.endswith("\n") else text + "\n", delimiter, i_key, limit,
+                                      fingerprints, i_op)
+                    if found is not None:
+                        rows, kept_lines, dropped, fingerprints, dropped_gets = found
+                        gets += dropped_gets
+                        for row, raw in zip(rows, kept_lines):
+                            yield [raw], False, raw.isascii(), line + row
+                        line += text.count("\n") + (0 if text.endswith("\n") else 1)
+                        left_out += dropped
+                        continue
+                for lines, quoted, all_ascii, _ in self._split(text, universal, whole):
+                    kept: list[str] = []
+                    for raw in lines:
+                        cells = _split(raw, delimiter) if quoted and '"' in raw else raw.split(delimiter, width)
+                        out = False
+                        if len(cells) > i_key and cells[i_key] and raw.strip():
+                            key = cells[i_key]
+                            member = known.get(key)
+                            if member is None:
+                                if len(known) >= KNOWN_KEYS:
+                                    known.clear()
+                                member = known[key] = text_hash(key) >= limit
+                            out = member
+                        if out:
+                            kept.append("")
+                            left_out += 1
+                            gets += i_op >= 0 and len(cells) > i_op and cells[i_op].strip().lower() in ("get", "gets")
+                        else:
+                            kept.append(raw)
+                    yield kept, quoted, all_ascii, line
+                    line += len(lines)
         finally:
             self.acct.rows += left_out
             self.acct.left_out += left_out
+            self.acct.left_out_gets += gets
 
-    def _blocks(self) -> Iterator[tuple[list[str], bool, bool]]:
+    def _blocks(self) -> Iterator[tuple[list[str], bool, bool, int]]:
         """The rows' lines after the header (from the twitter form's first), without their ends, a block at
-        a time.  A stream with ``read`` is read ``BLOCK`` characters at a time and split at its line ends
-        here (a third of the cost of its own line by line reading), the text after the last carried over;
-        the lines are the stream's own (``_ends``).  Any other iterable of lines is taken a line at a time.
-        With each block, whether it has a quote and whether it is all ASCII (keys' lengths are their own)."""
+        a time (:meth:`_texts`), each with whether it has a quote, whether it is all ASCII (keys' lengths are
+        their own) and -1 (the lines follow the last: :meth:`_sampled` gives a line's number instead)."""
+        for text, universal, whole in self._texts():
+            yield from self._split(text, universal, whole)
+
+    @staticmethod
+    def _split(text: str, universal: bool, whole: bool) -> Iterator[tuple[list[str], bool, bool, int]]:
+        """One text of :meth:`_texts` as :meth:`_blocks` gives it."""
+        if whole:               # one line of an iterable of lines
+            yield [text.rstrip("\r\n")], '"' in text, text.isascii(), -1
+            return
+        pieces = text.split("\n")
+        last = pieces.pop()          # "" after a \n; the lines a lone \r ended after it
+        lines = _ends(pieces, universal) if "\r" in text else pieces
+        yield (lines + _ends([last], universal) if last else lines), '"' in text, text.isascii(), -1
+
+    def _texts(self, size: int = 0) -> Iterator[tuple[str, bool, bool]]:
+        """The text after the header, whole lines at a time: a stream with ``read`` is read ``BLOCK``
+        characters at a time and cut after its last line end (a third of the cost of its own line by line
+        reading; ``size`` of them, or ``BLOCK``), the text after it carried over; the lines are the stream's own (``_ends``).  Any other
+        iterable of lines is taken a line at a time.  With each text, whether a lone carriage return ends
+        a line in it (``universal``) and whether it is one line of an iterable (or the twitter form's first)."""
         first = self.first
         if first is not None:
-            yield [first.rstrip("\r\n")], '"' in first, first.isascii()
+            yield first, False, True
         stream = self.stream
         read = getattr(stream, "read", None)
         if read is None:
             for raw in stream:
-                yield [raw.rstrip("\r\n")], '"' in raw, raw.isascii()
+                yield raw, False, True
             return
         pending: list[str] = []        # the text read after the last line end, in pieces: never copied twice
         universal, told = False, False
         while True:
-            block = read(BLOCK)
+            block = read(size or BLOCK)
             if not block:
                 break
             if not told and "\r" in block:
@@ -307,13 +346,9 @@ class _WorkloadReader:
                 continue
             text = "".join(pending) + block[:end + 1] if pending else block[:end + 1]
             pending = [block[end + 1:]] if end + 1 < len(block) else []
-            pieces = text.split("\n")
-            last = pieces.pop()          # "" after a \n; the lines a lone \r ended after it
-            lines = _ends(pieces, universal) if "\r" in text else pieces
-            yield (lines + _ends([last], universal) if last else lines), '"' in text, text.isascii()
+            yield text, universal, False
         if pending:
-            text = "".join(pending)
-            yield _ends([text], universal), '"' in text, text.isascii()
+            yield "".join(pending), universal, False
 
     def _not_utf8(self, line: int, reason: str) -> InputError:
         """The error of text that is not UTF-8, met by reading the block after ``line``: it names the line
@@ -515,6 +550,7 @@ def _ends(pieces: list[str], universal: bool) -> list[str]:
 
 
 BLOCK: Final = 1 << 16           # characters read at a time: 64 KiB, a few hundred rows
+SAMPLED_BLOCK: Final = 1 << 20   # by a sample (key_sample.py): a MiB, numpy's calls a block paid for by more rows
 
 NATIVE: Final = not __file__.endswith(".py")     # this module compiled (mypyc), as engine.py's COMPILED
 

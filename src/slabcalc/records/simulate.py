@@ -231,7 +231,8 @@ def sample_record(s) -> dict:
     """How a sampled replay was made (``simulate --sample``) and the error of its scaled counts."""
     return {"rate": s.rate, "ops": s.ops, "sampled_ops": s.sampled_ops, "scale": s.scale,
             "hit_ratio": s.hit_ratio, "hit_ratio_error": s.hit_ratio_error, "evicted_error": s.evicted_error,
-            "coarse_classes": list(s.coarse_classes), "drawn": s.drawn}
+            "coarse_classes": list(s.coarse_classes), "drawn": s.drawn,
+            "sampled_hit_ratio": s.sampled_hit_ratio, "sampled_hit_ratio_error": s.sampled_hit_ratio_error}
 
 
 def sample_lines(s) -> list[tuple[str, str]]:
