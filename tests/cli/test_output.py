@@ -32,6 +32,10 @@ TRICKY = st.sampled_from(["1,000", "1e5", "inf", "-inf", "nan", "True", "False",
 
 TEXT = st.text(st.sampled_from("ab -,.5"), max_size=40)      # words, hyphens and spaces to wrap
 
+# Five times the profile's examples: 500 in the suite; 100 in the floors' run (.ci/run, profile
+# "floors"), where the oldest tabulate is held to the same layout in plain Python beside the suite.
+EXAMPLES = 5 * settings.default.max_examples
+
 
 def _tables(cells):
     return st.integers(1, 5).flatmap(
@@ -55,7 +59,7 @@ def _tabulates(headers, table, align, wrap=None) -> str:
                     maxcolwidths=widths if wrap else None)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(_tables(COMMON))
 def test_tables_of_the_cells_commands_make_are_tabulates(case):
     """Laid out here, never declined (None would not equal tabulate's text): the commands' own cells
@@ -63,14 +67,14 @@ def test_tables_of_the_cells_commands_make_are_tabulates(case):
     assert _mine(*case) == _tabulates(*case)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(_tables(st.one_of(COMMON, TRICKY)))
 def test_tricky_cells_are_laid_out_as_tabulate_does_or_left_to_it(case):
     mine = _mine(*case)
     assert mine is None or mine == _tabulates(*case)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(_tables(st.one_of(COMMON, TEXT)))
 def test_wrapped_text_is_wrapped_as_tabulate_wraps_it(case):
     """render_pairs wraps its value column to the terminal (tabulate's maxcolwidths)."""
