@@ -150,8 +150,15 @@ class Lru(Item):
         self.bytes += i64(item.ntotal)
 
     def remove(self, item: Item) -> None:
+        """Unlink ``item``, its own links cut (pointed at ``_LOOSE``): a removed item that outlives its
+        ring (held by extstore, a caller) would otherwise hold its old neighbours, they theirs, and
+        their release would be a chain of deallocations deep enough for CPython's trashcan, which
+        mypyc (2.4, emitclass.py ``generate_dealloc_for_class``) calls for acyclic classes too and
+        which on CPython 3.11 writes into the collector's header an acyclic object does not have:
+        memory corrupted, a crash later (tests/engines/test_dealloc.py)."""
         before, after = item.prev, item.next
         before.next, after.prev = after, before
+        item.prev = item.next = _LOOSE
         self.n -= 1
         self.bytes -= i64(item.ntotal)
 

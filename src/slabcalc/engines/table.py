@@ -143,3 +143,13 @@ class Table:
 
     def __len__(self) -> int:
         return self.n
+
+    def __del__(self) -> None:
+        """Cut every chain before the buckets go: a chain freed whole is a nest of deallocations as
+        deep as it is long (lru.py ``Lru.remove``: no acyclic item may be freed that deep)."""
+        for head in self.buckets:
+            item = head
+            while item is not None:
+                after = item.hnext
+                item.hnext = None
+                item = after
