@@ -8,6 +8,7 @@ import tempfile
 
 import ahead
 import pytest
+from hypothesis import HealthCheck, settings as _hypothesis
 from memcached_server import require_memcached, server_version
 
 from slabcalc import load_profile
@@ -26,18 +27,12 @@ for _name in ("COLUMNS", "LINES"):
 # no run lands or fails on the draw), and no "too slow" health check -- the floors' run is niced beside
 # the suite on 2 cores, so how fast examples are drawn says nothing of the code.  Locally hypothesis
 # keeps drawing new examples.
-try:
-    from hypothesis import HealthCheck, settings as _hypothesis
-except ImportError:               # pragma: no cover - hypothesis is in the test extra
-    pass
-else:
-    _hypothesis.register_profile("ci", derandomize=True, database=None,
-                                 suppress_health_check=[HealthCheck.too_slow])
-    # the floors' run (.ci/run: --hypothesis-profile floors): the oldest versions held to the same
-    # properties on a fifth of the examples, the suite beside it drawing them all
-    _hypothesis.register_profile("floors", parent=_hypothesis.get_profile("ci"), max_examples=20)
-    if os.environ.get("CI"):
-        _hypothesis.load_profile("ci")
+_hypothesis.register_profile("ci", derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+# the floors' run (.ci/run: --hypothesis-profile floors): the oldest versions held to the same properties
+# on a fifth of the examples, the suite beside it drawing them all
+_hypothesis.register_profile("floors", parent=_hypothesis.get_profile("ci"), max_examples=20)
+if os.environ.get("CI"):
+    _hypothesis.load_profile("ci")
 
 
 @pytest.fixture(scope="session")
