@@ -205,12 +205,10 @@ class _WorkloadReader:
                             name = cells[i_op]         # set and get as they are, the rest as _row reads them
                             op = (set_op if name == "set" else get_op if name == "get"
                                   else ops.get(name.strip().lower() or "set", -1))
-                        if i_key >= 0:
+                        if i_key >= 0:         # a key's length is its bytes' (ASCII: its length)
                             text = cells[i_key]
-                            if i_ksize >= 0:
-                                size = int(cells[i_ksize])
-                            else:                      # its length in bytes: ASCII, its length
-                                size = len(text) if all_ascii or text.isascii() else len(text.encode())
+                            size = (int(cells[i_ksize]) if i_ksize >= 0 else len(text) if all_ascii or text.isascii()
+                                    else len(text.encode()))
                             key, careful = text, not text
                         elif op == set_op:
                             key, size = serial + 1, key_length if i_ksize < 0 else int(cells[i_ksize])
@@ -238,8 +236,7 @@ class _WorkloadReader:
                     accepted += repeat
                     if progress is not None and not accepted & 0xFFFF:
                         progress(rows)
-                    yield t, op, key, size, value, ttl, flags
-                    for _ in range(repeat - 1):      # MetaKV: a row of op_count operations
+                    for _ in range(repeat):          # MetaKV: a row of op_count operations
                         yield t, op, key, size, value, ttl, flags
         except UnicodeDecodeError as exc:
             raise self._not_utf8(line, exc.reason) from None
