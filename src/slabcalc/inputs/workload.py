@@ -118,14 +118,15 @@ class _WorkloadReader:
     first: str | None           # that line when it is a row (twitter), None when it is the header
     unused: tuple[str, ...]     # the header's columns not read
     limit: int                  # a sample's threshold (model/sampling.py): rows of keys hashing at or above it are left out; -1: all
-    log_cells: tuple[str, str] | None   # a drawn sample's log_ops and log_gets cells as its first row has them
+    log_cells: tuple[str, str]  # a drawn sample's log_ops and log_gets cells as its first row has them ("\n": none
+    #                             read yet, a text no cell holds: a row's cells hold no line end)
     log_line: int               # that row's line
 
     def __init__(self, stream, source, key_length, strict, progress, form=None, key_max=None, time_zero=None):
         self.key_max = key_max_of(key_max)
         self.time_zero = time_zero
         self.limit = -1
-        self.log_cells, self.log_line = None, 0
+        self.log_cells, self.log_line = ("\n", "\n"), 0
         self.stream, self.source, self.strict, self.progress = stream, source, strict, progress
         self.rereadable = _at_start(stream)             # before first_line reads it
         first, self.line = first_line(stream, source)
@@ -197,7 +198,8 @@ class _WorkloadReader:
                     rows += 1
                     # The fast path: a well-formed row read once.  At any doubt (a cell int() or float() refuses, an op
                     # not known at once, a value out of range, log counts not the first row's) _row reads it again.
-                    careful = i_log >= 0 and (cells[i_log], cells[i_log_gets]) != self.log_cells
+                    careful = i_log >= 0 and (cells[i_log] != self.log_cells[0]
+                                              or cells[i_log_gets] != self.log_cells[1])
                     try:
                         if i_time < 0:
                             t = last
@@ -444,7 +446,7 @@ class _WorkloadReader:
             raise InputError(f"{self.source}:{line}: {texts}: the log's operations and gets are whole "
                              f"numbers") from None
         acct = self.acct
-        if self.log_cells is None:
+        if acct.log_ops is None:
             if not 0 <= gets <= ops:
                 raise InputError(f"{self.source}:{line}: {texts}: the log's gets are 0 to its operations")
             self.log_cells, self.log_line, acct.log_ops, acct.log_gets = cells_now, line, ops, gets
