@@ -1,8 +1,10 @@
 """``slabcalc sql --workload --sample RATE``: one sampling hash on both sides.  Each dialect's
 expression, parsed by sqlglot and run by DuckDB, computes the hash slabcalc's readers compute
 (model/sampling.py: checked here against hashlib's MD5, not against itself); the DuckDB query keeps
-exactly the requests ``simulate --sample`` keeps, and ``simulate --sampled`` on its result prints
-what ``simulate --sample`` prints on the whole file."""
+exactly the requests ``simulate --sample`` keeps, with the whole log's operations and gets on every row
+(``log_ops``, ``log_gets``), and ``simulate --sampled`` on its result prints what ``simulate --sample``
+prints on the whole file, the hit ratio adjusted to the log's gets included; without those columns it says
+that it could not adjust it."""
 
 from __future__ import annotations
 
@@ -53,17 +55,25 @@ def test_every_dialect_computes_the_same_hash(dialect):
     assert dict(con.execute(ids).fetchall()) == {i: id_hash(i % 2**64) for i in IDS}
 
 
+OPS = ["get", "set", "GET", " gets ", "Gets", "delete", None, "touch", "set"]
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_the_workload_query_keeps_the_replays_keys(dialect):
     con = duckdb.connect()
+    ops = [OPS[i % 7 % len(OPS)] for i in range(2000)]
     duckdb_table(con, "log", "t DOUBLE, c VARCHAR, name VARCHAR, bytes BIGINT, ex BIGINT",
-                 [(i * 0.5, "get", f"user:{i % 500}", 0, 0) for i in range(2000)])
+                 [(i * 0.5, ops[i], f"user:{i % 500}", 0, 0) for i in range(2000)])
     columns = dict(time="t", op="c", key="name", value_size="bytes", ttl="ex")
     query = sqlglot.transpile(workload_sql(dialect, "log", 0.1, columns), read=dialect, write="duckdb")[0]
     rows = con.execute(query).fetchall()
     assert [r[0] for r in rows] == sorted(r[0] for r in rows)
     assert {r[2] for r in rows} == {f"user:{i}" for i in range(500) if key_hash(f"user:{i}") < threshold(0.1)}
     assert 25 < len({r[2] for r in rows}) < 80        # about 50 of 500 keys
+    # every row states the whole log's rows and gets (the reader's ops: get or gets, any case, trimmed)
+    gets = sum(op is not None and op.strip().lower() in ("get", "gets") for op in ops)
+    assert 2000 // 7 * 3 < gets < 2000 // 7 * 5
+    assert {r[5:] for r in rows} == {(2000, gets)}
 
 
 def _workload(path, n: int = 40_000, keys: int = 6000, seed: int = 3) -> None:
@@ -78,41 +88,113 @@ def _workload(path, n: int = 40_000, keys: int = 6000, seed: int = 3) -> None:
                 f.write(f"{i * 0.01:.2f},set,{key},{rng.choice([300, 900, 2500, 6000])},{rng.choice([0, 0, 60])}\n")
 
 
-def _comparable(document: dict) -> dict:
-    """A simulate document without what only the whole file knows: the operations read, and the estimate
-    of the hit ratio adjusted to their number (engines/sample.py errors: the gets, hits and misses)."""
-    document.pop("input", None)
-    for name in ("ops", "cmd_get", "get_hits", "get_misses"):
-        document["totals"].pop(name)
-    sample = document["sample"]
-    for name in ("ops", "drawn", "hit_ratio", "hit_ratio_error"):
-        sample.pop(name)
-    return document
+ARGS = ("-m", "4", "--format", "json")
 
 
-def test_the_exported_sample_replays_as_the_sample_of_the_whole(tmp_path):
-    whole = tmp_path / "whole.csv"
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """A whole log (a CSV file), the 0.2 sample ``sql --workload --sample 0.2`` draws from it in DuckDB
+    (a CSV file), and ``simulate --sample 0.2``'s document of the whole log."""
+    where = tmp_path_factory.mktemp("exported")
+    whole, drawn = where / "whole.csv", where / "drawn.csv"
     _workload(whole)
-    drawn = tmp_path / "drawn.csv"
     done = run("sql", "--workload", "--sample", "0.2", "--table", "log")
     assert done.exit_code == 0, done.output
     con = duckdb.connect()
     con.execute(f"CREATE TABLE log AS SELECT * FROM read_csv('{whole}', header = true)")
     con.execute(f"COPY ({done.stdout.rstrip().rstrip(';')}) TO '{drawn}' (HEADER, DELIMITER ',')")
-    args = ["-m", "4", "--format", "json"]
-    sample = run("simulate", str(whole), "--sample", "0.2", *args)
+    sample = run("simulate", str(whole), "--sample", "0.2", *ARGS)
     assert sample.exit_code == 0, sample.output
-    replayed = run("simulate", str(drawn), "--sampled", "0.2", *args)
-    assert replayed.exit_code == 0, replayed.output
-    a, b = json.loads(sample.stdout), json.loads(replayed.stdout)
-    assert a["sample"]["sampled_ops"] == b["sample"]["sampled_ops"] == b["sample"]["ops"] < a["sample"]["ops"]
+    return whole, drawn, json.loads(sample.stdout)
+
+
+def _sampled(path) -> dict:
+    done = run("simulate", str(path), "--sampled", "0.2", *ARGS)
+    assert done.exit_code == 0, done.output
+    return json.loads(done.stdout)
+
+
+def _but_how_drawn(document: dict) -> dict:
+    """A simulate document without what says how its sample was drawn: the file read, and ``drawn``."""
+    document = json.loads(json.dumps(document))
+    document.pop("input")
+    document["sample"].pop("drawn")
+    return document
+
+
+def _edited(path, to, column: str, value) -> None:
+    """``path``'s rows written to ``to`` with ``column`` set to ``value(row's value, row's index)``."""
+    lines = path.read_text().splitlines()
+    at = lines[0].split(",").index(column)
+    for i in range(1, len(lines)):
+        cells = lines[i].split(",")
+        cells[at] = str(value(int(cells[at]), i))
+        lines[i] = ",".join(cells)
+    to.write_text("\n".join(lines) + "\n")
+
+
+def test_the_exported_sample_replays_as_the_sample_of_the_whole(exported):
+    whole, drawn, a = exported
+    b = _sampled(drawn)
+    # the file states the log it was drawn from: its rows and gets (counted here, not by slabcalc)
+    rows = whole.read_text().splitlines()[1:]
+    header = drawn.read_text().splitlines()[:2]
+    assert header[0] == "time,op,key,value_size,ttl,log_ops,log_gets"
+    assert header[1].endswith(f",{len(rows)},{sum(r.split(',')[1] == 'get' for r in rows)}")
     assert b["sample"]["drawn"] and not a["sample"]["drawn"]
+    assert a["sample"]["sampled_ops"] == b["sample"]["sampled_ops"] < b["sample"]["ops"] == len(rows)
+    assert a["sample"]["adjusted"] and b["sample"]["adjusted"]
     assert a["totals"]["evictions"] > 0 and a["totals"]["get_hits"] > 0
-    # the sample's own ratio is the drawn one's estimate; the whole file's adjusts it to the operations read
+    assert a["sample"]["hit_ratio"] != a["sample"]["sampled_hit_ratio"]     # the adjustment moves it here
+    assert _but_how_drawn(b) == _but_how_drawn(a)                           # every figure, the adjusted ones too
+
+
+def test_a_wrong_count_of_the_log_prints_other_figures(exported, tmp_path):
+    whole, drawn, a = exported
+    _edited(drawn, tmp_path / "gets.csv", "log_gets", lambda n, i: n + 1000)
+    b = _sampled(tmp_path / "gets.csv")
+    assert b["sample"]["hit_ratio"] != a["sample"]["hit_ratio"]
+    assert b["totals"]["cmd_get"] == a["totals"]["cmd_get"] + 1000
+    assert b["sample"]["sampled_hit_ratio"] == a["sample"]["sampled_hit_ratio"]
+    _edited(drawn, tmp_path / "ops.csv", "log_ops", lambda n, i: n + 1)
+    b = _sampled(tmp_path / "ops.csv")
+    assert b["totals"]["ops"] == b["sample"]["ops"] == a["sample"]["ops"] + 1
+    assert _but_how_drawn(b) != _but_how_drawn(a)
+
+
+def test_a_sample_without_its_logs_counts_says_it_is_not_adjusted(exported, tmp_path):
+    whole, drawn, a = exported
+    lines = [",".join(line.split(",")[:5]) for line in drawn.read_text().splitlines()]
+    (tmp_path / "bare.csv").write_text("\n".join(lines) + "\n")
+    b = _sampled(tmp_path / "bare.csv")
+    assert b["sample"]["drawn"] and not b["sample"]["adjusted"]
+    assert b["sample"]["ops"] == b["sample"]["sampled_ops"] == a["sample"]["sampled_ops"]
     assert b["sample"]["hit_ratio"] == b["sample"]["sampled_hit_ratio"] == a["sample"]["sampled_hit_ratio"]
-    assert b["totals"]["get_hits"] == round(b["sample"]["sampled_hit_ratio"] * b["totals"]["cmd_get"])
-    assert a["sample"]["hit_ratio"] != a["sample"]["sampled_hit_ratio"]
-    assert _comparable(a) == _comparable(b)
+    assert b["sample"]["hit_ratio"] != a["sample"]["hit_ratio"]
+    text = run("simulate", str(tmp_path / "bare.csv"), "--sampled", "0.2", "-m", "4")
+    assert text.exit_code == 0, text.output
+    assert "not adjusted" in text.stdout and "log_ops" in text.stdout
+    assert "not adjusted" not in run("simulate", str(drawn), "--sampled", "0.2", "-m", "4").stdout
+
+
+@pytest.mark.parametrize("column,value,says", [
+    ("log_ops", lambda n, i: n + (i == 50), "bad.csv:51: log_ops '"),            # one row of another log
+    ("log_gets", lambda n, i: "x" if i == 7 else n, "bad.csv:8: log_ops '"),      # not a number
+    ("log_gets", lambda n, i: 10**9, "bad.csv:2: log_ops '"),                     # more gets than operations
+    ("log_gets", lambda n, i: 10, "log_ops 40000, log_gets 10: fewer"),       # fewer than the sample's own
+])
+def test_a_log_count_that_cannot_be_the_logs_is_a_data_error(exported, tmp_path, column, value, says):
+    _, drawn, _ = exported
+    _edited(drawn, tmp_path / "bad.csv", column, value)
+    done = run("simulate", str(tmp_path / "bad.csv"), "--sampled", "0.2", "-m", "4")
+    assert done.exit_code == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "bad.csv" in done.stderr and says in done.stderr, done.stderr
+
+
+def test_log_ops_without_log_gets_is_refused(tmp_path):
+    (tmp_path / "one.csv").write_text("time,op,key,value_size,ttl,log_ops\n0,set,a,10,0,5\n")
+    done = run("simulate", str(tmp_path / "one.csv"), "--sampled", "0.2", "-m", "4")
+    assert done.exit_code == 1 and "log_ops and log_gets come together" in done.stderr
 
 
 def test_sampled_refuses_a_second_sample(tmp_path):

@@ -204,8 +204,9 @@ sample_option = click.option("--sample", "sample", type=share(low_open=True, exa
 sampled_option = click.option(
     "--sampled", "sampled", type=share(low_open=True, exact=False), default=None, metavar="RATE",
     help="FILE is a sample of RATE (0.01 or 1%) drawn already (`slabcalc sql --workload --sample RATE`, run in a "
-         "warehouse): replay all of it and scale the counts as --sample RATE does.  Not with --sample.  "
-         "Not given: FILE is the whole log.")
+         "warehouse): replay all of it and scale the counts as --sample RATE does, the hit ratio adjusted to the "
+         "whole log's gets its log_ops and log_gets columns state (without them: the sample's own, said so).  "
+         "Not with --sample.  Not given: FILE is the whole log.")
 
 
 def workload_sample_options(func: Callable) -> Callable:

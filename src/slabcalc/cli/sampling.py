@@ -4,6 +4,7 @@ drew (its left-out operations, and a refusal recounted over every key), a rate t
 from __future__ import annotations
 
 from slabcalc.cli.errors import Refusal
+from slabcalc.errors import InputError
 
 
 def drawn_rate(sample, sampled, curve: bool, settings) -> tuple[bool, float | None]:
@@ -18,12 +19,29 @@ def drawn_rate(sample, sampled, curve: bool, settings) -> tuple[bool, float | No
     return True, sampled
 
 
-def reader_left_out(accounting) -> dict:
+def reader_left_out(accounting, drawn: bool = False) -> dict:
     """When the reader drew the sample as it read (``accounting.sample``), how many operations it left out
-    and how many gets among them (``simulate``'s ``left_out`` and ``left_out_gets``)."""
+    and how many gets among them (``simulate``'s ``left_out`` and ``left_out_gets``); for a sample drawn
+    before (``drawn``), the operations and gets of the log it was drawn from, when its rows state them
+    (``log_ops``, ``log_gets``: ``simulate``'s ``log``)."""
+    if drawn:
+        return {"log": lambda ops, gets: drawn_log(accounting, ops, gets)}
     if accounting.sample is None:
         return {}
     return {"left_out": lambda: accounting.left_out, "left_out_gets": lambda: accounting.left_out_gets}
+
+
+def drawn_log(accounting, ops: int, gets: int) -> tuple[int, int] | None:
+    """The operations and gets of the log a sample drawn before was drawn from, as its rows state them
+    (None when they do not), once its own ``ops`` and ``gets`` are read: a log of fewer than its sample
+    is an InputError naming the file and the counts (they are another log's, or edited)."""
+    if accounting.log_ops is None:
+        return None
+    if accounting.log_ops < ops or accounting.log_gets < gets:
+        raise InputError(f"{accounting.source}: log_ops {accounting.log_ops}, log_gets {accounting.log_gets}: fewer "
+                         f"than the sample's own {ops} operations and {gets} gets; they are not the counts of the "
+                         f"log it was drawn from")
+    return accounting.log_ops, accounting.log_gets
 
 
 def recount_coarse(file, settings, accounting, input_format, key_length, time_zero):

@@ -57,7 +57,7 @@ def _simulation_lines(result, record, finding_lines):
         ("rows", f"{i['rows']} read = {t['ops']} operations + {i['rejected']} rejected"
          if t["ops"] == i["rows"] - i["rejected"] else       # MetaKV's op_count: a row of many operations
          f"{i['rows']} read = {i['rows'] - i['rejected']} accepted + {i['rejected']} rejected; "
-         f"{t['ops']} operations"),
+         f"{t['ops']} operations" + (" in the log" if record.get("sample", {}).get("drawn") else "")),
         ("sets", f"{t['cmd_set']}: {t['stored']} stored, {t['too_large']} too large, {t['outofmemory']} out of memory"
                  + (f", {t['chunk_failures']} out of memory during read" if t["chunk_failures"] else "")),
         ("gets", f"{t['cmd_get']}: {t['get_hits']} hits, {t['get_misses']} misses"),

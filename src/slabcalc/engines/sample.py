@@ -91,7 +91,16 @@ class Sampled:
     drawn: bool = False     # the operations were sampled already (``--sampled``: a warehouse's export)
     left_out: Callable[[], int] | None = None   # drawn by the reader as it read: the operations it left out
     left_out_gets: Callable[[], int] | None = None   # and the gets (and fills) among them, when it counts them
+    # drawn before: given the file's own operations and gets, once read, its whole log's (None: not stated)
+    log: Callable[[int, int], tuple[int, int] | None] | None = None
     gets: int | None = None     # the gets (and fills) read, sampled or not, when they are known
+    logged: bool = False        # ``ops`` and ``gets`` are the counts ``log`` gave
+
+    @property
+    def whole(self) -> bool:
+        """Every operation read, sampled or not, is known (and the gets too, but for a library caller's
+        reader that does not count them): the hit ratio is adjusted to them (:func:`errors`)."""
+        return not self.drawn or self.left_out is not None or self.logged
 
     def count_reads(self, engine) -> None:
         """Count each key's gets and hits as ``engine`` answers them (its ``on_get``)."""
@@ -131,6 +140,7 @@ class Sampled:
         smallest rate that has room needs every class) and :class:`TooCoarse` is raised."""
         limit = HASH_SPACE + 1 if self.drawn else threshold(self.rate)   # drawn: every one is kept
         ops = kept = gets = 0
+        logged: tuple[int, int] | None = None
         if room is not None:        # every set is placed: what room.add does for a size it knows, here
             ntotal, class_at, used = room._ntotal, room._class_at, room.classes
         try:
@@ -148,12 +158,15 @@ class Sampled:
                 if limit > HASH_SPACE or key_hash(op[2]) < limit:
                     kept += 1
                     yield op
+            logged = self.log(ops, gets) if self.log is not None else None    # read whole: the log's counts
         finally:
             self.ops, self.kept = ops + (self.left_out() if self.left_out is not None else 0), kept
             if not self.drawn:
                 self.gets = gets                 # every operation passed here
             elif self.left_out_gets is not None:
                 self.gets = gets + self.left_out_gets()
+        if logged is not None:
+            (self.ops, self.gets), self.logged = logged, True
 
 
 class Room:
@@ -255,9 +268,11 @@ class Sample:
     hit_ratio_error: float | None     # 95 % half-width of ``hit_ratio`` (:func:`errors`)
     evicted_error: int       # 95 % half-width of the scaled evictions (:func:`errors`)
     coarse_classes: tuple[int, ...] = ()     # classes holding fewer than COARSE_ITEMS sampled items
-    drawn: bool = False      # sampled before it was read (``--sampled``): ``ops`` are the sample's
+    drawn: bool = False      # sampled before it was read (``--sampled``)
     sampled_hit_ratio: float | None = None   # the sample's own hits / gets, unadjusted
     sampled_hit_ratio_error: float | None = None    # its 95 % half-width (sampled keys as clusters)
+    adjusted: bool = False   # ``ops`` are every operation read, sampled or not, and ``hit_ratio`` adjusted to
+    #                          them; False: drawn before without its log's counts (``ops`` are the sample's)
 
     @property
     def scale(self) -> float:
@@ -345,14 +360,13 @@ def _scaled_copy(record, rate: float):
 
 def scale_back(sim: Simulation, sampled: Sampled) -> Simulation:
     """The sampled replay's counts scaled by ``1 / rate`` into the node's figures, with its :class:`Sample`.
-    When every operation read is known (not ``drawn``), the gets and hits are the adjusted estimate
+    When every operation read is known (:attr:`Sampled.whole`), the gets and hits are the adjusted estimate
     (:func:`errors`): the gets the sample's per operation times the operations read, the misses
     scaled by ``1 / rate``, the hits the difference."""
-    rate = sampled.rate
-    whole = not sampled.drawn or sampled.left_out is not None
+    rate, whole = sampled.rate, sampled.whole
     info = Sample(rate, sampled.ops, sampled.kept, **errors(sim, rate, sampled.reads, sampled.ops if whole else None,
                                                             sampled.gets if whole else None),
-                  drawn=sampled.drawn and sampled.left_out is None)
+                  drawn=sampled.drawn and sampled.left_out is None, adjusted=whole)
     if rate == 1:
         return replace(sim, sample=info)
     finding = sim.finding

@@ -63,7 +63,8 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
              every: float | None = None, boot: float = 0.0, at: Iterable[float] = (),
              sample: float | None = None, hash_keys: bool = False, drawn: bool = False,
              left_out: Callable[[], int] | None = None,
-             left_out_gets: Callable[[], int] | None = None) -> Simulation:
+             left_out_gets: Callable[[], int] | None = None,
+             log: Callable[[int, int], tuple[int, int] | None] | None = None) -> Simulation:
     """Replay ``ops`` (``(time, op, key, key_size, value_size, ttl, flags)``) under ``settings``.
 
     ``suboptions`` are the server's ``-o`` words in order (by default those
@@ -81,7 +82,10 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     scaled as ``sample`` scales (``simulate --sampled``).  ``left_out``: ``ops`` are the sample the
     reader kept as it read (``open_workload(sample=)``), and this says, once they are read, how many
     operations it left out, and ``left_out_gets`` the gets among them (the estimate of the hit ratio
-    then divides by every get read: :func:`.sample.errors`).
+    then divides by every get read: :func:`.sample.errors`).  ``log``: with ``drawn``, given the
+    operations and gets of ``ops`` once they are read, the whole log's that the sample was drawn from
+    (``sql --workload --sample`` writes them on every row), or None when they are not known: known, the
+    hit ratio is adjusted to them as ``sample`` adjusts it to the operations it reads.
     ``hash_keys`` keeps string keys as 60-bit hashes, 80 bytes less a resident item (:mod:`.keys`;
     the model states the bound on a collision).
     """
@@ -93,7 +97,7 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
         from slabcalc.engines.sample import Room, Sampled, check_rate, scale_back
 
         sampled = Sampled(check_rate(sample), drawn=drawn or left_out is not None, left_out=left_out,
-                          left_out_gets=left_out_gets)
+                          left_out_gets=left_out_gets, log=log)
         engine = Engine(settings, background, boot=boot, share=sample)
         sampled.count_reads(engine)
         room = Room(settings, sample) if sample < 1 else None

@@ -30,6 +30,9 @@ WORKLOAD_COLUMNS = {
     "ttl": ("ttl", "exptime"),
     "flags": FLAGS,
     "count": ("op_count",),                        # the row stands for this many operations (MetaKV)
+    # a sample drawn in the warehouse (``sql --workload --sample``): its whole log's operations and gets
+    "log_ops": ("log_ops",),
+    "log_gets": ("log_gets",),
 }
 
 

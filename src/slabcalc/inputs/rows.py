@@ -50,6 +50,8 @@ class Accounting:
     sample: float | None = None    # the reader kept only the keys of this sample (model/sampling.py); the
     #                                rows (oracleGeneral: records) of the others are counted in left_out
     left_out_gets: int = 0     # the gets (a trace's look-aside reads) among the rows a sample left out
+    log_ops: int | None = None    # a sample drawn before (sql --workload --sample): its whole log's operations
+    log_gets: int | None = None   # and gets, as its log_ops and log_gets columns state them on every row
 
 
 class Rejected(Exception):

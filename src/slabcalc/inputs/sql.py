@@ -111,6 +111,12 @@ MD5_PREFIX = {
     "trino": "substr(lower(to_hex(md5(to_utf8({})))), 1, 8)",
 }
 WORKLOAD_COLUMNS = ("time", "op", "key", "value_size", "ttl")
+# What a sample drawn here adds on every row, counted over the whole log (the reader's columns of the same
+# names, inputs/workload.py): its rows and the rows whose op is get or gets (any case, spaces trimmed, as the
+# reader reads an op), the operations and gets ``simulate --sample`` counts as it reads the whole log.  A
+# one-row aggregate joined to the sample's rows, not a window over the whole table (one partition in Spark).
+LOG_COLUMNS = ("log_ops", "log_gets")
+LOG_RELATION = "whole_log"
 
 
 def id_hash_sql(key: str, dialect: str) -> str:
@@ -141,7 +147,9 @@ def workload_sql(dialect: str, table: str, rate: float, columns: dict[str, str],
     """The query selecting from ``table`` (a request log) the requests of the keys ``simulate --sample
     RATE`` keeps, in time order, as a workload CSV's columns (``columns`` maps each of
     :data:`WORKLOAD_COLUMNS` to the table's column; ``flags_col`` adds ``flags``).  ``id_keys``: the key
-    column holds integer ids (oracleGeneral's), hashed by the id rule."""
+    column holds integer ids (oracleGeneral's), hashed by the id rule.  Each row also carries the whole
+    log's operations and gets (:data:`LOG_COLUMNS`), for ``simulate --sampled`` to adjust the hit ratio
+    to as ``--sample`` does."""
     from slabcalc.model.sampling import threshold
 
     if dialect not in _DIALECTS:
@@ -155,11 +163,16 @@ def workload_sql(dialect: str, table: str, rate: float, columns: dict[str, str],
     condition = sample_condition(q["key"], rate, dialect, id_keys)
     rule = ("((id mod 2^31) * 2654435761) mod 2^32" if id_keys
             else "the first 4 bytes of MD5(UTF-8 key), big-endian")
+    gets = f"SUM(CASE WHEN lower(trim({q['op']})) IN ('get', 'gets') THEN 1 ELSE 0 END)"
     return "\n".join([
         f"-- slabcalc: the requests of the keys a {rate:g} sample keeps: {rule} < {threshold(rate)}",
+        "-- log_ops, log_gets: the whole log's requests and gets, on every row (--sampled adjusts to them)",
         f"-- save the result as CSV and run: slabcalc simulate FILE.csv --sampled {rate:g} (with the -m of the node)",
-        f"SELECT {', '.join(selected)}",
+        f"SELECT {', '.join(selected)},",
+        f"       {', '.join(f'{LOG_RELATION}.{name}' for name in LOG_COLUMNS)}",
         f"FROM {_quote(table, dialect)}",
+        f"CROSS JOIN (SELECT COUNT(*) AS log_ops, {gets} AS log_gets",
+        f"            FROM {_quote(table, dialect)}) AS {LOG_RELATION}",
         *([f"WHERE {condition}"] if condition else []),
         "ORDER BY time",
     ]) + ";"

@@ -118,11 +118,15 @@ class _WorkloadReader:
     first: str | None           # that line when it is a row (twitter), None when it is the header
     unused: tuple[str, ...]     # the header's columns not read
     limit: int                  # a sample's threshold (model/sampling.py): rows of keys hashing at or above it are left out; -1: all
+    log_cells: tuple[str, str]  # a drawn sample's log_ops and log_gets cells as its first row has them ("\n": none
+    #                             read yet, a text no cell holds: a row's cells hold no line end)
+    log_line: int               # that row's line
 
     def __init__(self, stream, source, key_length, strict, progress, form=None, key_max=None, time_zero=None):
         self.key_max = key_max_of(key_max)
         self.time_zero = time_zero
         self.limit = -1
+        self.log_cells, self.log_line = ("\n", "\n"), 0
         self.stream, self.source, self.strict, self.progress = stream, source, strict, progress
         self.rereadable = _at_start(stream)             # before first_line reads it
         first, self.line = first_line(stream, source)
@@ -164,10 +168,14 @@ class _WorkloadReader:
             raise InputError(f"{self.source}:{self.line}: no header: the first line must name the columns "
                              f"(time,op,key,value_size,ttl,...), not {text!r}")
         self.unused = unused_columns(names, set(columns.values()))
+        if ("log_ops" in columns) != ("log_gets" in columns):
+            raise InputError(f"{self.source}:{self.line}: log_ops and log_gets come together (a sample's log's "
+                             f"operations and gets: sql --workload --sample writes both), not one: {text!r}")
         return columns
 
     def ops(self) -> Iterator[tuple]:
         i_time, i_op, i_key, i_ksize, i_vsize, i_ttl, i_flags, i_count = self._indexes()
+        i_log, i_log_gets = self.at.get("log_ops", -1), self.at.get("log_gets", -1)     # both or neither
         delimiter, ops, key_max, key_length = self.delimiter, OPS, self.key_max, self.key_length
         progress, native = self.progress, NATIVE      # native: _whole where compiled, int() where not
         # locals, not lookups per row; a ttl above maxdelta (or below 0) is read by _row, as memcached reads it
@@ -188,9 +196,10 @@ class _WorkloadReader:
                             self._reject(line, raw, "missing columns", raw.strip())
                         continue
                     rows += 1
-                    # The fast path: a well-formed row read once.  At any doubt (a cell int() or float() refuses,
-                    # an op not known at once, a value out of range) _row reads it again and names its fault.
-                    careful = False
+                    # The fast path: a well-formed row read once.  At any doubt (a cell int() or float() refuses, an op
+                    # not known at once, a value out of range, log counts not the first row's) _row reads it again.
+                    careful = i_log >= 0 and (cells[i_log] != self.log_cells[0]
+                                              or cells[i_log_gets] != self.log_cells[1])
                     try:
                         if i_time < 0:
                             t = last
@@ -209,7 +218,7 @@ class _WorkloadReader:
                             text = cells[i_key]
                             size = (int(cells[i_ksize]) if i_ksize >= 0 else len(text) if all_ascii or text.isascii()
                                     else len(text.encode()))
-                            key, careful = text, not text
+                            key, careful = text, careful or not text
                         elif op == set_op:
                             key, size = serial + 1, key_length if i_ksize < 0 else int(cells[i_ksize])
                         else:
@@ -380,6 +389,8 @@ class _WorkloadReader:
         serial after it, and its ``(time, op, key, size, value, ttl, flags, repeat)``, or None
         when it is rejected (counted; with ``strict`` an InputError naming file, line and value)."""
         i_time, i_op, i_key, i_ksize, i_vsize, i_ttl, i_flags, i_count = self._indexes()
+        if "log_ops" in self.at:
+            self._logged(line, cells)
         op = SET
         key: str | int
         try:
@@ -421,6 +432,27 @@ class _WorkloadReader:
             return serial, (t, op, key, size, value, ttl, flags, repeat)
         self._reject(line, raw, reason, text)
         return serial, None
+
+    def _logged(self, line: int, cells: list[str]) -> None:
+        """A drawn sample's statement of its whole log (``sql --workload --sample`` writes its operations and
+        gets as ``log_ops`` and ``log_gets`` on every row): read from the first row into the accounting, and
+        the same on every other, or an InputError naming the line and the values (a file of two exports, or
+        edited, states no one log: its correction would be wrong)."""
+        cells_now = cells[self.at["log_ops"]], cells[self.at["log_gets"]]
+        texts = f"log_ops {cells_now[0].strip()!r}, log_gets {cells_now[1].strip()!r}"
+        try:
+            ops, gets = int(cells_now[0]), int(cells_now[1])
+        except ValueError:
+            raise InputError(f"{self.source}:{line}: {texts}: the log's operations and gets are whole "
+                             f"numbers") from None
+        acct = self.acct
+        if acct.log_ops is None:
+            if not 0 <= gets <= ops:
+                raise InputError(f"{self.source}:{line}: {texts}: the log's gets are 0 to its operations")
+            self.log_cells, self.log_line, acct.log_ops, acct.log_gets = cells_now, line, ops, gets
+        elif (ops, gets) != (acct.log_ops, acct.log_gets):
+            raise InputError(f"{self.source}:{line}: {texts}, not line {self.log_line}'s {acct.log_ops}, "
+                             f"{acct.log_gets}: one sample states one log's counts on every row")
 
     def _exptime(self, line: int, exptime: int, t: float) -> int:
         """The replay's TTL of a set's or touch's ``exptime`` over 30 days or negative: memcached reads it

@@ -231,7 +231,7 @@ def sample_record(s) -> dict:
     """How a sampled replay was made (``simulate --sample``) and the error of its scaled counts."""
     return {"rate": s.rate, "ops": s.ops, "sampled_ops": s.sampled_ops, "scale": s.scale,
             "hit_ratio": s.hit_ratio, "hit_ratio_error": s.hit_ratio_error, "evicted_error": s.evicted_error,
-            "coarse_classes": list(s.coarse_classes), "drawn": s.drawn,
+            "coarse_classes": list(s.coarse_classes), "drawn": s.drawn, "adjusted": s.adjusted,
             "sampled_hit_ratio": s.sampled_hit_ratio, "sampled_hit_ratio_error": s.sampled_hit_ratio_error}
 
 
@@ -242,15 +242,20 @@ def sample_lines(s) -> list[tuple[str, str]]:
     ratio = ("no gets" if s.hit_ratio is None else
              f"hit ratio {s.hit_ratio:.4f} +/- {s.hit_ratio_error:.4f}")
     coarse = ", ".join(map(str, s.coarse_classes))
+    drawn = f"a sample drawn before (--sampled {s.rate:.4g})"
     return [
-        ("sample", (f"{s.sampled_ops} operations of a sample drawn before (--sampled {s.rate:.4g}) replayed"
-                    if s.drawn else
+        ("sample", (f"{s.sampled_ops} operations of {drawn} replayed" if s.drawn and not s.adjusted else
+                    f"{s.sampled_ops} of the log's {s.ops} operations, {drawn}, replayed" if s.drawn else
                     f"{s.sampled_ops} of {s.ops} operations replayed (keys hashing under {s.rate:.4g})") + ", each "
                    f"page holding {s.rate:.4g} of its chunks: pages are the node's, every other count is the "
                    f"sample's times {s.scale:.4g}"),
         ("sampling error", f"chance (95%): {ratio}, evicted +/- {s.evicted_error}"
                            + (f"; classes {coarse} hold fewer than {COARSE_ITEMS} sampled items (their figures "
                               f"are mostly chance)" if coarse else "")),
+        *([("not adjusted", "the hit ratio, gets and hits are the sample's own, scaled: its rows state no log_ops "
+                            "and log_gets (its log's operations and gets, which `slabcalc sql --workload --sample` "
+                            "writes), so they are not adjusted to the log's gets as --sample adjusts them")]
+          if s.drawn and not s.adjusted else []),
     ]
 
 

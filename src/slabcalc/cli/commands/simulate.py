@@ -144,6 +144,6 @@ def _replay(settings, file, input_format, key_length, strict, time_zero, every, 
             ops = list(ops)
         result = refusing_coarse(lambda ops: simulate(settings, ops, every=every, boot=uptime, sample=sample,
                                                          hash_keys=hash_keys, drawn=drawn,
-                                                         **reader_left_out(accounting)),
+                                                         **reader_left_out(accounting, drawn)),
                                  recount_coarse(file, settings, accounting, input_format, key_length, time_zero))(ops)
     return result, accounting, ops if isinstance(ops, list) else None
