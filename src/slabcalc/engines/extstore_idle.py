@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import math
 
-from slabcalc.engines.extstore import NO_AGE
 from slabcalc.engines.lru import COLD
 
 
@@ -113,7 +112,7 @@ def quiet_through(s) -> float:
         age = s.first_age(x)
         if age == 0:
             return -math.inf
-        if age is not NO_AGE:
+        if age is not None:                     # extstore.NO_AGE: no age is long enough
             bound = min(bound, tail.time + age)
     return bound
 
