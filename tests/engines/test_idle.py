@@ -457,3 +457,26 @@ def test_the_extstore_automover_gives_pages_to_the_pool_in_an_idle_stretch_as_st
     skip = ExtstoreAutomover.skip
     monkeypatch.setattr(ExtstoreAutomover, "skip", lambda self, first, runs: skip(self, first + 1, runs))
     assert replay(release, args, FREED, True) != stepped
+
+
+def test_the_write_threads_closed_forms_are_its_passes_one_by_one():
+    # the sleeps s, s+1, ... up to the cap, and check_compact taking ten times each (1.6.45
+    # storage.c 722-726), against the passes taken one at a time
+    import random
+
+    from slabcalc.engines.extstore_idle import _check_compact, _sleeps
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        page = rng.choice([77, 5000, 1 << 20, 2 << 20])
+        cap = rng.choice([1, 5, 1000, 20000, 1_000_000, rng.randint(1, 3000)])
+        first = rng.randint(1, cap)
+        left, n = rng.randint(0, page), rng.choice([0, 1, 2, rng.randint(0, 3000)])
+        slept, expected = 0, left
+        for i in range(n):
+            slept += min(first + i, cap)
+            expected -= 10 * min(first + i, cap)
+            if expected < 0:
+                expected = page
+        assert _sleeps(first, cap, n) == slept
+        assert _check_compact(left, first, cap, n, page) == expected, (left, first, cap, n, page)

@@ -75,6 +75,8 @@ def _passes_inert(s) -> bool:
     if c.stale_page_data and c.seen != c._page_data():
         return False
     capped = min(s.to_sleep, s.max_sleep)
+    if capped < 1:
+        return False                            # ext_max_sleep=0: no sleep, no closed form
     if _timer_woken(s):
         period = _compact_period(s)
         # each pass's sleep at most the compaction thread's: it is woken once at most a pass
@@ -162,13 +164,24 @@ def catch_up(s, end: int) -> int:
 
 def _check_compact(left: int, first: int, cap: int, n: int, page: int) -> int:
     """``check_compact`` after ``n`` sleeps ``first, first + 1, ...`` (at most ``cap``), each taking ten
-    times itself and, below 0, setting it to a slab page (1.6.45 storage.c 722-726); once a sleep's
-    tenfold is over a page, every sleep does."""
-    for i in range(n):
-        amount = 10 * min(first + i, cap)
+    times itself and, below 0, setting it to a slab page (1.6.45 storage.c 722-726): it never
+    exceeds a page, so once a sleep's tenfold is over a page every sleep sets it to one; at the cap
+    it goes round a cycle of ``page // (10 x cap) + 1`` sleeps from a page."""
+    rising = min(n, cap - first)                # the sleeps under the cap, one by one
+    for i in range(rising):
+        amount = 10 * (first + i)
         if amount > page:
             return page
         left -= amount
         if left < 0:
             left = page
-    return left
+    n -= rising
+    amount = 10 * cap
+    if n == 0:
+        return left
+    if amount > page:
+        return page
+    first_reset = left // amount + 1            # the sleeps that take it below 0 from here
+    if n < first_reset:
+        return left - n * amount
+    return page - (n - first_reset) % (page // amount + 1) * amount
