@@ -8,12 +8,17 @@ Prints, for memcached 1.6.18, 1.6.30 and 1.6.45 defaults (maintainer, crawler, a
 * the same stepped one wake-up at a time (``Engine(fast_forward=False)``) over an hour and a
   day (``--stepped-week``: over the whole week too, which takes minutes), the counts of both
   compared;
+* with extstore (``-o ext_path=...:64m``, the storage write thread, its sleep ramping by 1 us a
+  pass up to 1 s over 5.8 days: engines/extstore_idle.py), an item of 10 and one of 5000 bytes
+  and a get a day and a week later, jumping and stepped (stepping is what every release did
+  before extstore's threads were jumped over), CPU seconds;
 * an oracleGeneral trace of ``--records`` requests whose timestamps are random 32-bit values
   (records going back in time are rejected by the reader, as a trace's are), read and replayed;
   and one of ``--sorted-records`` such timestamps put in order (a request every 8 months or so).
 
 Run: python benchmarks/idle_bench.py [--stepped-week] [--no-stepped] [--releases 1.6.45]
                                     [--records 20000] [--sorted-records 200]
+                                    [--extstore-releases 1.6.18 1.6.45] [--extstore-only]
 """
 
 from __future__ import annotations
@@ -44,6 +49,28 @@ def replay(release: str, ops: list[tuple], fast_forward: bool):
     return time.perf_counter() - start, engine.results(None, timeline)
 
 
+def replay_extstore(release: str, gap: float, fast_forward: bool):
+    """The brief's idle server with extstore: CPU seconds of the replay, its results."""
+    settings = configure(load_profile(release), ["-m", "64", "-o", "ext_path=/tmp/slabcalc-bench:64m"])
+    engine = Engine(settings, background_for(settings), fast_forward=fast_forward)
+    ops = [(0.0, SET, "a", 1, 10, 0, 0), (0.0, SET, "b", 1, 5000, 0, 0), (gap, GET, "a", 1, 0, 0, 0)]
+    start = time.process_time()
+    timeline = engine.run(ops)
+    return time.process_time() - start, (engine.results(None, timeline), engine.storage.counters())
+
+
+def extstore_figures(releases: list[str], stepped: bool, stepped_week: bool) -> None:
+    for release in releases:
+        print(f"memcached {release} -m 64 -o ext_path=...:64m: a get after an idle stretch of (CPU seconds)")
+        for name, gap in (("a day", DAY), ("a week", 7 * DAY)):
+            jumped, sim = replay_extstore(release, gap, True)
+            line = f"  {name:8} jumping {jumped:8.3f} s"
+            if stepped and (gap <= DAY or stepped_week):
+                took, ref = replay_extstore(release, gap, False)
+                line += f"   stepping {took:8.2f} s   counts {'identical' if ref == sim else 'DIFFER'}"
+            print(line)
+
+
 def oracle_trace(records: int, ordered: bool = False, seed: int = 29) -> bytes:
     rng = random.Random(seed)
     clocks = [rng.getrandbits(32) for _ in range(records)]
@@ -70,7 +97,12 @@ def main() -> None:
     parser.add_argument("--releases", nargs="+", default=["1.6.18", "1.6.30", "1.6.45"])
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--sorted-records", type=int, default=200)
+    parser.add_argument("--extstore-releases", nargs="+", default=["1.6.18", "1.6.45"])
+    parser.add_argument("--extstore-only", action="store_true", help="only the extstore figures")
     args = parser.parse_args()
+    extstore_figures(args.extstore_releases, not args.no_stepped, args.stepped_week)
+    if args.extstore_only:
+        return
     for release in args.releases:
         print(f"memcached {release} -m 64 (LRU maintainer, crawler, slab_automove=1): two requests apart")
         for name, gap in (("an hour", 3600.0), ("a day", DAY), ("a week", 7 * DAY), ("a year", 365 * DAY),

@@ -74,14 +74,27 @@ def state(e):
     threads = tuple(actor.idle_key(0) for actor in e.actors)
     maintainer = getattr(e, "maintainer", None)
     crawler = maintainer and maintainer.crawler
-    automover = (maintainer and maintainer.automover) or next((a.automover for a in e.actors
-                                                               if hasattr(a, "automover")), None)
-    if automover is not None:       # the sums kept as slots are written (stepped or skipped) are the window's
+    # the maintainer's automover, or the page mover's (1.6.34+: the maintainer's is None)
+    automover = next((a.automover for a in e.actors if getattr(a, "automover", None) is not None), None)
+    if automover is not None and hasattr(automover, "age_sum"):
+        # the sums kept as slots are written (stepped or skipped) are the window's
         for c, window in enumerate(automover.window):
             kept = automover.age_sum[c], automover.dirty_sum[c], automover.seen_sum[c]
             assert kept == tuple(sum(slot[i] for slot in window) for i in (0, 1, 3)), c
     return (items, threads, crawler and crawler.idle_key(0),
-            automover and (automover.cur, automover.window))
+            automover and (automover.cur, automover.window), storage_state(e.storage))
+
+
+def storage_state(s):
+    """-o ext_path: the write thread's clock and schedule (its idle_key leaves them out: Idle takes
+    them on in closed form), the compaction thread's, the flash's pages, the header items."""
+    if s is None:
+        return None
+    c, f = s.compactor, s.flash
+    return (s.next_wake, s.to_sleep, s.counter, tuple(s.backoff), s.next_maint, s.check_compact, s.slept,
+            s.pool_min, c.to_sleep, c.job is None, [(p.version, p.objects, p.bytes_used, p.active) for p in f.pages],
+            sorted((key, ref.page, ref.version, ref.offset) for key, ref in s.refs.items()), sorted(s.hdr_size.items()),
+            s.counters())
 
 
 def gaps():
@@ -277,3 +290,193 @@ def test_a_time_past_the_replays_clock_is_refused_not_wrapped():
         Engine(config, background_for(config)).run([(float(TIME_MAX), SET, "a", 1, 100, 0, 0)])
     with pytest.raises(SimulationError, match="uptime"):
         Engine(config, background_for(config), boot=UPTIME_MAX + 1)
+
+
+# -- -o ext_path: the storage write thread (engines/extstore_idle.py) -------------------------------
+# Pages of 2 MB (1.6.45 refuses less) in a 64 MB file; -m 2 keeps the global pool at its watermark
+# (2 pages: slab_automove_extstore.c 128-130), so items of ext_item_size or more are flushed early;
+# ext_item_age writes them by age, a short ext_max_sleep brings the sleep to its cap within the
+# gaps.  1.6.21 runs 1.6.20's write thread with the timer-woken compaction thread, 1.6.28 the
+# compaction woken by the write thread's sleeps, 1.6.45 the automover on the mover thread.
+EXT = "ext_page_size=2,ext_wbuf_size=2,ext_path=/tmp/slabcalc-idle:64m"
+EXT_SERVERS = [
+    ("1.6.18", ["-o", EXT]),
+    ("1.6.18", ["-o", EXT + ",ext_item_age=30"]),
+    ("1.6.18", ["-m", "16", "-o", EXT + ",ext_item_age=100,ext_max_sleep=20000"]),
+    ("1.6.21", ["-o", EXT + ",ext_item_age=60"]),
+    ("1.6.28", ["-o", EXT]),
+    ("1.6.28", ["-m", "16", "-o", EXT + ",ext_item_age=30,ext_max_sleep=20000"]),
+    ("1.6.45", ["-o", EXT]),
+    ("1.6.45", ["-o", EXT + ",ext_item_age=30"]),
+    ("1.6.45", ["-m", "16", "-o", EXT + ",ext_item_age=100,ext_max_sleep=20000"]),
+    ("1.6.45", ["-m", "16", "-o", EXT + ",ext_compact_under=32,ext_drop_unread,slab_automove_window=4"]),
+    # a flash of 4 pages: pages fill, are compacted and evicted between requests
+    ("1.6.18", ["-m", "8", "-o", EXT.replace("64m", "8m") + ",ext_item_age=1,ext_compact_under=3,ext_max_sleep=20000"]),
+    ("1.6.45", ["-o", EXT.replace("64m", "8m") + ",ext_item_age=5,ext_compact_under=3,ext_max_frag=0.9"]),
+]
+
+
+def ext_gaps():
+    return st.one_of(st.just(0.0), st.floats(0, 3, allow_nan=False), st.integers(1, 200).map(float),
+                     st.integers(200, 900).map(float), st.integers(900, 4000).map(float))
+
+
+@st.composite
+def ext_workloads(draw):
+    n = draw(st.integers(1, 12))
+    t, ops = 0.0, []
+    for _ in range(n):
+        t = round(t + draw(ext_gaps()), 3)
+        op = draw(st.sampled_from([SET, SET, SET, GET, GET, GET, TOUCH, DELETE]))
+        key = f"k{draw(st.integers(0, 8))}"
+        size = draw(st.sampled_from(SIZES)) if op == SET else 0
+        ops.append((t, op, key, len(key), size, draw(st.sampled_from(TTLS)), 0))
+    return ops
+
+
+@hsettings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(server=st.sampled_from(EXT_SERVERS), ops=ext_workloads(), boot=st.sampled_from([0.0, 2.0, 0.25]))
+def test_jumping_over_idle_seconds_with_extstore_changes_no_counter(server, ops, boot):
+    release, args = server
+    at = [ops[-1][0] / 2, ops[-1][0] + 300]
+    jumped = replay(release, args, ops, True, boot, None, at)
+    assert jumped == replay(release, args, ops, False, boot, None, at)
+
+
+DAY = [(0.0, SET, "a", 1, 10, 0, 0), (0.0, SET, "b", 1, 5000, 0, 0), (86400.0, GET, "a", 1, 0, 0, 0)]
+
+
+def ext_engine(release, fast_forward, ext="ext_path=/tmp/slabcalc-idle:64m"):
+    """The brief's server by default: -m 64 and a flash of one 64 MB page (1.6.18 never writes to
+    page 0, extstore.c 343-355: only 1.6.25+ write there)."""
+    config = configure(load_profile(release), ["-m", "64", "-o", ext])
+    return Engine(config, background_for(config), fast_forward=fast_forward)
+
+
+@pytest.mark.slow          # stepping the day: some 30 s each
+@pytest.mark.parametrize("release", ["1.6.18", "1.6.28", "1.6.45"])
+def test_a_day_of_idle_server_with_extstore_is_jumped_to_the_stepped_counters(release, monkeypatch):
+    # the write thread's sleep grows by 1 us a pass (storage.c 647-648 at 1.6.18, 728-729 at
+    # 1.6.45): stepped, a day is some 415 000 of its passes; jumped, it is taken on in closed form
+    # (engines/extstore_idle.py) between the other threads' wake-ups, themselves jumped
+    from slabcalc.engines.extstore import Storage
+
+    steps: list = []
+    for cls in {type(ext_engine(release, True).storage), Storage}:
+        monkeypatch.setattr(cls, "step", lambda self, step=cls.step: steps.append(1) or step(self))
+    jumped = ext_engine(release, True)
+    jumped.run(DAY)
+    taken = len(steps)
+    steps.clear()
+    stepped = ext_engine(release, False)
+    stepped.run(DAY)
+    assert jumped.results(None) == stepped.results(None)
+    assert state(jumped) == state(stepped)
+    assert jumped.results(None).totals.hits == 1
+    # 1.6.18 steps the 4 500 passes while its sleep is under 5 ms (a class's backoff grows then:
+    # storage.c 606-609), the later releases a few hundred near the requests
+    assert len(steps) > 400_000 and taken < 6_000, (taken, len(steps))
+
+
+@pytest.mark.parametrize("release", ["1.6.18", "1.6.45"])
+def test_a_week_of_idle_server_with_extstore_is_a_few_thousand_passes(release, monkeypatch):
+    # not timed (benchmarks/idle_bench.py prints the figures): stepped, a week is a million passes
+    # of the write thread and 600 000 wake-ups of the others
+    from slabcalc.engines.extstore import Storage
+    from slabcalc.engines.idle import Idle
+
+    steps: list = []
+    for cls in {type(ext_engine(release, True).storage), Storage}:
+        monkeypatch.setattr(cls, "step", lambda self, step=cls.step: steps.append(1) or step(self))
+    looks: list = []
+    skip = Idle.skip
+    monkeypatch.setattr(Idle, "skip", lambda self, wake, t_us: looks.append(1) or skip(self, wake, t_us))
+    e = ext_engine(release, True)
+    e.run([(0.0, SET, "a", 1, 10, 0, 0), (0.0, SET, "b", 1, 5000, 0, 0), (7 * 86400.0, GET, "b", 1, 0, 0, 0)])
+    assert e.results(None).totals.hits == 1
+    # 1.6.18 steps its first 4 500 passes, its sleep under 5 ms (see the day's test above)
+    assert len(steps) < 6_000 and len(looks) < 10_000, (len(steps), len(looks))
+
+
+AGED = [(0.0, SET, "a", 1, 6000, 0, 0), (0.0, SET, "p", 1, 10, 0, 0), (300.0, GET, "p", 1, 0, 0, 0)]
+
+
+@pytest.mark.parametrize("release", ["1.6.18", "1.6.45"])
+def test_a_write_thread_moved_a_second_too_far_is_caught(release, monkeypatch):
+    # ext_item_age=100: a (set at 0, in COLD) may be written once current_time - its time > 100,
+    # by the first pass of second 101 to try its class (1.6.18 storage.c 493-494): its header item
+    # is stamped then.  The planted faults: the write thread's passes taken on a second too far
+    # (its clock, counter and sleep a second ahead of stepping's), or its quiet bound a second late
+    # (a written at 102, its header a second younger)
+    from slabcalc.engines import extstore_idle
+
+    ext = EXT + ",ext_item_age=100"
+    stepped = ext_engine(release, False, ext)
+    stepped.run(AGED)
+    jumped = ext_engine(release, True, ext)
+    jumped.run(AGED)
+    assert jumped.results(None) == stepped.results(None) and state(jumped) == state(stepped)
+    header = stepped.index["a"]
+    assert stepped.storage.refs["a"].header is header and header.time == stepped.epoch + 101
+    catch_up, quiet_through = extstore_idle.catch_up, extstore_idle.quiet_through
+
+    def too_far(s, end):
+        n = catch_up(s, end)
+        if n:
+            s.next_wake += 1_000_000
+        return n
+
+    for name, fault in [("catch_up", too_far), ("quiet_through", lambda s: quiet_through(s) + 1)]:
+        with monkeypatch.context() as patch:
+            patch.setattr(extstore_idle, name, fault)
+            faulty = ext_engine(release, True, ext)
+            faulty.run(AGED)
+        assert state(faulty) != state(stepped), name
+        if name == "quiet_through":
+            assert faulty.index["a"].time == header.time + 1
+
+
+FREED = ([(0.0, SET, "p", 1, 10, 0, 0)] + [(0.0, SET, f"k{i}", 4, 1500, 0, 0) for i in range(2000)] + [(1.0, DELETE, f"k{i}", 4, 0, 0, 0) for i in range(2000)]
+         + [(600.0, GET, "x", 1, 0, 0, 0)])
+
+
+@pytest.mark.parametrize("release", ["1.6.18", "1.6.45"])
+def test_the_extstore_automover_gives_pages_to_the_pool_in_an_idle_stretch_as_stepped(release, monkeypatch):
+    # 2000 items of 1500 bytes set then deleted (p stays, its COLD tail ageing): their class holds pages of free chunks, which the
+    # extstore automover gives to the global pool once its window has come clean of the pages
+    # gained (1.6.18 slab_automove_extstore.c 186-201; 1.6.45 164-212) -- within a stretch the
+    # threads jump over (ExtstoreAutomover.quiet_runs bounds the jump).  The planted fault: the
+    # runs skipped write their slots with p's age a second off
+    from slabcalc.engines.extstore_automove import ExtstoreAutomover
+
+    args = ["-m", "16", "-o", EXT]
+    jumped = replay(release, args, FREED, True)
+    stepped = replay(release, args, FREED, False)
+    assert jumped == stepped
+    assert stepped[0].totals.pages_moved >= 9
+    skip = ExtstoreAutomover.skip
+    monkeypatch.setattr(ExtstoreAutomover, "skip", lambda self, first, runs: skip(self, first + 1, runs))
+    assert replay(release, args, FREED, True) != stepped
+
+
+def test_the_write_threads_closed_forms_are_its_passes_one_by_one():
+    # the sleeps s, s+1, ... up to the cap, and check_compact taking ten times each (1.6.45
+    # storage.c 722-726), against the passes taken one at a time
+    import random
+
+    from slabcalc.engines.extstore_idle import _check_compact, _sleeps
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        page = rng.choice([77, 5000, 1 << 20, 2 << 20])
+        cap = rng.choice([1, 5, 1000, 20000, 1_000_000, rng.randint(1, 3000)])
+        first = rng.randint(1, cap)
+        left, n = rng.randint(0, page), rng.choice([0, 1, 2, rng.randint(0, 3000)])
+        slept, expected = 0, left
+        for i in range(n):
+            slept += min(first + i, cap)
+            expected -= 10 * min(first + i, cap)
+            if expected < 0:
+                expected = page
+        assert _sleeps(first, cap, n) == slept
+        assert _check_compact(left, first, cap, n, page) == expected, (left, first, cap, n, page)

@@ -224,7 +224,7 @@ class Storage:
         if self.to_sleep > self.max_sleep:
             self.to_sleep = self.max_sleep
         pool = len(e.slabs.pool)
-        free, perslab, backoff = e.slabs.free, e.perslab, self.backoff
+        free, backoff = e.slabs.free, self.backoff
         cold = e.lrus.q[COLD]
         for x in self._walk():
             b = backoff[x]
@@ -236,11 +236,9 @@ class Storage:
                 backoff[x] = b + 1
                 continue
             chunks_free = len(free[x])
-            target = perslab[x] * self.margin
             moved = False
             while True:
-                age = 0 if chunks_free < target and pool <= self.pool_min else self.item_age
-                if not self.write(x, age):
+                if not self.write(x, self._age(x, chunks_free, pool)):
                     break
                 chunks_free += 1
                 moved = True
@@ -253,6 +251,18 @@ class Storage:
         self.next_wake += self.to_sleep
         self.to_sleep += 1
         self.free_held()
+
+    def _age(self, x: int, chunks_free: int, pool: int):
+        """The age a write from class ``x`` asks (storage.c 617-624): 0 -- any item -- while the class
+        has fewer free chunks than ``write_margin_pages`` pages' worth and the global pool holds at
+        most ``ext_global_pool_min`` pages, else ``ext_item_age``."""
+        if chunks_free < self.e.perslab[x] * self.margin and pool <= self.pool_min:
+            return 0
+        return self.item_age
+
+    def first_age(self, x: int):
+        """The age the next pass's first write from class ``x`` would ask."""
+        return self._age(x, len(self.e.slabs.free[x]), len(self.e.slabs.pool))
 
     def free_held(self) -> None:
         """The end of a pass: the read buffers held through it (``_hold``) answered, freed to their classes."""
@@ -334,16 +344,23 @@ class Storage:
         self.compactor.written(where, key, item.ntotal)
         return True
 
-    # -- idle stretches: refused while extstore is on (engines/idle.py) ----------------------
+    # -- idle stretches (engines/idle.py; the rules: engines/extstore_idle.py) -----------------
 
     def idle_key(self, ref: int):
-        return None
+        """None unless a pass would write nothing; then what the other threads' jumps must see
+        unchanged -- not the thread's clock, which :meth:`.Idle.skip` moves in closed form."""
+        from slabcalc.engines.extstore_idle import idle_key
+
+        return idle_key(self)
 
     def quiet_through(self) -> float:
-        return -math.inf
+        from slabcalc.engines.extstore_idle import quiet_through
 
-    def skip(self, seconds: int) -> None:     # never called: idle_key is None
-        self.next_wake += seconds * US
+        return quiet_through(self)
+
+    def skip(self, seconds: int) -> None:
+        """Nothing: the passes of the seconds skipped are taken by :func:`.extstore_idle.catch_up`
+        (Idle.skip), up to the other threads' next wake-up."""
 
     # -- results ---------------------------------------------------------------------------------
 

@@ -21,6 +21,8 @@ on (slab_automove_extstore.c 142-232):
 
 from __future__ import annotations
 
+import math
+
 COLD = 2
 MAX_CLASSES = 64        # MAX_NUMBER_OF_SLAB_CLASSES: the run walks 1..63 (classes without pages idle)
 
@@ -77,13 +79,12 @@ class ExtstoreAutomover:
             small = e.size[c] < self.item_size
             slot = self.window[c][at]
             perslab = e.perslab[c]
-            free_target = int(perslab * self.free_pages)
             dirty = int(evicted[c] > b_evicted[c] or oom[c] > b_oom[c] or pages[c] > b_pages[c])
             # a read buffer held for the write thread's next pass (engines/extstore.py) is in
             # flight for tens of microseconds in the server: the automover's run does not see it
             free_chunks = len(slabs.free[c]) + (c in held)
             lru = cold[c]
-            slot[:] = [now - lru.next.time if lru.n else 0, dirty, int(free_chunks > free_target * 2)]
+            slot[:] = [now - lru.next.time if lru.n else 0, dirty, self._excess(c, free_chunks)]
             window = self.window[c]
             age = sum(s[0] for s in window) // size
             if free_chunks > perslab * self.reclaim_pages and not any(s[1] for s in window):
@@ -98,11 +99,74 @@ class ExtstoreAutomover:
             src, dst = oldest, 0
         return src, dst
 
-    def quiet_runs(self, first: int) -> float:
-        """Idle stretches are not jumped over with extstore on (engines/extstore.py)."""
-        return 0
+    # -- idle stretches (engines/idle.py) -------------------------------------------------------
+    # With no counter changed since the last run, a run writes a clean slot (dirty 0; 1.6.18
+    # slab_automove_extstore.c 160-171), the COLD tail's age at its second and whether the class's
+    # free chunks are over its mark -- both fixed while nothing changes -- and sets the write
+    # thread's pool minimum to a watermark that is the last run's.  It gives a page only from a
+    # class with free chunks over 2.5 pages whose window has come clean (and, for a class of
+    # ``ext_item_size`` or more, full of over-the-mark slots: 186-201), or, once the window has
+    # filled with the pool under its watermark, from the oldest class with pages enough (205-226):
+    # that one is not counted, the runs are stepped while the pool is low and such a class exists.
 
-    def skip(self, first: int, runs: int) -> None:     # never called: quiet_runs is 0
+    def _excess(self, c: int, free_chunks: int) -> int:
+        """The slot's mark: free chunks over twice 1.5 pages' worth (1.6.18 158, 181-183)."""
+        return int(free_chunks > int(self.e.perslab[c] * self.free_pages) * 2)
+
+    def quiet_runs(self, first: int) -> float:
+        """How many runs from second ``first`` certainly give no page and change nothing but the
+        window's slots; 0 when counters changed since the last run, a read buffer is held, the
+        watermark or the pool minimum is to change, or the pool is low with a class to take from."""
+        e = self.e
+        slabs, storage = e.slabs, e.storage
+        after = self._counters()
+        if after != self.before or storage.held:
+            return 0
+        pages = after[2]
+        pool = len(slabs.pool)
+        if self.watermark != max(self.floor, int((sum(pages[1:]) + pool) * self.free_ratio)):
+            return 0
+        runs = self._pool_min_runs()
+        if slabs.full and pool < self.watermark and any(
+                e.size[c] >= self.item_size and pages[c] > self.source_pages for c in range(1, len(pages))):
+            return 0
+        for c in range(1, len(pages)):
+            clean = self._clean_in(c, pool)
+            if clean is not None:
+                runs = min(runs, clean - 1)
+        return runs
+
+    def _pool_min_runs(self) -> float:
+        """Runs before one sets the write thread's pool minimum anew: every run sets it (1.6.18 125)."""
+        return math.inf if self.e.storage.pool_min == self.watermark else 0
+
+    def _clean_in(self, c: int, pool: int) -> int | None:
+        """The run (1 the next) that finds class ``c`` free enough to give a page, or None for none."""
+        e = self.e
+        free_chunks = len(e.slabs.free[c])
+        if not free_chunks > e.perslab[c] * self.reclaim_pages:
+            return None
+        small = e.size[c] < self.item_size
+        if not small and not self._excess(c, free_chunks):
+            return None
+        clean, cur, size = 1, self.cur, self.window_size       # run j writes slot (cur + j) % size
+        for i, slot in enumerate(self.window[c]):
+            if slot[1] or (not small and not slot[2]):
+                clean = max(clean, (i - cur - 1) % size + 1)
+        return clean
+
+    def skip(self, first: int, runs: int) -> None:
+        """``runs`` quiet runs, one a second from second ``first``: each writes its slot of every
+        class's window, clean, with the COLD tail's age at its second and the class's mark."""
+        e = self.e
+        cold, free = e.lrus.q[COLD], e.slabs.free
+        size, window = self.window_size, self.window
+        for j in range(max(1, runs - size + 1), runs + 1):
+            now = first + j - 1
+            at = (self.cur + j) % size
+            for c in range(1, len(window)):
+                lru = cold[c]
+                window[c][at][:] = [now - lru.next.time if lru.n else 0, 0, self._excess(c, len(free[c]))]
         self.cur += runs
 
 
@@ -141,7 +205,7 @@ class LaterExtstoreAutomover(ExtstoreAutomover):
             free_chunks = len(slabs.free[c]) + (c in held)        # as in run()
             lru = cold[c]
             age_now = now - lru.next.time if lru.n else 0
-            slot[:] = [age_now, dirty, int(free_chunks > perslab * self.source_pages)]
+            slot[:] = [age_now, dirty, self._excess(c, free_chunks)]
             window = self.window[c]
             if pool and any(s[1] for s in window):
                 continue
@@ -159,6 +223,32 @@ class LaterExtstoreAutomover(ExtstoreAutomover):
         if not too_free and global_low and oldest != -1:
             src, dst = oldest, 0
         return src, dst
+
+    # -- idle stretches (engines/idle.py): as 1.6.18's, with 1.6.34's rules (1.6.45
+    # slab_automove_extstore.c 164-212): only a small class is marked dirty, a class with a dirty
+    # slot is passed over only while the pool holds a page, and any class whose window is full of
+    # slots over 2 pages of free chunks gives a page to the pool
+
+    def _excess(self, c: int, free_chunks: int) -> int:
+        """The slot's mark: free chunks over 2 pages' worth (1.6.45 slab_automove_extstore.c 180-185)."""
+        return int(free_chunks > self.e.perslab[c] * self.source_pages)
+
+    def _pool_min_runs(self) -> float:
+        """1.6.34 sets the pool minimum at every run; 1.6.38 once the window has filled (1.6.45
+        slab_automove_extstore.c 226-230): the runs before that one, when it changes it."""
+        if self.e.storage.pool_min == self.watermark:
+            return math.inf
+        return max(0, self.window_size - self.cur - 1) if self.now_age else 0
+
+    def _clean_in(self, c: int, pool: int) -> int | None:
+        free_chunks = len(self.e.slabs.free[c])
+        if not self._excess(c, free_chunks):
+            return None
+        clean, cur, size = 1, self.cur, self.window_size
+        for i, slot in enumerate(self.window[c]):
+            if not slot[2] or (pool and slot[1]):
+                clean = max(clean, (i - cur - 1) % size + 1)
+        return clean
 
 
 class NowAgeExtstoreAutomover(LaterExtstoreAutomover):

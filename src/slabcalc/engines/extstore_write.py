@@ -67,14 +67,8 @@ class LaterStorage(Storage):
         chunks are under its target (``target_pages`` capped for small chunks, 1.6.38), else items past
         ``item_age``; each write halves the sleep.  Whether any was written."""
         e = self.e
-        perslab = e.perslab[x]
-        chunk_size = e.settings.slab_page_size // perslab
-        pages = target_pages
-        for under, most in self.small_caps:
-            if chunk_size < under:
-                pages = min(pages, most)
-                break
-        target = perslab * pages
+        chunk_size = e.settings.slab_page_size // e.perslab[x]
+        target = self._class_target(x, target_pages)
         chunks_free = len(e.slabs.free[x])
         moved = False
         while True:
@@ -88,6 +82,25 @@ class LaterStorage(Storage):
             if self.to_sleep > self.sleep_min:
                 self.to_sleep //= 2
         return moved
+
+    def _class_target(self, x: int, target_pages: int) -> int:
+        """The free chunks under which class ``x`` is flushed early: ``target_pages`` pages' worth,
+        capped for small chunks (1.6.38; 1.6.45 storage.c 661-681)."""
+        perslab = self.e.perslab[x]
+        chunk_size = self.e.settings.slab_page_size // perslab
+        pages = target_pages
+        for under, most in self.small_caps:
+            if chunk_size < under:
+                pages = min(pages, most)
+                break
+        return perslab * pages
+
+    def first_age(self, x: int):
+        """The age the next pass's first write from class ``x`` would ask: 0 under its target, else
+        ``ext_item_age`` (1.6.45 storage.c 683-688)."""
+        if len(self.e.slabs.free[x]) < self._class_target(x, self._target_pages()):
+            return 0
+        return self.item_age
 
     def _sleep(self) -> None:
         """A pass that wrote nothing (or, where the release says, any pass) sleeps: every class's

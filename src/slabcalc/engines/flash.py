@@ -155,14 +155,20 @@ class Flash:
 
     def maintain(self) -> None:
         """``extstore_maint_thread`` woken with no free page: evict the oldest page not written to."""
+        oldest = self.evictable()
+        if oldest is not None:
+            self.page_evictions += 1
+            self.objects_evicted += oldest.objects
+            self.bytes_evicted += oldest.bytes_used
+            self._free_page(oldest)
+
+    def evictable(self) -> Page | None:
+        """The page :meth:`maintain` evicts: the oldest holding objects that is neither being written
+        nor free (extstore.c 958-971); None when there is none."""
         oldest = None
         for page in self.pages:
             if page.active or page.version == 0:        # being written, or free
                 continue
             if page.objects > 0 and (oldest is None or page.version < oldest.version):
                 oldest = page
-        if oldest is not None:
-            self.page_evictions += 1
-            self.objects_evicted += oldest.objects
-            self.bytes_evicted += oldest.bytes_used
-            self._free_page(oldest)
+        return oldest

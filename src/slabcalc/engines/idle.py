@@ -51,10 +51,14 @@ class Idle:
         # 1.6.30+: the maintainer's longest sleep is 999 999 us, not a second (see _skip_drift)
         self.drift = m in engine.actors and m.config.max_sleep != US
         self.samples: dict = {}         # _skip_drift: the maintainer's next wake-up -> its state then
+        storage = engine.storage        # -o ext_path: the write thread, taken on in closed form (catch_up)
+        self.storage = storage if storage in engine.actors else None
 
     def skip(self, wake: int, t_us: float) -> bool:
         """Before the wake-up at ``wake`` (the earliest due), with nothing to step before ``t_us``:
         jump over idle seconds if the threads have come to repeat themselves; whether it did."""
+        if self.storage is not None and wake == self.storage.next_wake and self._catch_up(wake, t_us):
+            return True
         if self.drift:
             return self._skip_drift(wake, t_us)
         if wake < self.next_check:
@@ -88,6 +92,24 @@ class Idle:
         self.last = (wake + jumped, frozen)
         self.next_check = wake + jumped + US
         return jumped > 0
+
+    def _catch_up(self, wake: int, t_us: float) -> bool:
+        """The write thread's passes from ``wake`` that write nothing, up to the other threads' next
+        wake-up, ``t_us`` or its quiet bound, taken at once (engines/extstore_idle.py); whether any
+        were.  Its wake-ups are too many to step and repeat no second (its sleep grows by 1 us a
+        pass), but while inert it changes nothing another thread reads: the other threads' jumps
+        leave it behind (its ``skip`` moves nothing) and it comes here when it is the earliest due."""
+        from slabcalc.engines.extstore_idle import catch_up
+
+        e, storage = self.e, self.storage
+        others = min((actor.next_wake for actor in e.actors if actor is not storage), default=math.inf)
+        if wake >= others:              # a tie steps the thread listed first, never the write thread
+            return False
+        bound = storage.quiet_through()
+        if bound <= e.epoch + wake // US - 1:
+            return False
+        end = min(others, t_us) if bound == math.inf else min(others, t_us, (bound + 1 - e.epoch) * US)
+        return catch_up(storage, math.ceil(end)) > 0
 
     def _jump(self, wake: int, t_us: float, cycle: int, crawls: bool) -> int:
         """Skip whole ``cycle``s (microseconds) from ``wake``, none past ``t_us`` nor past the quiet
