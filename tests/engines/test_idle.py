@@ -481,3 +481,13 @@ def test_the_write_threads_closed_forms_are_its_passes_one_by_one():
                 expected = page
         assert _sleeps(first, cap, n) == slept
         assert _check_compact(left, first, cap, n, page) == expected, (left, first, cap, n, page)
+
+
+def test_ext_max_sleep_0_is_refused_not_replayed_forever():
+    # with ext_max_sleep=0 memcached's write thread sleeps 0 us a pass (1.6.18 storage.c 598-599, 647):
+    # stepped, a replay's clock would never reach the next request
+    from slabcalc.errors import SimulationError
+
+    config = configure(load_profile("1.6.45"), ["-m", "64", "-o", "ext_path=/tmp/slabcalc-idle:64m,ext_max_sleep=0"])
+    with pytest.raises(SimulationError, match="ext_max_sleep=0"):
+        Engine(config, background_for(config)).run(HOUR)

@@ -400,3 +400,8 @@ def check_extstore_replayable(settings) -> None:
     if rules is None or rules.replay is None:
         raise SimulationError(f"simulate does not model -o ext_path on {settings.profile.release}: its storage "
                               f"threads were not read (1.6.18's are: --profile 1.6.18)")
+    if settings.extstore is not None and settings.extstore.max_sleep == 0:
+        # 1.6.18 storage.c 598-599, 647: each pass sleeps ext_max_sleep at most, 0 us here: the write thread never
+        # waits, and a replay, which steps its passes, would never move its clock
+        raise SimulationError("simulate does not model -o ext_max_sleep=0: memcached's write thread then never "
+                              "sleeps, and a replay steps each of its passes; give ext_max_sleep=1 or more")
