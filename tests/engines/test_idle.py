@@ -405,7 +405,7 @@ AGED = [(0.0, SET, "a", 1, 6000, 0, 0), (0.0, SET, "p", 1, 10, 0, 0), (300.0, GE
 @pytest.mark.parametrize("release", ["1.6.18", "1.6.45"])
 def test_a_write_thread_moved_a_second_too_far_is_caught(release, monkeypatch):
     # ext_item_age=100: a (set at 0, in COLD) may be written once current_time - its time > 100,
-    # by the first pass of second 101 to try its class (1.6.18 storage.c 493-494): its header item
+    # by the first pass of second 101 to try its class (1.6.18 storage.c 492-493): its header item
     # is stamped then.  The planted faults: the write thread's passes taken on a second too far
     # (its clock, counter and sleep a second ahead of stepping's), or its quiet bound a second late
     # (a written at 102, its header a second younger)

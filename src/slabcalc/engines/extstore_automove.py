@@ -101,7 +101,7 @@ class ExtstoreAutomover:
 
     # -- idle stretches (engines/idle.py) -------------------------------------------------------
     # With no counter changed since the last run, a run writes a clean slot (dirty 0; 1.6.18
-    # slab_automove_extstore.c 160-171), the COLD tail's age at its second and whether the class's
+    # slab_automove_extstore.c 160-169), the COLD tail's age at its second and whether the class's
     # free chunks are over its mark -- both fixed while nothing changes -- and sets the write
     # thread's pool minimum to a watermark that is the last run's.  It gives a page only from a
     # class with free chunks over 2.5 pages whose window has come clean (and, for a class of
@@ -110,7 +110,7 @@ class ExtstoreAutomover:
     # that one is not counted, the runs are stepped while the pool is low and such a class exists.
 
     def _excess(self, c: int, free_chunks: int) -> int:
-        """The slot's mark: free chunks over twice 1.5 pages' worth (1.6.18 158, 181-183)."""
+        """The slot's mark: free chunks over twice 1.5 pages' worth (1.6.18 158, 170-174)."""
         return int(free_chunks > int(self.e.perslab[c] * self.free_pages) * 2)
 
     def quiet_runs(self, first: int) -> float:
@@ -225,17 +225,17 @@ class LaterExtstoreAutomover(ExtstoreAutomover):
         return src, dst
 
     # -- idle stretches (engines/idle.py): as 1.6.18's, with 1.6.34's rules (1.6.45
-    # slab_automove_extstore.c 164-212): only a small class is marked dirty, a class with a dirty
+    # slab_automove_extstore.c 175-213): only a small class is marked dirty, a class with a dirty
     # slot is passed over only while the pool holds a page, and any class whose window is full of
     # slots over 2 pages of free chunks gives a page to the pool
 
     def _excess(self, c: int, free_chunks: int) -> int:
-        """The slot's mark: free chunks over 2 pages' worth (1.6.45 slab_automove_extstore.c 180-185)."""
+        """The slot's mark: free chunks over 2 pages' worth (1.6.45 slab_automove_extstore.c 163, 188-191)."""
         return int(free_chunks > self.e.perslab[c] * self.source_pages)
 
     def _pool_min_runs(self) -> float:
         """1.6.34 sets the pool minimum at every run; 1.6.38 once the window has filled (1.6.45
-        slab_automove_extstore.c 226-230): the runs before that one, when it changes it."""
+        slab_automove_extstore.c 241-245): the runs before that one, when it changes it."""
         if self.e.storage.pool_min == self.watermark:
             return math.inf
         return max(0, self.window_size - self.cur - 1) if self.now_age else 0

@@ -25,11 +25,11 @@ The thread is *inert* while a pass would change nothing else: no read buffer hel
 buffer in flight, no compaction under way or to start, the flash with a free page where a wake of
 the maintenance thread would evict one, the backoffs where the rules above keep them, and every
 walked class's COLD tail absent, a header item (``ITEM_HDR``, never written again: 1.6.18
-storage.c 493-494), a key whose header size is not noted, or not old enough for the age the pass
+storage.c 492-493), a key whose header size is not noted, or not old enough for the age the pass
 would ask (``ext_item_age``, or 0 -- anything -- under the free-chunk target: 1.6.18 storage.c
-617-625, 1.6.45 storage.c 670-686).  :func:`quiet_through` is the last second of ``current_time``
+617-625, 1.6.45 storage.c 661-686).  :func:`quiet_through` is the last second of ``current_time``
 this holds by the clock alone: a COLD tail expiring (``lru_pull_tail`` reclaims it, items.c
-1144-1192) or growing older than ``ext_item_age`` (storage.c 493-494: ``current_time - it->time
+1144-1192) or growing older than ``ext_item_age`` (storage.c 492-493: ``current_time - it->time
 > item_age``).  While inert the thread is not moved by the jumps of the other threads (its
 ``skip`` moves nothing): :class:`.Idle` takes it on, in closed form, up to the next wake-up of
 another thread (:func:`catch_up`) -- exactly where stepping it would have left it.

@@ -85,7 +85,7 @@ class LaterStorage(Storage):
 
     def _class_target(self, x: int, target_pages: int) -> int:
         """The free chunks under which class ``x`` is flushed early: ``target_pages`` pages' worth,
-        capped for small chunks (1.6.38; 1.6.45 storage.c 661-681)."""
+        capped for small chunks (1.6.38; 1.6.45 storage.c 661-677)."""
         perslab = self.e.perslab[x]
         chunk_size = self.e.settings.slab_page_size // perslab
         pages = target_pages
@@ -97,7 +97,7 @@ class LaterStorage(Storage):
 
     def first_age(self, x: int):
         """The age the next pass's first write from class ``x`` would ask: 0 under its target, else
-        ``ext_item_age`` (1.6.45 storage.c 683-688)."""
+        ``ext_item_age`` (1.6.45 storage.c 682-686)."""
         if len(self.e.slabs.free[x]) < self._class_target(x, self._target_pages()):
             return 0
         return self.item_age
