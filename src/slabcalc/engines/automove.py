@@ -35,9 +35,19 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Iterator
 from operator import itemgetter
 
 from slabcalc.engines.lru import COLD
+
+
+def quiet_slots(first: int, runs: int, cur: int, size: int) -> Iterator[tuple[int, int]]:
+    """Of ``runs`` automover runs skipped, one a second from second ``first``, with run j writing
+    slot ``(cur + j) % size`` of a window of ``size``: the ``(second, slot)`` of each run whose slot
+    the window still holds after them (the last ``size``; the earlier ones are overwritten)."""
+    for j in range(max(1, runs - size + 1), runs + 1):
+        yield first + j - 1, (cur + j) % size
+
 
 RATIO = itemgetter(2)       # a window slot: [age, dirty, evicted_ratio, evicted_seen]
 
@@ -206,10 +216,8 @@ class WindowedAutomover:
         """``runs`` quiet runs, one a second from second ``first``: each fills its slot of every
         class's window, clean, with the age of the COLD tail at its second."""
         cold = self.e.lrus.q[COLD]
-        size, window = self.size, self.window
-        for j in range(max(1, runs - size + 1), runs + 1):
-            now = first + j - 1
-            at = (self.cur + j) % size
+        window = self.window
+        for now, at in quiet_slots(first, runs, self.cur, self.size):
             for c in range(1, len(window)):
                 lru = cold[c]
                 self._write(c, at, now - lru.next.time if lru.n else 0, 0, 0.0, 0)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import math
 
+from slabcalc.engines.automove import quiet_slots
+
 COLD = 2
 MAX_CLASSES = 64        # MAX_NUMBER_OF_SLAB_CLASSES: the run walks 1..63 (classes without pages idle)
 
@@ -160,10 +162,8 @@ class ExtstoreAutomover:
         class's window, clean, with the COLD tail's age at its second and the class's mark."""
         e = self.e
         cold, free = e.lrus.q[COLD], e.slabs.free
-        size, window = self.window_size, self.window
-        for j in range(max(1, runs - size + 1), runs + 1):
-            now = first + j - 1
-            at = (self.cur + j) % size
+        window = self.window
+        for now, at in quiet_slots(first, runs, self.cur, self.window_size):
             for c in range(1, len(window)):
                 lru = cold[c]
                 window[c][at][:] = [now - lru.next.time if lru.n else 0, 0, self._excess(c, len(free[c]))]
