@@ -97,19 +97,23 @@ def storage_state(s):
             s.counters())
 
 
-def gaps():
-    return st.one_of(st.just(0.0), st.floats(0, 3, allow_nan=False), st.integers(1, 200).map(float),
-                     st.integers(200, 900).map(float))
+def gaps(longest: int = 900):
+    """Gaps between requests: none, under 3 s, minutes, up to ``longest`` seconds."""
+    spans = [st.just(0.0), st.floats(0, 3, allow_nan=False), st.integers(1, 200).map(float),
+             st.integers(200, 900).map(float)]
+    if longest > 900:
+        spans.append(st.integers(900, longest).map(float))
+    return st.one_of(*spans)
 
 
 @st.composite
-def workloads(draw):
-    n = draw(st.integers(1, 25))
+def workloads(draw, most: int = 25, keys: int = 12, gets: int = 2, longest: int = 900):
+    n = draw(st.integers(1, most))
     t, ops = 0.0, []
     for _ in range(n):
-        t = round(t + draw(gaps()), 3)
-        op = draw(st.sampled_from([SET, SET, SET, GET, GET, TOUCH, DELETE]))
-        key = f"k{draw(st.integers(0, 12))}"
+        t = round(t + draw(gaps(longest)), 3)
+        op = draw(st.sampled_from([SET, SET, SET] + [GET] * gets + [TOUCH, DELETE]))
+        key = f"k{draw(st.integers(0, keys))}"
         size = draw(st.sampled_from(SIZES)) if op == SET else 0
         ops.append((t, op, key, len(key), size, draw(st.sampled_from(TTLS)), 0))
     return ops
@@ -316,26 +320,9 @@ EXT_SERVERS = [
 ]
 
 
-def ext_gaps():
-    return st.one_of(st.just(0.0), st.floats(0, 3, allow_nan=False), st.integers(1, 200).map(float),
-                     st.integers(200, 900).map(float), st.integers(900, 4000).map(float))
-
-
-@st.composite
-def ext_workloads(draw):
-    n = draw(st.integers(1, 12))
-    t, ops = 0.0, []
-    for _ in range(n):
-        t = round(t + draw(ext_gaps()), 3)
-        op = draw(st.sampled_from([SET, SET, SET, GET, GET, GET, TOUCH, DELETE]))
-        key = f"k{draw(st.integers(0, 8))}"
-        size = draw(st.sampled_from(SIZES)) if op == SET else 0
-        ops.append((t, op, key, len(key), size, draw(st.sampled_from(TTLS)), 0))
-    return ops
-
-
 @hsettings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(server=st.sampled_from(EXT_SERVERS), ops=ext_workloads(), boot=st.sampled_from([0.0, 2.0, 0.25]))
+@given(server=st.sampled_from(EXT_SERVERS), ops=workloads(most=12, keys=8, gets=3, longest=4000),
+       boot=st.sampled_from([0.0, 2.0, 0.25]))
 def test_jumping_over_idle_seconds_with_extstore_changes_no_counter(server, ops, boot):
     release, args = server
     at = [ops[-1][0] / 2, ops[-1][0] + 300]
