@@ -186,6 +186,7 @@ def test_an_op_count_past_its_bound_is_a_data_error_naming_file_line_and_value(t
     assert repr(count) in run("simulate", str(path), "-m", limits, "--profile", "1.6.29").stderr
 
 
+@pytest.mark.slow        # the engine's replays, in plain Python in the floors run
 def test_an_op_count_at_its_bound_is_replayed_in_full(tmp_path):
     from slabcalc.inputs.workload import OP_COUNT_MAX
 

@@ -44,6 +44,7 @@ def test_report_equals_the_row_reader(files, kind):
     assert ours["totals"]["placed_rows"] == 5000
 
 
+@pytest.mark.slow        # the engine's replays, in plain Python in the floors run
 def test_optimize_and_compare_read_them_too(files):
     paths, lengths = files
     # the best flags are the search's; the resamples (three searches more) would only add a record

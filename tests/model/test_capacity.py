@@ -81,6 +81,7 @@ def check(release, args, kinds):
     return capacity
 
 
+@pytest.mark.slow        # the engine's replays, in plain Python in the floors run
 @pytest.mark.parametrize("release", ["1.6.18", "1.6.45", "1.5.22"])
 def test_single_chunked_sizes_agree_with_the_engine(release):
     rng = random.Random(release)
@@ -95,6 +96,7 @@ def test_single_chunked_sizes_agree_with_the_engine(release):
     assert checked >= 30
 
 
+@pytest.mark.slow        # the engine's replays, in plain Python in the floors run
 @pytest.mark.parametrize("release", ["1.6.18", "1.6.45"])
 def test_mixes_with_chunked_items_agree_with_the_engine(release):
     rng = random.Random(7)
@@ -116,6 +118,7 @@ def test_the_issue_cases():
         assert (capacity.items, capacity.limiting_class) == (items, cls)
 
 
+@pytest.mark.slow        # the engine's replays, in plain Python in the floors run
 @pytest.mark.parametrize("release", ["1.6.18", "1.6.45"])
 def test_mixes_of_many_kinds_agree_with_the_engine(release):
     # from 32 kinds on, the search for the last item whose pages fit runs over numpy columns

@@ -104,6 +104,7 @@ def test_replay_ttl_needs_the_unix_time_above_30_days():
     assert unix_time_of(5.7, None) is None
 
 
+@pytest.mark.slow        # the engine's replays, in plain Python in the floors run
 def test_optimize_workload_takes_time_zero_as_simulate_does(tmp_path):
     # optimize --workload reads the workload as simulate does: a ttl over 30 days is a unix time,
     # refused without --time-zero (the same line, exit 1), read from it with one.  a expires an hour

@@ -249,6 +249,7 @@ def random_args(rng: random.Random, release: str) -> list[str]:
     return args
 
 
+@pytest.mark.slow        # the engine's replays, in plain Python in the floors run
 def test_ten_thousand_configurations_keep_the_invariants():
     rng = random.Random(20261121)
     accepted = refused = 0

@@ -185,6 +185,7 @@ def test_rules_that_the_engine_already_runs_for_another_release(release, rule, v
     assert load_profile(release).background.rules[rule] == value != borrowed
 
 
+@pytest.mark.slow        # the engine's replays, in plain Python in the floors run
 def test_the_1_6_37_capture_misses_with_1_6_18s_rules():
     """The real 1.6.37 (a build of its tag, live-short: -m 8, 55 s): with 1.6.34's mover thread and
     window of 10 the model is within tolerance at every snapshot (test_paced's test_stored_paced_run);
