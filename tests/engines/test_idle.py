@@ -76,11 +76,13 @@ def state(e):
     crawler = maintainer and maintainer.crawler
     # the maintainer's automover, or the page mover's (1.6.34+: the maintainer's is None)
     automover = next((a.automover for a in e.actors if getattr(a, "automover", None) is not None), None)
-    if automover is not None and hasattr(automover, "age_sum"):
-        # the sums kept as slots are written (stepped or skipped) are the window's
+    if automover is not None:
+        # the sums kept as slots are written (stepped or skipped) are the window's: the default
+        # automover's slots [age, dirty, ratio, seen], extstore's [age, dirty, excess]
+        last = "excess_sum" if hasattr(automover, "excess_sum") else "seen_sum"
         for c, window in enumerate(automover.window):
-            kept = automover.age_sum[c], automover.dirty_sum[c], automover.seen_sum[c]
-            assert kept == tuple(sum(slot[i] for slot in window) for i in (0, 1, 3)), c
+            kept = automover.age_sum[c], automover.dirty_sum[c], getattr(automover, last)[c]
+            assert kept == tuple(sum(slot[i] for slot in window) for i in (0, 1, 2 if last == "excess_sum" else 3)), c
     return (items, threads, crawler and crawler.idle_key(0),
             automover and (automover.cur, automover.window), storage_state(e.storage))
 
