@@ -8,10 +8,13 @@ import os
 import pickle
 import tempfile
 
+import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from slabcalc.inputs import compact
 from slabcalc.inputs.compact import RECORD, CompactOps, compact_copy
+from slabcalc.inputs.intern import IntKeys
 from slabcalc.model.ops import DELETE, FILL, GET, SET, TOUCH
 
 U32, I32 = (1 << 32) - 1, 1 << 31
@@ -154,7 +157,6 @@ def test_the_directory_goes_when_the_reader_fails(monkeypatch):
 def _trace(bad_at: int | None = None) -> bytes:
     """oracleGeneral records: ids repeating across batches (some first met in a later one), the widest id;
     with ``bad_at``, one record there below the key (rejected: its batch is read record by record)."""
-    import numpy as np
 
     from slabcalc.inputs.traces import RECORDS
 
@@ -209,3 +211,22 @@ def test_a_trace_batch_that_does_not_fit_falls_back_whole(monkeypatch):
     with compact_copy(traces.read_oracle_general(io.BytesIO(data), "t.oracleGeneral")[0]) as (held, unfit):
         assert "more than 9 distinct keys" in unfit
         assert held == ops and _types(held) == _types(ops)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.lists(st.sampled_from([0, 1, 5, 7, 2**32, 2**63, 2**64 - 1]) | st.integers(0, 40), max_size=30),
+                max_size=6))
+def test_integer_keys_are_interned_in_numpy_as_a_dict_ranks_them(batches):
+    """The arrays that intern integer keys (16 bytes a key, where a dict took about 100) give each key its
+    rank of first appearance across batches, and the new keys of each batch in that order."""
+    table, ranks = IntKeys(), {}
+    for batch in batches:
+        ids, new = table.intern(np.array(batch, dtype=np.uint64))
+        before = len(ranks)
+        expected = [ranks.setdefault(k, len(ranks)) for k in batch]
+        assert ids.tolist() == expected
+        assert new.tolist() == list(ranks)[before:]
+    assert table.count == len(ranks)
+    table.forget(3)
+    ids, _ = table.intern(np.array(list(ranks)[:3], dtype=np.uint64))
+    assert ids.tolist() == list(range(min(3, len(ranks)))) and table.count == min(3, len(ranks))

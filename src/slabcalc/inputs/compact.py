@@ -38,6 +38,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
+from slabcalc.inputs.intern import IntKeys
 from slabcalc.inputs.traces import Columns, Requests
 from slabcalc.model.ops import FILL
 
@@ -230,14 +231,15 @@ class _Writer:
         self.key_table = os.path.join(directory, "keys")
         self.key_offsets = os.path.join(directory, "key_offsets")
         self.count, self.kind, self.int_times, self.at = 0, "", None, 0
-        self.table: dict = {}
+        self.table: dict = {}                           # string keys -> id
+        self.ints = IntKeys()                          # integer keys -> id
         self.flag_ids: dict[int, int] = {}
         self.span: dict[str, tuple[int, int]] = {}     # field -> its lowest and highest value so far
 
     def copy(self) -> CompactOps:
         flags = tuple(self.flag_ids) or (0,)
         constant = tuple((field, low) for field, (low, high) in self.span.items() if low == high)
-        return CompactOps(self.directory, self.count, len(self.table), self.kind, bool(self.int_times), flags,
+        return CompactOps(self.directory, self.count, self._distinct(), self.kind, bool(self.int_times), flags,
                           constant)
 
     def add(self, batch: list[tuple] | Columns, records, keys, offsets) -> None:
@@ -302,8 +304,9 @@ class _Writer:
             raise Unfit(f"keys of {_names(kinds | ({self.kind} if self.kind else set()))} (a compact copy holds "
                         "all strings or all integers)")
         if kind == "int":
-            _whole(column, 0, (1 << 64) - 1, "key", np.uint64)
-        if not self.kind and kind == "str":
+            self.kind = kind
+            return self._int_keys(_whole(column, 0, (1 << 64) - 1, "key", np.uint64), keys)
+        if not self.kind:
             offsets.write(np.zeros(1, dtype="<u8").tobytes())
         self.kind = kind
         before = len(self.table)
@@ -312,35 +315,32 @@ class _Writer:
         if len(fresh):
             _, first = np.unique(ids[fresh], return_index=True)       # each new key's first place, in id order
             new = [column[i] for i in fresh[first].tolist()]
-            if kind == "str" and any("\n" in key for key in new):      # a key is checked once, as it is met
+            if any("\n" in key for key in new):      # a key is checked once, as it is met
                 self._forget(before)
                 raise Unfit("a key holds a newline (the key table ends each key with one)")
-            if kind == "int":
-                keys.write(np.array(new, dtype="<u8").tobytes())
-            else:
-                text = [key.encode("utf-8", "surrogatepass") + b"\n" for key in new]
-                ends = self.at + np.cumsum([len(t) for t in text], dtype=np.uint64)
-                keys.write(b"".join(text))
-                offsets.write(ends.astype("<u8").tobytes())
-                self.at = int(ends[-1])
+            text = [key.encode("utf-8", "surrogatepass") + b"\n" for key in new]
+            ends = self.at + np.cumsum([len(t) for t in text], dtype=np.uint64)
+            keys.write(b"".join(text))
+            offsets.write(ends.astype("<u8").tobytes())
+            self.at = int(ends[-1])
         return ids.astype(np.uint32)
 
     def _int_keys(self, objs: np.ndarray, keys) -> np.ndarray:
-        """The ids of a column of integer keys (uint64), as :meth:`_keys` gives them: each distinct key
-        interned once a batch (``np.unique``), in the order of its first place, so that ids are ranks of
-        first appearance as from tuples."""
+        """The ids of a column of integer keys (uint64), each new key the next id in the order of its
+        first place (ranks of first appearance, as from tuples); the new keys written to the key table."""
         if self.kind not in ("", "int"):
             raise Unfit(f"keys of {_names({int, self.kind})} (a compact copy holds all strings or all integers)")
         self.kind = "int"
-        distinct, first, inverse = np.unique(objs, return_index=True, return_inverse=True)
-        order = np.argsort(first, kind="stable")
-        appearing = distinct[order]
-        before = len(self.table)
-        ranked = self._interned(appearing.tolist())
-        keys.write(appearing[ranked >= before].astype("<u8").tobytes())     # the new ones, in id order
-        ids = np.empty(len(distinct), dtype=np.int64)
-        ids[order] = ranked
-        return ids[inverse.reshape(-1)].astype(np.uint32)
+        before = self.ints.count
+        ids, new = self.ints.intern(objs)
+        if self.ints.count > KEYS_MAX:
+            self.ints.forget(before)
+            raise Unfit(f"more than {KEYS_MAX} distinct keys")
+        keys.write(new.astype("<u8").tobytes())
+        return ids.astype(np.uint32)
+
+    def _distinct(self) -> int:
+        return self.ints.count if self.kind == "int" else len(self.table)
 
     def _interned(self, column) -> np.ndarray:
         """Each key's id, a new key the next one; :class:`Unfit` (the table as it was) past :data:`KEYS_MAX`."""
