@@ -90,6 +90,21 @@ def test_a_sampled_curve_is_the_sampled_replay_at_each_limit():
         assert (row["get_hits"], row["get_misses"], row["evictions"], row["slabs_moved"]) == \
                (totals["get_hits"], totals["get_misses"], totals["evictions"], totals["slabs_moved"])
         assert row["hit_ratio_error"] == single["sample"]["hit_ratio_error"]
+        assert {k: curve["sample"][k] for k in ("ops", "sampled_ops", "scale")} == \
+               {k: single["sample"][k] for k in ("ops", "sampled_ops", "scale")}
+
+
+def test_a_sampled_curve_copies_the_sample_alone(monkeypatch):
+    """The reader draws the sample as it reads: the compact copy every -m replays holds the sampled
+    keys' operations, not the whole workload (a 1 % curve of 100 M requests copies 1 M)."""
+    from slabcalc.inputs import compact
+
+    copied = []
+    real = compact.write_compact
+    monkeypatch.setattr(compact, "write_compact", lambda ops, where: copied.append(real(ops, where)) or copied[-1])
+    curve = _json("-m", "4,16", "--sample", "0.5")
+    assert [c.count for c in copied] == [curve["sample"]["sampled_ops"]]
+    assert 0 < curve["sample"]["sampled_ops"] < curve["sample"]["ops"] == len(_ops())
 
 
 def test_a_range_is_its_list_and_json_has_memcached_names():

@@ -17,10 +17,12 @@ ratio and the one below that does not, both replayed.
 
 from __future__ import annotations
 
+import operator
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from slabcalc.engines.ideal import IdealLru, ideal_lru, ideal_result, ideal_ring
@@ -58,7 +60,8 @@ class Curve:
 
 def hit_ratio_curve(settings: Sequence[Settings], ops: Iterable[tuple] | CompactOps, *, boot: float = 0.0,
                     sample: float | None = None, workers: int | None = None,
-                    progress: Callable[[CurvePoint, int, int], None] | None = None) -> Curve:
+                    progress: Callable[[CurvePoint, int, int], None] | None = None,
+                    left_out: tuple[int, int] | None = None) -> Curve:
     """Replay ``ops`` under each of ``settings`` (typically one ``-m`` each) and through the ideal
     LRU of each one's ``-m``.
 
@@ -68,7 +71,9 @@ def hit_ratio_curve(settings: Sequence[Settings], ops: Iterable[tuple] | Compact
     bounds the processes (default ``os.cpu_count()``; 1 replays here, one ``-m`` after
     another).  ``progress(point, done, total)`` is called as each ``-m`` finishes, in the order
     they finish.  ``ops``: a compact copy (read again by each replay, in each worker), or operations
-    (held in a list when they are not one).
+    (held in a list when they are not one).  ``left_out``: ``ops`` are the sample the reader kept as it
+    read (``open_workload(sample=)``), and these are the operations and gets it left out: each replay
+    reads the sample alone, and adjusts as ``simulate``'s ``left_out`` does.
     """
     from slabcalc.inputs.compact import CompactOps
 
@@ -80,12 +85,12 @@ def hit_ratio_curve(settings: Sequence[Settings], ops: Iterable[tuple] | Compact
     points: list[CurvePoint | None] = [None] * total
     if workers == 1:
         for i, s in enumerate(settings):
-            points[i] = point(s, ops, boot, sample)
+            points[i] = point(s, ops, boot, sample, left_out)
             if progress is not None:
                 progress(points[i], i + 1, total)
         return Curve(tuple(points), 1)
     with ProcessPoolExecutor(max_workers=workers, initializer=_receive, initargs=(ops,)) as pool:
-        futures = {pool.submit(_point_of_received, s, boot, sample): i for i, s in enumerate(settings)}
+        futures = {pool.submit(_point_of_received, s, boot, sample, left_out): i for i, s in enumerate(settings)}
         for done, future in enumerate(as_completed(futures), 1):
             i = futures[future]
             points[i] = future.result()
@@ -95,7 +100,7 @@ def hit_ratio_curve(settings: Sequence[Settings], ops: Iterable[tuple] | Compact
 
 
 def point(settings: Settings, ops: Iterable[tuple] | CompactOps, boot: float = 0.0,
-          sample: float | None = None) -> CurvePoint:
+          sample: float | None = None, left_out: tuple[int, int] | None = None) -> CurvePoint:
     """One point of the curve: the slab model's replay and the ideal LRU's, at ``settings``' ``-m``.
 
     From a compact copy, without a sample, one read feeds both: the ideal LRU takes each window of
@@ -106,8 +111,16 @@ def point(settings: Settings, ops: Iterable[tuple] | CompactOps, boot: float = 0
         ring = ideal_ring(settings)
         simulation = simulate(settings, ops.read(by_id=True, beside=ring.feed), boot=boot)
         return CurvePoint(simulation, ideal_result(ring))
-    return CurvePoint(simulate(settings, _replayed(ops, sample), boot=boot, sample=sample),
+    return CurvePoint(simulate(settings, _replayed(ops, sample), boot=boot, sample=sample, **_left_out(left_out)),
                       ideal_lru(settings, _replayed(ops, sample), sample=sample))
+
+
+def _left_out(left_out: tuple[int, int] | None) -> dict:
+    """``simulate``'s ``left_out`` and ``left_out_gets`` (callables, read once the sample is read) of
+    the counts a reader left out: picklable, for the workers."""
+    if left_out is None:
+        return {}
+    return {"left_out": partial(operator.index, left_out[0]), "left_out_gets": partial(operator.index, left_out[1])}
 
 
 def _replayed(ops: Iterable[tuple] | CompactOps, sample: float | None) -> Iterable[tuple]:
@@ -125,8 +138,9 @@ def _receive(ops: Iterable[tuple]) -> None:
     _received = ops
 
 
-def _point_of_received(settings: Settings, boot: float, sample: float | None) -> CurvePoint:
-    return point(settings, _received, boot, sample)
+def _point_of_received(settings: Settings, boot: float, sample: float | None,
+                       left_out: tuple[int, int] | None) -> CurvePoint:
+    return point(settings, _received, boot, sample, left_out)
 
 
 def hit_ratio_steps(settings: Settings, ops: Sequence[tuple], times: Sequence[float], *, boot: float = 0.0,
@@ -189,14 +203,14 @@ def reaches(simulation: Simulation, target: float) -> bool:
 
 def target_limit(curve: Curve, target: float, settings_at: Callable[[int], Settings | None],
                  ops: Sequence[tuple] | CompactOps, *,
-                 boot: float = 0.0, sample: float | None = None) -> Target:
+                 boot: float = 0.0, sample: float | None = None, left_out: tuple[int, int] | None = None) -> Target:
     """The smallest ``-m`` (MB) whose replay of ``ops`` reaches hit ratio ``target``, searched by
     bisection between the first point of ``curve`` that reaches it and the point before (or -m 1).
 
     ``settings_at(mb)`` makes the settings of one ``-m`` (every other setting the curve's own), None
     for a limit the release refuses to start with (``-I`` over half of ``-m``): no replay, and below
     the answer when the answer is above it;
-    ``boot`` and ``sample`` are the curve's.  Raises :class:`TargetError` for a target outside
+    ``boot``, ``sample`` and ``left_out`` are the curve's.  Raises :class:`TargetError` for a target outside
     (0, 1] or a workload without a get."""
     if not 0 < target <= 1:
         raise TargetError(f"a hit ratio is above 0 and at most 1, not {target}")
@@ -215,7 +229,7 @@ def target_limit(curve: Curve, target: float, settings_at: Callable[[int], Setti
         if settings is None:           # refused by the release: no server runs with it, nor smaller
             low, below = middle, None
             continue
-        run = simulate(settings, _replayed(ops, sample), boot=boot, sample=sample)
+        run = simulate(settings, _replayed(ops, sample), boot=boot, sample=sample, **_left_out(left_out))
         replays += 1
         if reaches(run, target):
             high, reached = middle, run

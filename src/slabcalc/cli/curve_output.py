@@ -91,17 +91,19 @@ def run_curve(every_settings, file, input_format, key_length, strict, uptime, sa
     progress = progress_printer() if sys.stderr.isatty() else None
     found = None
     with input_workload(file, "simulate", input_format=input_format, key_length=key_length, strict=strict,
-                        key_max=every_settings[0].profile.key_max, time_zero=time_zero) as (read, accounting), \
-            compact_copy(read) as (ops, unfit):       # read once, replayed by each -m and the search
+                        key_max=every_settings[0].profile.key_max, time_zero=time_zero, sample=sample) \
+            as (read, accounting), compact_copy(read) as (ops, unfit):    # read once (a sample: the sample
+        #                                                                  alone), replayed by each -m and the search
+        left_out = (accounting.left_out, accounting.left_out_gets) if accounting.sample is not None else None
         if unfit is not None:
             click.echo(f"simulate: the workload is held in memory (about 230 bytes a request), not in a compact "
                        f"copy: {unfit}", err=True)
         curve = refusing_coarse(lambda ops: hit_ratio_curve(every_settings, ops, boot=uptime, sample=sample,
-                                                             progress=progress))(ops)
+                                                             progress=progress, left_out=left_out))(ops)
         if target is not None:
             try:
                 found = refusing_coarse(lambda ops: target_limit(curve, target, settings_at, ops, boot=uptime,
-                                                                 sample=sample))(ops)
+                                                                 sample=sample, left_out=left_out))(ops)
             except TargetError as exc:
                 raise Refusal(f"--target-hit-ratio: {exc}") from None
     say_rejected(accounting)
