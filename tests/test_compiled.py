@@ -62,11 +62,12 @@ for line in sys.stdin:
 """
 
 
+CASES = [(release, argv) for release in RELEASES for argv in ARGV[release]]
+
+
 @st.composite
 def workloads(draw):
-    release = draw(st.sampled_from(RELEASES))
-    argv = draw(st.sampled_from(ARGV[release]))
-    n = draw(st.integers(60, 300))
+    n = draw(st.integers(30, 120))
     ops, t = [], 0.0
     for _ in range(n):
         t += draw(st.sampled_from([0, 0.001, 0.5, 3, 70]))      # idle seconds too: the threads wake
@@ -78,7 +79,7 @@ def workloads(draw):
         ttl = draw(st.sampled_from([0, 2, 30]))                                    # 2: the temporary LRU
         flags = draw(st.sampled_from([0, 0, 1, 0xFFFFFFFF]))
         ops.append((round(t, 3), op, key, len(str(key)), value if op == SET else 0, ttl, flags if op == SET else 0))
-    return release, argv, ops
+    return ops
 
 
 @pytest.fixture(scope="module")
@@ -98,10 +99,11 @@ def plain():
 
 
 @pytest.mark.skipif(not COMPILED, reason="this install runs the plain modules only")
-@settings(max_examples=32, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
-@given(case=workloads())
-def test_compiled_and_plain_engines_replay_alike(plain, case):
-    release, argv, ops = case
+@pytest.mark.parametrize("release, argv", CASES, ids=[f"{r}:{' '.join(a)}" for r, a in CASES])
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
+@given(ops=workloads())
+def test_compiled_and_plain_engines_replay_alike(plain, release, argv, ops):
+    """Every configuration of every release (each its own case, none left to the draw), two workloads each."""
     sim = simulate(configure(load_profile(release), argv), ops)
     mine = json.loads(json.dumps([engine_build(), asdict(sim.totals), [asdict(r) for r in sim.classes]], default=str))
     theirs = plain(release, argv, ops)

@@ -32,9 +32,9 @@ TRICKY = st.sampled_from(["1,000", "1e5", "inf", "-inf", "nan", "True", "False",
 
 TEXT = st.text(st.sampled_from("ab -,.5"), max_size=40)      # words, hyphens and spaces to wrap
 
-# Five times the profile's examples: 500 in the suite; 100 in the floors' run (.ci/run, profile
-# "floors"), where the oldest tabulate is held to the same layout in plain Python beside the suite.
-EXAMPLES = 5 * settings.default.max_examples
+# Twice the profile's examples: 200 in the suite; 40 in the floors' run (.ci/run, profile "floors"),
+# where the oldest tabulate is held to the same layout in plain Python beside the suite.
+EXAMPLES = 2 * settings.default.max_examples
 
 
 def _tables(cells):
