@@ -185,9 +185,24 @@ def _all_pages_fit(kinds: Sequence[Kind], per_class: Sequence[tuple[tuple[int, i
     per_item = sum(n * classes[c][1] / classes[c][0] for c, n in whole.items()) / total
     guess = max(1, min(int(memory_limit / per_item), 1 << 61)) if per_item else 1
 
-    def fit(n: int) -> bool:   # every page, first pages too, within -m
-        arrived = [_before(n, k.count, total) for k in kinds]
-        return sum(p * classes[c][1] for c, p in _pages(_held(per_class, arrived), classes).items()) <= memory_limit
+    # per class: its chunks per page, its page length and the (count, chunks an item) of each kind in it
+    by_class: dict[int, list[tuple[int, int]]] = {}
+    for k, shape in zip(kinds, per_class):
+        for cls, many in shape:
+            by_class.setdefault(cls, []).append((k.count, many))
+    table = [(classes[c][0], classes[c][1], tuple(shares)) for c, shares in by_class.items()]
+    twice = 2 * total
+
+    def fit(n: int) -> bool:   # every page, first pages too, within -m: _held, _pages and their bytes, inlined
+        used = 0
+        for perslab, length, shares in table:
+            chunks = 0
+            for m, many in shares:
+                arrived = -((total - 2 * n * m) // twice)       # _before(n, m, total), before its floor at 0
+                if arrived > 0:
+                    chunks += arrived * many
+            used += -(-chunks // perslab) * length
+        return used <= memory_limit
 
     if len(kinds) >= 32:     # many kinds: the same sums over numpy columns
         fit = _column_fit(kinds, per_class, total, classes, memory_limit, fit)
