@@ -96,7 +96,10 @@ class WindowedAutomover:
         # a page goes to the pool on evidence, not on the chance that a chunk stood free.
         self.share = engine.slabs.share
         if self.share != 1:
-            self.recent = [deque() for _ in range(n)]     # (second, evicted, outofmemory) of recent runs
+            self.recent = [deque() for _ in range(n)]     # (second, evictions and failures) of recent runs
+            # their sum per class, kept as runs come and go: summing each window at each run cost
+            # O(W/R) a class a second (a 1 % curve of 100 M requests: 80 % of its CPU)
+            self.recent_sum = [0] * n
 
     def _counters(self):
         e = self.e
@@ -224,21 +227,21 @@ class WindowedAutomover:
         self.cur += runs
         if self.share != 1:
             since = first + runs - 1 - self.size / self.share
-            for recent in self.recent:
+            for c, recent in enumerate(self.recent):
                 while recent and recent[0][0] <= since:
-                    recent.popleft()
+                    self.recent_sum[c] -= recent.popleft()[1]
 
     def _sampled(self, now: int, d_evicted: list[int], d_oom: list[int]) -> list[int]:
         """A sampled replay's evictions and allocation failures per class in the last W/R seconds."""
         since = now - self.size / self.share
-        counts = []
+        sums = self.recent_sum
         for c, recent in enumerate(self.recent):
             if d_evicted[c] or d_oom[c]:
                 recent.append((now, d_evicted[c] + d_oom[c]))
+                sums[c] += d_evicted[c] + d_oom[c]
             while recent and recent[0][0] <= since:
-                recent.popleft()
-            counts.append(sum(events for _, events in recent))
-        return counts
+                sums[c] -= recent.popleft()[1]
+        return list(sums)
 
 
 class MoverThread:
