@@ -216,10 +216,12 @@ def test_a_trace_batch_that_does_not_fit_falls_back_whole(monkeypatch):
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(st.lists(st.lists(st.sampled_from([0, 1, 5, 7, 2**32, 2**63, 2**64 - 1]) | st.integers(0, 40), max_size=30),
                 max_size=6))
-def test_integer_keys_are_interned_in_numpy_as_a_dict_ranks_them(batches):
+@pytest.mark.parametrize("recent_min", [0, 3, 1 << 16])
+def test_integer_keys_are_interned_in_numpy_as_a_dict_ranks_them(recent_min, batches):
     """The arrays that intern integer keys (16 bytes a key, where a dict took about 100) give each key its
-    rank of first appearance across batches, and the new keys of each batch in that order."""
-    table, ranks = IntKeys(), {}
+    rank of first appearance across batches, and the new keys of each batch in that order, whether the
+    recent keys go into the main run at every batch, now and then, or never."""
+    table, ranks = IntKeys(recent_min), {}
     for batch in batches:
         ids, new = table.intern(np.array(batch, dtype=np.uint64))
         before = len(ranks)
