@@ -42,10 +42,8 @@ def test_workload_hits_are_simulates_and_a_cut_is_said():
         assert c["get_hits"] == simulated_hits(*c["flags"].split())
         assert c["get_hits_change_pct"] == round(100 * (c["get_hits"] - 8000) / 8000, 2)
     assert doc["best"]["get_hits"] < 8000 and doc["best"]["gain_pct"] > 0      # more items, fewer hits
-    text = run("optimize", ITEMS, "-m", "6", "--profile", "1.6.18", "--workload", OPS, "--resamples", "0").output
-    flat = " ".join(text.split())
-    assert f"cuts hits by {-doc['best']['get_hits_change_pct']:.2f}% (8000 -> {doc['best']['get_hits']})" in flat
-    assert f"but it cuts hits by {-doc['best']['get_hits_change_pct']:.2f}% on the workload" in flat
+    # the warning lines the table prints from these figures ("cuts hits by 21.94% (8000 -> 6245)") are
+    # docs/optimize.md's example of this command, which tests/test_readme.py runs and compares line by line
 
 
 def test_hot_keeps_the_items_in_use():

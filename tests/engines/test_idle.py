@@ -324,7 +324,7 @@ EXT_SERVERS = [
 ]
 
 
-@hsettings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@hsettings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(server=st.sampled_from(EXT_SERVERS), ops=workloads(most=12, keys=8, gets=3, longest=4000),
        boot=st.sampled_from([0.0, 2.0, 0.25]))
 def test_jumping_over_idle_seconds_with_extstore_changes_no_counter(server, ops, boot):
