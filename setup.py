@@ -84,7 +84,7 @@ def ext_modules() -> list:
     from mypyc.build import mypycify
 
     try:        # mypyc type-checks here, before any C is built: an error exits, which must not fail the install
-        return mypycify(["--ignore-missing-imports", "--follow-imports=silent", *COMPILED], opt_level="3",
+        return mypycify(["--ignore-missing-imports", "--follow-imports=silent", *COMPILED], opt_level="3", multi_file=True,
                         group_name="slabcalc")
     except (Exception, SystemExit) as exc:
         _say(f"mypyc stopped ({exc!r}): plain Python modules")
@@ -111,6 +111,20 @@ class OptionalBuildExt(build_ext):
         if dist.ext_modules and dist.ext_modules[0] is PLACEHOLDER[0] and BUILDS.intersection(sys.argv[1:]):
             dist.ext_modules = ext_modules()        # mypyc runs now: once, in the process that builds
         super().finalize_options()
+
+    def build_extensions(self) -> None:
+        """mypyc's C a file a module (``multi_file``), the files compiled side by side, a thread a core: one
+        4 MB file took gcc 34 s of one core, most of a fresh install's build (the whole build: 54 s -> 36 s
+        on 2 cores; the engine as fast)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        one_by_one = self.compiler.compile
+
+        def side_by_side(sources, *args, **kwargs):
+            with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+                return [obj for objs in pool.map(lambda src: one_by_one([src], *args, **kwargs), sources) for obj in objs]
+        self.compiler.compile = side_by_side
+        super().build_extensions()
 
     def run(self) -> None:
         if self.extensions and self.extensions[0] is PLACEHOLDER[0]:
