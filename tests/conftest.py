@@ -60,10 +60,11 @@ def server_profile(memcached, profile):
 # -- long computations begun ahead (tests/ahead.py) ----------------------------------------
 
 def pytest_xdist_auto_num_workers(config):
-    """``-n auto``: a worker a core, and one more.  The suite's workers wait on sockets (real servers)
+    """``-n auto``: a worker a core, and two more.  The suite's workers wait on sockets (real servers)
     and on the servers' clocks (paced runs) about 40 % of their time (ps at -n 2 on 2 cores: each
-    worker 60 % busy, load 1.6), so one more keeps the cores busy."""
-    return (os.cpu_count() or 1) + 1
+    worker 60 % busy, load 1.6); with one more the 2 cores were still 1.73 busy on average over a CI
+    run (two workers waiting at once), so two more keep them busy."""
+    return (os.cpu_count() or 1) + 2
 
 
 def pytest_collection_modifyitems(config, items):
