@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import math
 
+from slabcalc.engines import extstore_idle
 from slabcalc.engines.extstore_compact import Compactor
 from slabcalc.engines.flash import CHUNKED, DEFAULT, LOWTTL, Flash
 from slabcalc.engines.lru import COLD, GONE, Item, new_item
@@ -349,14 +350,10 @@ class Storage:
     def idle_key(self, ref: int):
         """None unless a pass would write nothing; then what the other threads' jumps must see
         unchanged -- not the thread's clock, which :meth:`.Idle.skip` moves in closed form."""
-        from slabcalc.engines.extstore_idle import idle_key
-
-        return idle_key(self)
+        return extstore_idle.idle_key(self)
 
     def quiet_through(self) -> float:
-        from slabcalc.engines.extstore_idle import quiet_through
-
-        return quiet_through(self)
+        return extstore_idle.quiet_through(self)
 
     def skip(self, seconds: int) -> None:
         """Nothing: the passes of the seconds skipped are taken by :func:`.extstore_idle.catch_up`

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import math
 
+from slabcalc.engines import extstore_idle
+
 US = 1_000_000
 CYCLES_KEPT = 4096      # states remembered for finding a cycle; forgotten when anything changes
 
@@ -99,8 +101,6 @@ class Idle:
         were.  Its wake-ups are too many to step and repeat no second (its sleep grows by 1 us a
         pass), but while inert it changes nothing another thread reads: the other threads' jumps
         leave it behind (its ``skip`` moves nothing) and it comes here when it is the earliest due."""
-        from slabcalc.engines.extstore_idle import catch_up
-
         e, storage = self.e, self.storage
         others = min((actor.next_wake for actor in e.actors if actor is not storage), default=math.inf)
         if wake >= others:              # a tie steps the thread listed first, never the write thread
@@ -109,7 +109,7 @@ class Idle:
         if bound <= e.epoch + wake // US - 1:
             return False
         end = min(others, t_us) if bound == math.inf else min(others, t_us, (bound + 1 - e.epoch) * US)
-        return catch_up(storage, math.ceil(end)) > 0
+        return extstore_idle.catch_up(storage, math.ceil(end)) > 0
 
     def _jump(self, wake: int, t_us: float, cycle: int, crawls: bool) -> int:
         """Skip whole ``cycle``s (microseconds) from ``wake``, none past ``t_us`` nor past the quiet
