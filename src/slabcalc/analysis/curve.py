@@ -102,8 +102,8 @@ def hit_ratio_curve(settings: Sequence[Settings], ops: Iterable[tuple] | Compact
                 running[alone.submit(_point_of_received, s, boot, sample, left_out)] = (i, alone)
             future = next(iter(wait(running, return_when=FIRST_COMPLETED)[0]))
             i, alone = running.pop(future)
+            alone.shutdown()            # its point is done, or failed: either way its process is ended
             points[i] = future.result()
-            alone.shutdown()
             if progress is not None:
                 progress(points[i], done, total)
     finally:

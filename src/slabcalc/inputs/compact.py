@@ -304,7 +304,6 @@ class _Writer:
             raise Unfit(f"keys of {_names(kinds | ({self.kind} if self.kind else set()))} (a compact copy holds "
                         "all strings or all integers)")
         if kind == "int":
-            self.kind = kind
             return self._int_keys(_whole(column, 0, (1 << 64) - 1, "key", np.uint64), keys)
         if not self.kind:
             offsets.write(np.zeros(1, dtype="<u8").tobytes())
