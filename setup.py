@@ -84,8 +84,8 @@ def ext_modules() -> list:
     from mypyc.build import mypycify
 
     try:        # mypyc type-checks here, before any C is built: an error exits, which must not fail the install
-        return mypycify(["--ignore-missing-imports", "--follow-imports=silent", *COMPILED], opt_level="3", multi_file=True,
-                        group_name="slabcalc")
+        return mypycify(["--ignore-missing-imports", "--follow-imports=silent", *COMPILED], opt_level="3",
+                        multi_file=True, group_name="slabcalc")
     except (Exception, SystemExit) as exc:
         _say(f"mypyc stopped ({exc!r}): plain Python modules")
         return []
@@ -122,7 +122,8 @@ class OptionalBuildExt(build_ext):
 
         def side_by_side(sources, *args, **kwargs):
             with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-                return [obj for objs in pool.map(lambda src: one_by_one([src], *args, **kwargs), sources) for obj in objs]
+                each = pool.map(lambda source: one_by_one([source], *args, **kwargs), sources)
+                return [obj for objs in each for obj in objs]
         self.compiler.compile = side_by_side
         super().build_extensions()
 

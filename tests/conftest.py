@@ -68,15 +68,16 @@ def pytest_xdist_auto_num_workers(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``slow`` run first and those marked ``ahead`` last: their job has had the whole run to finish.  A test that starts
-    or reads a real memcached (through the ``memcached`` fixture, however indirectly) is marked
-    ``server``: the floors' run (.ci/run), which is for the tests that need no server, leaves it out."""
+    """Tests marked ``slow`` run first (none is the tail the other workers wait on), those marked ``ahead``
+    last (their job has had the whole run to finish).  A test that starts or reads a real memcached
+    (through the ``memcached`` fixture, however indirectly) is marked ``server``: the floors' run
+    (.ci/run), which is for the tests that need no server, leaves it out."""
     for item in items:
         if "memcached" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.server)
-    # tests marked slow (runs of many seconds) first, so that none is what the other workers wait for at
-    # the end (pytest-xdist's worksteal hands the tests out in this order); those marked ahead last
-    items.sort(key=lambda item: (item.get_closest_marker("ahead") is not None, item.get_closest_marker("slow") is None))
+    # pytest-xdist's worksteal hands the tests out in this order
+    items.sort(key=lambda item: (item.get_closest_marker("ahead") is not None,
+                                 item.get_closest_marker("slow") is None))
 
 
 def pytest_collection_finish(session):

@@ -157,7 +157,6 @@ def test_the_directory_goes_when_the_reader_fails(monkeypatch):
 def _trace(bad_at: int | None = None) -> bytes:
     """oracleGeneral records: ids repeating across batches (some first met in a later one), the widest id;
     with ``bad_at``, one record there below the key (rejected: its batch is read record by record)."""
-
     from slabcalc.inputs.traces import RECORDS
 
     n = 40

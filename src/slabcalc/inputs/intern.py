@@ -10,10 +10,12 @@ RECENT_MIN = 1 << 16      # keys ``recent`` may hold, whatever ``main``'s size, 
 class IntKeys:
     """Integer keys interned in numpy arrays, not a dict: 16 bytes a distinct key where a dict of Python
     ints took about 100 (issue 39's trace of 10 M requests: 1.45 M ids took the command's process from
-    37 MB to 272 MB while it wrote a curve's compact copy).  Two sorted runs, each key beside its id: ``main``, and ``recent``, the keys met
-    since ``recent`` last went into ``main`` -- merged when it grows past an eighth of ``main``, so
-    that each key is copied a bounded number of times, not once a batch (a single sorted array, grown by
-    ``np.insert`` at every batch, copied 12 M keys 1 500 times over a trace of 100 M requests)."""
+    37 MB to 272 MB while it wrote a curve's compact copy).
+
+    Two sorted runs, each key beside its id: ``main``, and ``recent``, the keys met since ``recent``
+    last went into ``main`` -- merged when it grows past an eighth of ``main``, so that each key is
+    copied a bounded number of times, not once a batch (a single sorted array, grown by ``np.insert``
+    at every batch, copied 12 M keys 1 500 times over a trace of 100 M requests)."""
 
     def __init__(self, recent_min: int = RECENT_MIN):
         self.recent_min = recent_min
