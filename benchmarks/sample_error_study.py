@@ -150,8 +150,11 @@ def main() -> None:
             keys = {mb: f"{args.shape}:{args.requests}:{args.objects}:{seed}:{mb}" for mb in sizes}
             missing = [mb for mb in sizes if keys[mb] not in cache]
             if missing:         # the full replays as one curve: the trace read once, a process a core
-                for row in cli_run(trace, "-m", ",".join(map(str, missing)))["doc"]["curve"]:
-                    cache[keys[row["limit_maxbytes"] >> 20]] = row      # cmd_get, get_hits, evictions
+                doc = cli_run(trace, "-m", ",".join(map(str, missing)))["doc"]
+                # a curve's rows, or one -m's totals (one -m is no curve): cmd_get, get_hits, evictions
+                fulls = doc["curve"] if len(missing) > 1 else [{**doc["totals"], "limit_maxbytes": missing[0] << 20}]
+                for full in fulls:
+                    cache[keys[full["limit_maxbytes"] >> 20]] = full
                 if args.cache:
                     with open(args.cache, "w") as f:
                         json.dump(cache, f)
