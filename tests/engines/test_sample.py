@@ -86,8 +86,9 @@ def test_rates_outside_zero_to_one_are_refused():
 
 def test_a_sampled_page_holds_its_share_of_the_chunks_and_counts_whole():
     """At a share of 0.1 a page of 8738 chunks holds 873 or 874, adding up to a tenth; a class of
-    2 chunks a page at 0.01 gets its first chunk with its 50th page; -m counts whole pages, and a
-    class's first page is granted past it as memcached grants it."""
+    2 chunks a page at 0.01 gets its first chunk with its 25th page (the shares' 0.5 rounds to one,
+    as 8738 x 0.1 = 873.8 rounds to 874: a class is held to the nearest chunk, not cut short of its
+    share); -m counts whole pages, and a class's first page is granted past it as memcached grants it."""
     page = 1 << 20
     slabs = Slabs([0, 120, 524288], [0, 8738, 2], [0, page, page], 100 * page, share=0.1)
     got = []
@@ -97,22 +98,26 @@ def test_a_sampled_page_holds_its_share_of_the_chunks_and_counts_whole():
     assert set(got) == {873, 874} and slabs.chunks(1) == 8738 == len(slabs.free[1])
     assert slabs.malloced == 10 * page
     slabs = Slabs([0, 120, 524288], [0, 8738, 2], [0, page, page], 100 * page, share=0.01)
-    assert slabs.alloc(2) >= 0 and len(slabs.pages[2]) == 50 and slabs.malloced == 50 * page
+    assert slabs.alloc(2) >= 0 and len(slabs.pages[2]) == 25 and slabs.malloced == 25 * page
     while slabs.newslab(1):
         pass
     assert slabs.malloced == 100 * page and slabs.alloc(2) == -1        # the limit holds, in whole pages
-    # a page that held fewer chunks than its share leaves: the class gives up what it holds beyond
-    # its remaining pages' share, a free chunk now or (full) the next one it frees
+    # a page that held more chunks than its share leaves: the class is owed the difference, a new
+    # chunk in a page with room; one that held fewer (below, as a debt) gives up a free chunk now
+    # or (full) the next one it frees
     slabs = Slabs([0, 120], [0, 10], [0, page], 4 * page, share=0.25)
     for _ in range(4):
-        slabs.newslab(1)                    # 2.5, 2.5, 2.5, 2.5 chunks: pages of 2, 3, 2, 3
+        slabs.newslab(1)                    # 2.5, 2.5, 2.5, 2.5 chunks: pages of 3, 2, 3, 2
     held = [slabs.alloc(1) for _ in range(10)]
-    gone = slabs.pages[1].pop(0)            # the mover takes the first page (2 chunks, their items rescued)
+    gone = slabs.pages[1].pop(0)            # the mover takes the first page (3 chunks, their items rescued)
     slabs.left(gone, 1)
-    assert slabs.carry[1] == pytest.approx(-0.5) and slabs.chunks(1) == 8
+    assert slabs.carry[1] == pytest.approx(-0.5) and slabs.chunks(1) == 8      # 7.5 shares: 8 chunks
+    assert len(slabs.free[1]) == 1          # the chunk it was owed, new in a page with room
     slabs.carry[1] -= 1                      # as if a page of 1.5 chunks too few had left
+    assert slabs.alloc(1) == -1 and slabs.chunks(1) == 7          # the debt takes it; -m: no new page either
+    slabs.carry[1] -= 1
     slabs.free[1].append(held[0])            # the class frees a chunk (of its newest page): the debt takes it
-    assert slabs.alloc(1) == -1 and slabs.chunks(1) == 7          # -m is reached: no new page either
+    assert slabs.alloc(1) == -1 and slabs.chunks(1) == 6
     assert slabs.carry[1] == pytest.approx(-0.5)
     first = Slabs([0, 120], [0, 8738], [0, page], 0 * page + 1, share=0.5)
     assert first.newslab(1) and not first.newslab(1)                   # the first page, past -m

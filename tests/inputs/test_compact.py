@@ -51,10 +51,13 @@ def test_every_field_comes_back_as_it_went_in(ops):
         assert len(copy) == len(ops)
 
 
+@pytest.mark.parametrize("chunk", [2, compact.KEYS_CHUNK], ids=["keys-2-at-a-time", "keys-at-once"])
 @pytest.mark.parametrize("last", ["\u4e2d\udc80", "nul\0", "x" * 33], ids=["unicode", "nul", "long"])
-def test_short_string_keys_come_back_from_either_table(last):
+def test_short_string_keys_come_back_from_either_table(monkeypatch, last, chunk):
     """Keys of up to 32 characters come back from a UCS-4 table (non-ASCII, a lone surrogate); one ending
-    with a NUL (which numpy's strings drop) or longer sends them all back to the UTF-8 table."""
+    with a NUL (which numpy's strings drop) or longer sends them all back to the UTF-8 table -- also when
+    the table is made a few keys at a time and that key is in the last few."""
+    monkeypatch.setattr(compact, "KEYS_CHUNK", chunk)
     ops = [(float(i), SET, key, 3, i, 0, 0) for i, key in enumerate(["a", "b\u00e9", "", "a", last, "a", last])]
     with compact_copy(ops) as (copy, unfit):
         assert unfit is None and list(copy) == ops

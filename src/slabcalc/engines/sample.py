@@ -10,8 +10,8 @@ node holds 0 or 1 of a 10 % sample, and each class's first page (granted past
 the limit) and every page move weigh ten times what they weigh in the node.
 So the pages are scaled instead (:class:`~slabcalc.engines.slabs.Slabs`'
 ``share``): ``-m``, the page size and the number of pages stay the node's,
-and each page holds ``R`` of its chunks -- the k-th page a class gets holds
-the whole chunks its pages' shares add up to, so a class of 2 chunks a page
+and each page holds ``R`` of its chunks -- a class's k pages hold the sum of
+their shares rounded to the nearest whole chunk, so a class of 2 chunks a page
 (512 KB) at 1 % gets one chunk every 50 pages.  Pages per class, page moves,
 the global pool and ``total_malloced`` are then counted in the node's pages
 and need no scaling; items, evictions, hits, misses and chunks are scaled
@@ -26,7 +26,7 @@ the whole error against full replays, and ``tests/engines/test_sample.py`` bound
 
 A class's holding in a sample moves in whole sampled chunks, and one chunk of class ``c``
 stands for ``1 / (R * perslab)`` of the node's pages: at 1 % a chunk of the 512 KB class
-(2 a page) is 50 pages.  The carry keeps a class within one chunk of its pages' share, and a
+(2 a page) is 50 pages.  The carry keeps a class within half a chunk of its pages' share, and a
 class takes pages until one holds a chunk, so the error of each class's memory is one sampled
 chunk.  That is small only against a holding of many chunks: a sample is made only when ``-m``
 could hold :data:`ROOM_CHUNKS` sampled chunks of every class the workload stores in, all at
