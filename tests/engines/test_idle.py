@@ -83,6 +83,8 @@ def state(e):
         for c, window in enumerate(automover.window):
             kept = automover.age_sum[c], automover.dirty_sum[c], getattr(automover, last)[c]
             assert kept == tuple(sum(slot[i] for slot in window) for i in (0, 1, 2 if last == "excess_sum" else 3)), c
+            if hasattr(automover, "gained_sum"):
+                assert automover.gained_sum[c] == sum(slot[1] == 2 for slot in window), c
         if getattr(automover, "recent_sum", None) is not None:     # a sample's: the events of its last W/R s
             assert automover.recent_sum == [sum(events for _, events in recent) for recent in automover.recent]
     return (items, threads, crawler and crawler.idle_key(0),

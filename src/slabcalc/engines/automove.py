@@ -76,6 +76,7 @@ class WindowedAutomover:
         self.age_sum = [0] * n
         self.dirty_sum = [0] * n
         self.seen_sum = [0] * n
+        self.gained_sum = [0] * n       # slots marked dirty for a page gained (2: a sampled replay's)
         self.cur = 0
         self.before = self._counters()
         # A sampled replay (engines.sample) sees a share R of the evictions: a class that evicts a few
@@ -145,7 +146,7 @@ class WindowedAutomover:
             if sampled is None:
                 dirty_sum = self.dirty_sum[c]
             else:
-                dirty_sum = sampled[c] + sum(s[1] == 2 for s in window)
+                dirty_sum = sampled[c] + self.gained_sum[c]
             if not self.with_slot:              # summed before this run's slot was written
                 age, seen_sum = age - tail_age, seen_sum - seen
                 if sampled is None:
@@ -176,6 +177,7 @@ class WindowedAutomover:
         self.age_sum[c] += age - slot[0]
         self.dirty_sum[c] += dirty - slot[1]
         self.seen_sum[c] += seen - slot[3]
+        self.gained_sum[c] += (dirty == 2) - (slot[1] == 2)
         slot[:] = [age, dirty, share, seen]
 
     def _free_enough(self, c: int) -> bool:
