@@ -19,11 +19,10 @@ back yields exactly the tuples the reader yielded: ``(time, op, key, key_size, v
 flags)``, each field of the same type and value (a string key is the same text, decoded again: the
 replay asks of keys only whether they are equal; an integer time stays an integer).
 
-What does not fit -- a field outside its record's range, a value of another type, string and integer
-keys in one workload, a key holding a newline, more distinct flags than the table holds -- is never
-cut: :func:`compact_copy` gives the operations back as a list (the path curves took before), and says
-why.  The temporary directory (under ``TMPDIR``) is removed when the ``with`` block ends, however it
-ends.
+What does not fit -- a field outside its record's range, a value of another type, string and integer keys
+in one workload, a key holding a newline, more distinct flags than the table holds -- is never cut:
+:func:`compact_copy` gives the operations back as a list (the path curves took before), and says why.
+The temporary directory (under ``TMPDIR``) is removed when the ``with`` block ends, however it ends.
 """
 
 from __future__ import annotations
@@ -44,9 +43,7 @@ from slabcalc.model.ops import FILL
 
 RECORD = np.dtype([("time", "<f8"), ("key", "<u4"), ("value", "<u4"), ("ttl", "<i4"), ("op", "u1"),
                    ("key_size", "u1"), ("flags", "<u2")])           # 24 bytes, packed
-BATCH = 1 << 13          # operations written at a time, from tuples (a trace's numpy batches as read).
-# Each is a Python tuple of 7 objects until written, about 240 bytes: 65 536 of them held 24 MB more at the
-# peak of a CSV's curve (issue 39: a curve's peak RSS at most 1.5x one replay's); fewer saves no time.
+BATCH = 1 << 13          # tuples written at a time (65 536: 24 MB more at a CSV curve's peak, docs/speed.md)
 KEYS_CHUNK = 1 << 16     # string keys decoded at a time for the UCS-4 table
 WINDOW = 1 << 14         # records mapped at a time when read back
 FLAGS_IDS = 1 << 16      # distinct flags values the u2 id holds
@@ -195,9 +192,7 @@ def write_compact(ops: Iterable[tuple], directory: str) -> CompactOps:
             offsets.close()
     copy = writer.copy()
     writer.table.clear()          # the keys are in the key table now: not held beside its UCS-4 copy
-    if copy.key_kind == "str":
-        copy = replace(copy, key_width=_unicode_table(copy))
-    return copy
+    return replace(copy, key_width=_unicode_table(copy)) if copy.key_kind == "str" else copy
 
 
 def _batches(ops: Iterable[tuple]) -> Iterator[list[tuple] | Columns]:
@@ -218,18 +213,16 @@ def _rows(batch: list[tuple] | Columns) -> Iterable[tuple]:
 def _unicode_table(copy: CompactOps) -> int:
     """The string keys again, as fixed-width UCS-4 (numpy's ``U``), when each is at most
     :data:`UNICODE_WIDTH` characters and none ends with a NUL (numpy drops trailing NULs): the width,
-    or 0 (the keys are read from UTF-8).  Read :data:`KEYS_CHUNK` keys at a time, twice (the width, then
-    the table): never every key at once as Python strings."""
+    or 0 (the keys are read from UTF-8); read :data:`KEYS_CHUNK` keys at a time, twice."""
     width = 0
     for keys in _key_chunks(copy):
         width = max(width, max(map(len, keys)))
         if width > UNICODE_WIDTH or any(key.endswith("\0") for key in keys):
             return 0
-    if not width:
-        return 0
-    with open(copy.key_unicode, "wb") as out:
-        for keys in _key_chunks(copy):
-            np.array(keys, dtype=f"<U{width}").tofile(out)
+    if width:
+        with open(copy.key_unicode, "wb") as out:
+            for keys in _key_chunks(copy):
+                np.array(keys, dtype=f"<U{width}").tofile(out)
     return width
 
 
@@ -238,8 +231,7 @@ def _key_chunks(copy: CompactOps) -> Iterator[list[str]]:
     offsets = np.fromfile(copy.key_offsets, dtype="<u8")
     with open(copy.key_table, "rb") as table:
         for start in range(0, copy.keys, KEYS_CHUNK):
-            stop = min(start + KEYS_CHUNK, copy.keys)
-            text = table.read(int(offsets[stop]) - int(offsets[start]))
+            text = table.read(int(offsets[min(start + KEYS_CHUNK, copy.keys)]) - int(offsets[start]))
             yield text.decode("utf-8", "surrogatepass").split("\n")[:-1]
 
 
