@@ -29,9 +29,10 @@ stands for ``1 / (R * perslab)`` of the node's pages: at 1 % a chunk of the 512 
 (2 a page) is 50 pages.  The carry keeps a class within half a chunk of its pages' share, either
 way (rounded, not cut: cut, every class held half a chunk less on average, and a 5 % sample of
 ``-m 1024`` 2.4 % less memory than it stands for), and a class takes pages until one holds a
-chunk, so the error of each class's memory is at most one sampled chunk.  That is small only against a holding of many chunks: a sample is made only when ``-m``
-could hold :data:`ROOM_CHUNKS` sampled chunks of every class the workload stores in, all at
-once (:class:`Room`) -- one chunk is then at most a twentieth of such a holding, inside the 5 %
+chunk, so the error of each class's memory is at most one sampled chunk.  That is small only
+against a holding of many chunks: a sample is made only when ``-m`` could hold
+:data:`ROOM_CHUNKS` sampled chunks of every class the workload stores in, all at once
+(:class:`Room`) -- one chunk is then at most a twentieth of such a holding, inside the 5 %
 the tests hold a sample to.  Below that (``sum(N * page_length_c / (R * perslab_c)) > -m``) the
 chunks, not the keys, decide the figures, and the rate is refused (:class:`TooCoarse`) with the
 smallest that has room, ``N * sum(page_length_c / perslab_c) / -m``.  It is refused, not
