@@ -177,8 +177,9 @@ class WindowedAutomover:
             if old_age > oldest_age and pages[c] > self.source_pages:
                 oldest, oldest_age = c, old_age
             # by share (1.6.7+) a slot evicted exactly when its share is above 0: no evicted slot, no share
-            if (youngest_age is None or young_age < youngest_age) and (
-                    seen_sum > self.size // 2 or self.by_share and seen_sum and sum(map(RATIO, window)) / self.size > 0.25):
+            evicting = seen_sum > self.size // 2 or (self.by_share and seen_sum
+                                                     and sum(map(RATIO, window)) / self.size > 0.25)
+            if (youngest_age is None or young_age < youngest_age) and evicting:
                 youngest, youngest_age, youngest_evicting = c, young_age, bool(seen)
         self.before = after
         if youngest != -1 and oldest != -1 and self.cur > self.size:
