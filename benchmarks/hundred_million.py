@@ -15,7 +15,7 @@ For each it prints the wall time, the CPU (user + system) and the peak RSS of th
 process it waited for (``os.wait4``), and the hit ratio at each -m; with ``--full`` each sampled
 point's hit ratio against the full replay's, and whether the stated 95 % interval holds it.
 
-Run (about 2 minutes, and with --full about 20 more on two cores):
+Run (about 2 minutes, and with --full about 40 more on two cores: 38 min measured):
     python benchmarks/hundred_million.py [--requests 100000000] [--objects 20000000] [--rate 0.01] [--full]
 """
 
