@@ -384,42 +384,6 @@ def test_the_sampled_free_chunk_rule_needs_two_standard_deviations(profile):
             assert (move == (big, 0)) is moves, (share, free)
 
 
-
-def _tails(engine, c: int, n: int, when: int) -> None:
-    """``n`` items of class ``c`` in COLD, the oldest last touched at second ``when``."""
-    from slabcalc.engines.lru import COLD, Item
-
-    for i in range(n):
-        engine.lrus.q[COLD][c].append(Item(1_000_000 * c + i, c, COLD, 0, when + i, 100, 0))
-
-
-@pytest.mark.parametrize("share, cold_items, moves", [(0.05, 4, False), (0.05, 100, True), (1.0, 4, True)])
-def test_a_sampled_tail_age_is_the_oldest_only_beyond_its_standard_error(profile, share, cold_items, moves):
-    """The node moves a page from the oldest COLD tail to the youngest evicting one when the youngest's
-    age is under 0.8 of the oldest's.  A sampled tail is the oldest of few items, its age off the
-    node's by about 1 / sqrt(n) (engines/automove.py: 0.50 with 4-7 items): the oldest class counts its
-    age less one standard error, the youngest plus one.  Ages 100 and 50 at the start: with 4 items the
-    old class reads 50 at most, no move; with 100 items, 90, a move; the node moves at 4."""
-    engine, mover = _sampled_automover(profile, share)
-    old, young = 30, 10
-    for c in (old, young):
-        for _ in range(4):
-            assert engine.slabs.newslab(c)
-        engine.slabs.free[c].clear()                    # no free chunks: no page for the pool
-    t0 = 1000
-    _tails(engine, old, cold_items, t0 - 100)
-    _tails(engine, young, 400, t0 - 50)
-    moved = None
-    for now in range(t0, t0 + 40):
-        engine.now = now
-        engine.lrus.counts[young].evicted += 1         # the young class evicts every second
-        src, dst = mover.run()
-        if src != -1:
-            moved = (src, dst)
-            break
-    assert (moved == (old, young)) is moves, moved
-    assert moved in (None, (old, young))
-
 # -- an error that holds (issue 39): the stated intervals against full replays ----------------------
 
 def _recipe(requests: int, objects: int, seed: int) -> list[tuple]:

@@ -50,7 +50,6 @@ def quiet_slots(first: int, runs: int, cur: int, size: int) -> Iterator[tuple[in
 
 
 RATIO = itemgetter(2)       # a window slot: [age, dirty, evicted_ratio, evicted_seen]
-AGE_ERRORS = 1              # a sampled replay's tail ages are compared less/plus this many standard errors
 
 
 class WindowedAutomover:
@@ -96,17 +95,6 @@ class WindowedAutomover:
         # or two chunks, each standing for 1/R of the node's. The free-chunk rule needs the free
         # chunks to be over 2.5 pages' share by two standard deviations of their count (Poisson):
         # a page goes to the pool on evidence, not on the chance that a chunk stood free.
-        #
-        # And its COLD tails' ages: the oldest of n sampled items, where the node's class holds n / R.
-        # Against the node's age at the same second (issue 39's mixed shape, -m 1024, 5 %, pages kept
-        # where they were), a sampled window age was off by a relative standard deviation of 0.50 with
-        # 4-7 items in COLD, 0.24 with 8-15, 0.22 with 16-31, 0.16 with 32-63 and 0.09 with 64-255:
-        # about 1 / sqrt(n).  The oldest is the largest of the classes' ages, so the noisiest class --
-        # the largest items, fewest in a sample -- was picked as oldest by its noise: a 5 % sample
-        # moved 48 pages where the node moved 17, out of the classes of 53-202 KB chunks (250 out, 4 in
-        # over 10 samples), which held 299 pages against the node's 317, and its hit ratio read 0.0024
-        # high, evictions 2-3 % low.  Each class's age now counts less one standard error as the oldest's
-        # and plus one as the youngest's (:meth:`_evidence`): 10 pages moved, those classes held 318.
         self.share = engine.slabs.share
         if self.share != 1:
             self.recent = [deque() for _ in range(n)]     # (second, evictions and failures) of recent runs
@@ -166,21 +154,17 @@ class WindowedAutomover:
                 else:                           # this run's events, and its page gained
                     dirty_sum -= d_evicted[c] + oom[c] - b_oom[c] + (dirty == 2)
             age //= self.size
-            old_age = young_age = age
-            if sampled is not None:             # a sampled tail's age, on evidence (see __init__)
-                old_age, young_age = self._evidence(age, lru.n)
             if dirty_sum == 0 and may_free and self._free_enough(c):
                 src, dst = c, 0
                 if self.pool_final:
                     oldest = youngest = -1
                 break
-            if old_age > oldest_age and pages[c] > self.source_pages:
-                oldest, oldest_age = c, old_age
+            if age > oldest_age and pages[c] > self.source_pages:
+                oldest, oldest_age = c, age
             # by share (1.6.7+) a slot evicted exactly when its share is above 0: no evicted slot, no share
-            evicting = seen_sum > self.size // 2 or (self.by_share and seen_sum
-                                                     and sum(map(RATIO, window)) / self.size > 0.25)
-            if (youngest_age is None or young_age < youngest_age) and evicting:
-                youngest, youngest_age, youngest_evicting = c, young_age, bool(seen)
+            if (youngest_age is None or age < youngest_age) and (seen_sum > self.size // 2 or self.by_share and seen_sum
+                                                                  and sum(map(RATIO, window)) / self.size > 0.25):
+                youngest, youngest_age, youngest_evicting = c, age, bool(seen)
         self.before = after
         if youngest != -1 and oldest != -1 and self.cur > self.size:
             if youngest_age < oldest_age * self.ratio and youngest_evicting:
@@ -195,13 +179,6 @@ class WindowedAutomover:
         self.seen_sum[c] += seen - slot[3]
         self.gained_sum[c] += (dirty == 2) - (slot[1] == 2)
         slot[:] = [age, dirty, share, seen]
-
-    @staticmethod
-    def _evidence(age: int, n: int) -> tuple[float, float]:
-        """A sampled replay: a window age of a COLD tail of ``n`` sampled items as the oldest may read it
-        (less one standard error) and as the youngest may (plus one): ``age (1 -/+ 1 / sqrt(n))``."""
-        margin = AGE_ERRORS / math.sqrt(max(1, n))
-        return age * max(0.0, 1 - margin), age * (1 + margin)
 
     def _free_enough(self, c: int) -> bool:
         """More than 2.5 pages of free chunks (slab_automove.c 131; a sampled replay: by two
