@@ -4,6 +4,7 @@ row without a key to the reader, with its line number."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import random
 
@@ -115,3 +116,32 @@ def test_a_key_met_before_is_told_by_two_fingerprints_and_its_length():
     assert kept_rows(text, ",", 0, limit, known)[1] != lines      # the memory is used: what the test above defeats
     long = "z" * (LONGEST + 10)
     assert kept_rows(f"{long},1\n" * 3, ",", 0, limit, None)[2] == (0 if text_hash(long) < limit else 3)
+
+
+def test_the_memory_of_keys_grows_then_forgets_and_the_answers_stay_the_hashs(monkeypatch):
+    """The table of answers starts small and doubles as keys come (each key still found after a move to
+    the larger table), and at its bound forgets all: the rows kept are the hash's whatever it holds."""
+    import slabcalc.inputs.key_sample as key_sample
+
+    monkeypatch.setattr(key_sample, "FIRST_KEYS", 16)
+    monkeypatch.setattr(key_sample, "KNOWN_KEYS", 256)
+    limit = threshold(0.3)
+    rng = random.Random(7)
+    known, sizes = None, []
+    for block in range(12):
+        keys = [f"k{rng.randrange(700)}" for _ in range(100)]        # met again, and new ones
+        text = "".join(f"{k},{block}\n" for k in keys)
+        rows, lines, out, known, _ = kept_rows(text, ",", 0, limit, known)
+        assert lines == [f"{k},{block}" for k in keys if text_hash(k) < limit] and out == len(keys) - len(rows)
+        assert known.count <= known.keys <= 256
+        sizes.append(known.keys)
+    assert sizes[0] < sizes[-1] == 256                # grown, to its bound
+    hashed = []
+    monkeypatch.setattr(key_sample, "md5", lambda data: hashed.append(data) or hashlib.md5(data))
+    assert kept_rows(text, ",", 0, limit, known)[1] == lines and not hashed     # every key found: no MD5 again
+    known, counts = None, []
+    for block in range(4):                            # 100 new keys a block: the third overfills 256
+        text = "".join(f"n{block}-{i},1\n" for i in range(100))
+        known = kept_rows(text, ",", 0, limit, known)[3]
+        counts.append(known.count)
+    assert counts == [100, 200, 100, 200]             # forgotten at the bound, then remembered again

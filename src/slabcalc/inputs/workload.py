@@ -38,7 +38,7 @@ from typing import Callable, Final, Iterator, TextIO
 
 from slabcalc._native import i64
 from slabcalc.inputs.aliases import WORKLOAD_COLUMNS, by_alias
-from slabcalc.inputs.key_sample import KNOWN_KEYS, Known, kept_rows
+from slabcalc.inputs.key_sample import TEXT_KEYS, Known, kept_rows
 from slabcalc.errors import InputError
 from slabcalc.inputs.rows import (
     FIRST_REJECTIONS,
@@ -286,7 +286,7 @@ class _WorkloadReader:
                             key = cells[i_key]
                             member = known.get(key)
                             if member is None:
-                                if len(known) >= KNOWN_KEYS:
+                                if len(known) >= TEXT_KEYS:
                                     known.clear()
                                 member = known[key] = text_hash(key) >= limit
                             out = member
