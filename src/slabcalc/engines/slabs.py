@@ -23,9 +23,14 @@ find what lives in the page it clears.  Orders follow memcached:
 from __future__ import annotations
 
 import math
-
+from typing import Final
 
 PAGE_SHIFT = 32
+# A sampled replay's carry (``Slabs.carry``) is rounded to the nearest whole chunk, a half up: a carry of
+# half a chunk or more is a chunk owed, below minus a half a chunk too many.  The shares are floats, and
+# their sums carry rounding error (a half may be summed as 0.49999999999): one slack for every such
+# test, so that the four places (split, left, pay and the allocation's guard before pay) agree.
+CARRY_SLACK: Final = 1e-9
 
 
 class Slabs:
@@ -89,7 +94,7 @@ class Slabs:
         chunks = self.perslab[cls]
         if self.share != 1:
             self.carry[cls] += chunks * self.share
-            chunks = max(0, math.floor(self.carry[cls] + 0.5 + 1e-9))
+            chunks = max(0, math.floor(self.carry[cls] + 0.5 + CARRY_SLACK))
             self.carry[cls] -= chunks
             self.page_chunks[page] = self.next_slot[page] = chunks
         self.free[cls].extend(range(base, base + chunks))
@@ -104,7 +109,7 @@ class Slabs:
         self.carry[cls] += self.page_chunks.pop(page) - self.per_page[cls]
         self.next_slot.pop(page, None)
         free, pages, perslab = self.free[cls], self.pages[cls], self.perslab[cls]
-        while self.carry[cls] >= 0.5 - 1e-9:      # owed a chunk: a new one in its newest page with room
+        while self.carry[cls] >= 0.5 - CARRY_SLACK:      # owed a chunk: a new one in its newest page with room
             roomy = next((p for p in reversed(pages) if self.next_slot[p] < perslab), None)
             if roomy is None:
                 break
@@ -118,7 +123,7 @@ class Slabs:
         """A sampled replay's class holding more chunks than its pages' shares: free chunks go (now,
         or as the class frees them: its :meth:`alloc` pays before it hands one out)."""
         free = self.free[cls]
-        while self.carry[cls] < -0.5 - 1e-9 and free:
+        while self.carry[cls] < -0.5 - CARRY_SLACK and free:
             addr = free.pop(0)
             self.page_chunks[addr >> PAGE_SHIFT] -= 1
             self.carry[cls] += 1
@@ -142,7 +147,7 @@ class Slabs:
         """:meth:`alloc` of a sampled replay: chunks owed are paid first, and a page may hold no
         chunk of a large class (more pages are taken until one does)."""
         free = self.free[cls]
-        if self.carry[cls] < -0.5 - 1e-9:
+        if self.carry[cls] < -0.5 - CARRY_SLACK:
             self.pay(cls)
         while not free:
             if not self.newslab(cls):
