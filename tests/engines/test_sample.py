@@ -66,6 +66,26 @@ def test_the_hit_ratio_error_is_that_of_sampled_keys():
     assert errors(sim, 1.0, {"a": [10, 10], "b": [10, 0]})["hit_ratio_error"] == 0.0
 
 
+def test_a_memory_that_evicts_widens_by_its_pages_in_coarse_classes():
+    """1 + 1.5 q, q the share of the pages in classes of fewer than 100 sampled items: 30 of 120 pages
+    (a class of 99 items, one of 40) give 1 + 1.5 * 30 / 120 = 1.375; a class without pages does not
+    count, and a memory that does not evict keeps the keys' interval as it is."""
+    from types import SimpleNamespace
+
+    from slabcalc.engines.sample import coarse_widening, errors
+
+    def row(cls, pages, items):
+        return SimpleNamespace(slab_class=SimpleNamespace(id=cls, chunk_size=96 * cls), pages=pages, items=items)
+
+    classes = (row(1, 90, 5000), row(2, 20, 99), row(3, 10, 40), row(4, 0, 3))
+    evicting = SimpleNamespace(totals=SimpleNamespace(gets=20, hits=10, evicted=7), classes=classes)
+    assert coarse_widening(evicting) == pytest.approx(1.375)
+    reads = {"a": [10, 10], "b": [10, 0]}
+    quiet = SimpleNamespace(totals=SimpleNamespace(gets=20, hits=10, evicted=0), classes=classes)
+    assert errors(quiet, 0.5, reads)["hit_ratio_error"] == pytest.approx(0.49)
+    assert errors(evicting, 0.5, reads)["hit_ratio_error"] == pytest.approx(0.49 * 1.375)
+
+
 def test_a_sample_counts_each_keys_gets_and_hits(profile):
     ops = [(0, SET, "a", 1, 10, 0, 0), (1, GET, "a", 1, 0, 0, 0), (2, GET, "a", 1, 0, 0, 0),
            (3, GET, "b", 1, 0, 0, 0)]
@@ -424,8 +444,10 @@ def test_the_stated_intervals_hold_the_full_replays_figures():
     """The full replay's hit ratio and evictions inside the sample's stated 95 % intervals: measured 7 and
     8 of 8 at this size (6 and 6 without the keys' bytes' term, engines/sample_error.py: the samples whose
     keys' bytes are 5 % over or under a fifth of the whole, a memory that fits fewer or more of them;
-    the evictions' half-width is then 17-19 %).
-    The adjusted hit ratio is within 0.012 of the full one in every case, at +/- 0.008 to 0.012; the
+    the evictions' half-width is then 17-19 %), before the coarse classes' widening; 8 and 8 with it.
+    The adjusted hit ratio is within 0.012 of the full one in every case, at +/- 0.008 to 0.012 before
+    that widening and 0.016 to 0.025 with it (at -m 128 a fifth of this small trace leaves most pages in
+    classes of under 100 sampled items: the factor is about 2, wider than these cases need); the
     sample's own ratio (before issue 39's adjustment) errs by 0.031 on average, at +/- 0.023 to 0.062."""
     cases = ahead.result("test_sample:sample_coverage_cases")
     inside = sum(abs(c["estimate"] - c["ratio"]) <= c["error"] for c in cases)
@@ -433,7 +455,7 @@ def test_the_stated_intervals_hold_the_full_replays_figures():
     assert inside >= 7 and evictions >= 7, (inside, evictions)
     assert all(c["evicted"] > 10_000 for c in cases)                    # the memory evicts: -m matters
     assert max(abs(c["estimate"] - c["ratio"]) for c in cases) <= 0.012
-    assert max(c["error"] for c in cases) <= 0.012
+    assert max(c["error"] for c in cases) <= 0.025
     adjusted = sum(abs(c["estimate"] - c["ratio"]) for c in cases) / len(cases)
     own = sum(abs(c["own"] - c["ratio"]) for c in cases) / len(cases)
     assert own >= 3 * adjusted, (own, adjusted)

@@ -232,7 +232,8 @@ def sample_record(s) -> dict:
     return {"rate": s.rate, "ops": s.ops, "sampled_ops": s.sampled_ops, "scale": s.scale,
             "hit_ratio": s.hit_ratio, "hit_ratio_error": s.hit_ratio_error, "evicted_error": s.evicted_error,
             "coarse_classes": list(s.coarse_classes), "drawn": s.drawn, "adjusted": s.adjusted,
-            "sampled_hit_ratio": s.sampled_hit_ratio, "sampled_hit_ratio_error": s.sampled_hit_ratio_error}
+            "sampled_hit_ratio": s.sampled_hit_ratio, "sampled_hit_ratio_error": s.sampled_hit_ratio_error,
+            "widened": s.widened}
 
 
 def sample_lines(s) -> list[tuple[str, str]]:
@@ -249,7 +250,9 @@ def sample_lines(s) -> list[tuple[str, str]]:
                     f"{s.sampled_ops} of {s.ops} operations replayed (keys hashing under {s.rate:.4g})") + ", each "
                    f"page holding {s.rate:.4g} of its chunks: pages are the node's, every other count is the "
                    f"sample's times {s.scale:.4g}"),
-        ("sampling error", f"chance (95%): {ratio}, evicted +/- {s.evicted_error}"
+        ("sampling error", f"chance (95%"
+                           + (f", widened x{s.widened:.2f} for the pages in coarse classes" if s.widened != 1 else "")
+                           + f"): {ratio}, evicted +/- {s.evicted_error}"
                            + (f"; classes {coarse} hold fewer than {COARSE_ITEMS} sampled items (their figures "
                               f"are mostly chance)" if coarse else "")),
         *([("not adjusted", "the hit ratio, gets and hits are the sample's own, scaled: its rows state no log_ops "
