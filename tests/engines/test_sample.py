@@ -72,7 +72,8 @@ def test_a_memory_that_evicts_widens_by_its_pages_in_coarse_classes():
     count, and a memory that does not evict keeps the keys' interval as it is."""
     from types import SimpleNamespace
 
-    from slabcalc.engines.sample import coarse_widening, errors
+    from slabcalc.engines.sample import errors
+    from slabcalc.engines.sample_error import coarse_widening
 
     def row(cls, pages, items):
         return SimpleNamespace(slab_class=SimpleNamespace(id=cls, chunk_size=96 * cls), pages=pages, items=items)

@@ -47,7 +47,8 @@ from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 from typing import Callable, Iterable, Iterator
 
-from slabcalc.engines.sample_error import Z95, adjusted, evicted_error, footprint, of_gets, resident_spread
+from slabcalc.engines.sample_error import (COARSE_ITEMS, COARSE_WIDENING, Z95, adjusted, coarse_widening, evicted_error,
+                                          footprint, of_gets, resident_spread)
 from slabcalc.engines.results import Simulation
 from slabcalc.errors import SlabcalcError
 from slabcalc.model.classes import class_for, slab_classes
@@ -57,11 +58,6 @@ from slabcalc.model.placement import TOO_LARGE, place
 from slabcalc.model.sampling import HASH_SPACE, key_hash, threshold
 from slabcalc.model.settings import Settings
 
-COARSE_ITEMS = 100      # a class with fewer sampled items than this is named as coarse
-# A memory that evicts widens both intervals by 1 + COARSE_WIDENING * q, q the share of its pages in
-# coarse classes (:func:`errors`): set on issue 39's studies, checked on seeds it was not set on
-# (docs/speed.md, "The memory's own error").
-COARSE_WIDENING = 1.5
 ROOM_CHUNKS = 20        # sampled chunks of each class the workload uses that -m must be able to hold
 
 
@@ -352,29 +348,6 @@ def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | N
     return dict(hit_ratio=ratio, hit_ratio_error=ratio_error, evicted_error=round(evicted_half * widen), widened=widen,
                 sampled_hit_ratio=own, sampled_hit_ratio_error=own_error,
                 coarse_classes=tuple(r.slab_class.id for r in sim.classes if r.items < COARSE_ITEMS))
-
-
-def coarse_widening(sim: Simulation) -> float:
-    """What a sampled memory that evicts adds to its intervals, as a factor: ``1 + COARSE_WIDENING * q``,
-    ``q`` the share of its pages (the node's) in classes of fewer than :data:`COARSE_ITEMS` sampled items.
-
-    The intervals above count the chance in the keys drawn.  A memory that evicts also has its own
-    dynamics at the sampled scale, which no term above counts: a class of few sampled items gets its
-    pages in the fill from few arrivals (a 1 % sample of issue 39's trace at -m 2048 gave the class of
-    129 KB chunks 44 pages where the node gave it 102, no page moved), and the automover compares
-    COLD tail ages read over few items (relative error about 1/sqrt(n)), so it takes pages from the
-    noisiest classes (engines/automove.py).  Both err one way -- memory moves from the coarse classes,
-    of large items, to the small ones, which hit more: the hit ratio reads high, the evictions low, by
-    up to 1.4 of the keys' standard errors on average at 1 %, 1.1 on the look-aside shape at 5 % and
-    1 GB.  Its size follows the memory held in coarse classes (issue 39's studies: 8-62 % of the pages
-    at 5 %, 58-85 % at 1 %), and the factor is set on those studies (issue 39's trace, 10 M requests,
-    seeds 20-33 at 1 % and 5 %; the look-aside shape, seeds 0-19 at 5 %): the full replay's hit ratio
-    inside the widened interval in 28 of 28 cases at 1 % (21 before), 42 of 42 and 60 of 60 at 5 % (42
-    and 55 before), its evictions in 27 of 28 at 1 % (15 before); the factor 1.9-2.3 at 1 %, 1.1-1.9
-    at 5 %.  Measured on seeds it was not set on: docs/speed.md."""
-    pages = [(r.pages, r.items < COARSE_ITEMS) for r in sim.classes if r.pages]
-    total = sum(n for n, _ in pages)
-    return 1.0 + COARSE_WIDENING * sum(n for n, coarse in pages if coarse) / total if total else 1.0
 
 
 # counted in the node's pages (a sampled replay's pages are the node's): never scaled
