@@ -37,12 +37,17 @@ class Known:
     full there, it forgets all (a bound on the memory, not on the answers).  (Forgetting at a million
     keys made a 5 % sample of 10 M requests over 1.45 M keys take 2.1 M MD5s, a sixth of its reading.)"""
 
-    def __init__(self, np, keys: int = 0):
+    def __init__(self, np):
         self.np = np
-        self.keys = keys or FIRST_KEYS
-        self.mask = 2 * self.keys - 1
-        self.firsts = np.zeros(2 * self.keys, dtype=np.uint64)
-        self.held = np.full(2 * self.keys, -1, dtype=np.int64)
+        self._empty(FIRST_KEYS)
+
+    def _empty(self, keys: int) -> None:
+        """An empty table for ``keys`` keys."""
+        np = self.np
+        self.keys = keys
+        self.mask = 2 * keys - 1
+        self.firsts = np.zeros(2 * keys, dtype=np.uint64)
+        self.held = np.full(2 * keys, -1, dtype=np.int64)
         self.count = 0
 
     def find(self, firsts):
@@ -64,12 +69,11 @@ class Known:
         """Remember distinct new ``firsts`` with their ``held`` values (growing the table first when they
         would overfill it, or forgetting all at :data:`KNOWN_KEYS`)."""
         np = self.np
-        if self.count + len(firsts) > self.keys:
-            if self.keys < KNOWN_KEYS:
-                self._grow(max(self.count + len(firsts), 2 * self.keys))
-            else:
-                self.firsts[:] = 0
-                self.count = 0
+        if self.count + len(firsts) > self.keys and self.keys < KNOWN_KEYS:
+            self._grow(max(self.count + len(firsts), 2 * self.keys))
+        if self.count + len(firsts) > self.keys:        # at its bound and still too many: forget all
+            self.firsts[:] = 0
+            self.count = 0
         self.count += len(firsts)
         slots = (firsts & np.uint64(self.mask)).astype(np.int64)
         todo = np.arange(len(firsts))
@@ -85,10 +89,10 @@ class Known:
             todo = todo[~won]
 
     def _grow(self, keys: int) -> None:
-        keys = min(KNOWN_KEYS, 1 << (keys - 1).bit_length())
+        """The table made for ``keys`` keys (a power of two, at most :data:`KNOWN_KEYS`), those held moved in."""
         used = self.np.flatnonzero(self.firsts)
         firsts, held = self.firsts[used], self.held[used]
-        self.__init__(self.np, keys)
+        self._empty(min(KNOWN_KEYS, 1 << (keys - 1).bit_length()))
         self.add(firsts, held)
 
 
@@ -120,7 +124,7 @@ def kept_rows(text: str, delimiter: str, i_key: int, limit: int, known: Known | 
     starts[1:] = ends[:-1] + 1
     cuts = np.flatnonzero(raw == ord(delimiter))
     cells = np.searchsorted(cuts, starts)          # each line's first delimiter's index
-    first, after, begin, stop = _cell(cuts, cells, ends, i_key)
+    first, after, begin, stop = _cell(np, cuts, cells, starts, ends, i_key)
     count = len(cuts)
     length = stop - begin
     # a row with a key cell and a delimiter (a line of one cell is no row): else kept, for the reader
@@ -155,7 +159,7 @@ def kept_rows(text: str, delimiter: str, i_key: int, limit: int, known: Known | 
         lines = [line.decode() for line in lines]
     gets = 0
     if i_op >= 0 and left_out:
-        _, _, op_begin, op_stop = _cell(cuts, cells, ends, i_op)
+        _, _, op_begin, op_stop = _cell(np, cuts, cells, starts, ends, i_op)
         n = np.where(op_begin <= ends, op_stop - op_begin, 0)
         mask = masks[np.clip(n, 0, 8)]
         word = (view[np.minimum(op_begin, size)] & mask) | (np.uint64(0x2020202020202020) & mask)   # lower case
@@ -164,21 +168,17 @@ def kept_rows(text: str, delimiter: str, i_key: int, limit: int, known: Known | 
     return rows, lines, left_out, known, gets
 
 
-def _cell(cuts, cells, ends, i: int):
+def _cell(np, cuts, cells, starts, ends, i: int):
     """Where each line's ``i``-th cell is (``cells``: the index in ``cuts`` of each line's first
     delimiter): the index of the delimiter after it, that delimiter's offset, and the cell's first
     offset and the one past its end (past the line's end when the line has fewer cells)."""
-    import numpy as np
-
     first = cells + i          # the index of the delimiter after the cell
     count = len(cuts)
     if i:
         before = cuts[np.minimum(first - 1, count - 1)] if count else ends
         begin = np.where(first - 1 < count, before + 1, ends + 1)
     else:
-        begin = np.empty_like(ends)                # the line's start
-        begin[0] = 0
-        begin[1:] = ends[:-1] + 1
+        begin = starts
     after = cuts[np.minimum(first, count - 1)] if count else ends
     stop = np.where((first < count) & (after < ends), after, ends)
     return first, after, begin, stop
