@@ -47,7 +47,7 @@ from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 from typing import Callable, Iterable, Iterator
 
-from slabcalc.engines.sample_error import (COARSE_ITEMS, COARSE_WIDENING, Z95, adjusted, coarse_widening, evicted_error,
+from slabcalc.engines.sample_error import (COARSE_ITEMS, Z95, adjusted, coarse, coarse_widening, evicted_error,
                                           footprint, of_gets, resident_spread)
 from slabcalc.engines.results import Simulation
 from slabcalc.errors import SlabcalcError
@@ -347,7 +347,7 @@ def errors(sim: Simulation, rate: float, reads: dict | None = None, ops: int | N
         ratio_error *= widen
     return dict(hit_ratio=ratio, hit_ratio_error=ratio_error, evicted_error=round(evicted_half * widen), widened=widen,
                 sampled_hit_ratio=own, sampled_hit_ratio_error=own_error,
-                coarse_classes=tuple(r.slab_class.id for r in sim.classes if r.items < COARSE_ITEMS))
+                coarse_classes=tuple(r.slab_class.id for r in sim.classes if coarse(r)))
 
 
 # counted in the node's pages (a sampled replay's pages are the node's): never scaled
@@ -386,6 +386,6 @@ def scale_back(sim: Simulation, sampled: Sampled) -> Simulation:
                    timeline=tuple(_scaled_copy(row, rate) for row in sim.timeline), sample=info, snapshots=())
 
 
-__all__ = ["HASH_SPACE", "COARSE_ITEMS", "COARSE_WIDENING", "ROOM_CHUNKS", "Room", "Sample", "SampleError", "Sampled", "TooCoarse",
+__all__ = ["HASH_SPACE", "COARSE_ITEMS", "ROOM_CHUNKS", "Room", "Sample", "SampleError", "Sampled", "TooCoarse",
            "key_hash", "check_rate", "room_for",
            "scale_back", "errors"]

@@ -67,6 +67,12 @@ def resident_spread(sim: Simulation) -> float:
     return count * max(0.0, square / (mean * mean) - 1)
 
 
+def coarse(row) -> bool:
+    """Whether a sampled replay's class row holds too few sampled items for its figures to be more than
+    chance (named as coarse, and widening the intervals by its pages: :func:`coarse_widening`)."""
+    return row.items < COARSE_ITEMS
+
+
 def coarse_widening(sim: Simulation) -> float:
     """What a sampled memory that evicts adds to its intervals, as a factor: ``1 + COARSE_WIDENING * q``,
     ``q`` the share of its pages (the node's) in classes of fewer than :data:`COARSE_ITEMS` sampled items.
@@ -85,7 +91,7 @@ def coarse_widening(sim: Simulation) -> float:
     inside the widened interval in 28 of 28 cases at 1 % (21 before), 42 of 42 and 60 of 60 at 5 % (42
     and 55 before), its evictions in 27 of 28 at 1 % (15 before); the factor 1.9-2.3 at 1 %, 1.1-1.9
     at 5 %.  Measured on seeds it was not set on: docs/speed.md."""
-    pages = [(r.pages, r.items < COARSE_ITEMS) for r in sim.classes if r.pages]
+    pages = [(r.pages, coarse(r)) for r in sim.classes if r.pages]
     total = sum(n for n, _ in pages)
     return 1.0 + COARSE_WIDENING * sum(n for n, coarse in pages if coarse) / total if total else 1.0
 
@@ -135,5 +141,5 @@ def footprint(reads: dict, rate: float, hits: int) -> tuple[float, float]:
     return float(slope), float((1 - rate) * ((size * held) ** 2).sum() / occupied ** 2)
 
 
-__all__ = ["COARSE_ITEMS", "COARSE_WIDENING", "Z95", "adjusted", "coarse_widening", "evicted_error", "footprint",
+__all__ = ["COARSE_ITEMS", "COARSE_WIDENING", "Z95", "adjusted", "coarse", "coarse_widening", "evicted_error", "footprint",
            "of_gets", "resident_spread"]
