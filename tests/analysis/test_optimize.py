@@ -477,3 +477,41 @@ def test_the_capacity_grid_finds_what_scoring_each_configuration_finds(seed):
             one_by_one = sorted(grid._with_capacity([(replace(sc, items_that_fit=None), cl) for sc, cl in configs],
                                                     requests, megabytes << 20, 3, order), key=order)[:3]
             assert found == one_by_one
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_grids_bound_never_cuts_a_configuration_that_fits_more(seed):
+    """_capacity_grid skips the tables whose rough bound is under the keep-th best fit: the bound must hold
+    for every table.  For a one-chunk mix whose first pages are sure to be granted within -m it counts
+    whole pages (grid.py ``_reach_within``): checked against report's capacity of each table, under an -m
+    of a few pages (where whole pages matter most, and where first pages may come past -m), with -L too."""
+    import slabcalc.analysis.optimize.grid as g
+    from slabcalc.analysis.optimize import FACTORS
+    from slabcalc.analysis.optimize.requests import capacity_bound, usage
+
+    rng = random.Random(seed)
+    closer = 0
+    for release, megabytes, flags in (("1.6.18", rng.choice([2, 3, 6]), []), ("1.6.18", 16, []),
+                                      ("1.5.22", rng.choice([2, 4]), []), ("1.4.24", 3, ["-L"])):
+        kinds = rng.randint(1, 12)
+        mix = {Item(rng.randint(5, 60), rng.randint(10, 20_000), 0, None): rng.choice([1, 3, rng.randint(1, 9000)])
+               for _ in range(kinds)}
+        s = replace(configure(load_profile(release), ["-m", str(megabytes), *flags]), slab_sizes=None)
+        requests = chunk_requests(s, mix)
+        assert not requests.chunked
+        factors = sorted(rng.sample(FACTORS, 4))
+        ns = sorted(rng.sample(range(1, 1025), 8))
+        rough = []
+        for table, held, perslab, lengths in g._grid_tables(s, ns, factors, requests):
+            rough.append(g._rough_bounds(table, held, perslab, lengths, requests, None, megabytes << 20,
+                                         s.preallocate))
+        rough = np.concatenate(rough)
+        for i, f in enumerate(factors):
+            for j, n in enumerate(ns):
+                c = replace(s, chunk_size=n, factor=f)
+                classes = slab_classes(c)
+                rows = usage(c, requests, classes)
+                fit = items_that_fit(c, requests, classes=classes)
+                assert fit <= rough[i, j], (release, megabytes, flags, f, n, fit, rough[i, j])
+                closer += rough[i, j] < capacity_bound(requests, classes, rows, megabytes << 20, None)
+    assert closer       # the whole pages' bound was the closer one somewhere

@@ -41,16 +41,16 @@ def adjusted(reads: dict, rate: float, gets: int, misses: int, ops: int) -> tupl
     return 1 - theta, Z95 * theta * math.sqrt((1 - rate) * spread)
 
 
-def evicted_error(reads: dict, rate: float, evicted: int, resident: float = 0.0) -> int:
+def evicted_error(reads: dict, rate: float, evicted: int, resident: float = 0.0) -> float:
     """The 95 % half-width of the evictions scaled by ``1 / rate`` (:func:`~slabcalc.engines.sample.errors`); ``resident`` the
-    variance the resident items add (:func:`resident_spread`)."""
+    variance the resident items add (:func:`resident_spread`).  Not rounded: the caller widens it, then rounds once."""
     allocations = [r[3] + (r[0] - r[1] if r[4] else 0) for r in reads.values() if len(r) > 4]
     total = sum(allocations)
     if not total:       # allocations not counted: each eviction its own (Poisson)
-        return round(Z95 * math.sqrt(evicted + resident) / rate)
+        return Z95 * math.sqrt(evicted + resident) / rate
     p = min(1.0, evicted / total)
     square = p * (1 - p) * total + p * p * sum(a * a for a in allocations) + resident
-    return round(Z95 * math.sqrt((1 - rate) * square) / rate)
+    return Z95 * math.sqrt((1 - rate) * square) / rate
 
 
 def resident_spread(sim: Simulation) -> float:

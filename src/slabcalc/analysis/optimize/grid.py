@@ -152,7 +152,8 @@ def _capacity_grid(plain: Settings, ns, factors, requests: Requests, keep: int) 
     The answer is the ``keep`` smallest of the key ``(-fit, page bytes, |f - default|, |n - default|,
     -capacity_bound, place in the grid)`` (the order :func:`_with_capacity` sorts by, its ties in the
     order it meets the configurations).  A configuration's fit is at most :func:`_rough_bounds`'
-    bound (above :func:`capacity_bound`); met largest bound first, one whose key cannot be under the
+    bound (:func:`capacity_bound`'s, or whole pages' where they bound it closer: only the order of
+    the search, never the key); met largest bound first, one whose key cannot be under the
     ``keep``-th best, even with its bound for its fit, is skipped, and once the bound is under the
     ``keep``-th best fit, so is every other.  A one-size mix fits as many items under hundreds of
     tables: the page bytes and distances to the defaults skip most of them."""
@@ -164,7 +165,8 @@ def _capacity_grid(plain: Settings, ns, factors, requests: Requests, keep: int) 
     costs, bounds, tables = [], [], []
     for table, held, perslab, lengths in _grid_tables(plain, ns, factors, requests):
         costs.append((-(-held // perslab) * lengths).sum(axis=-1).ravel())
-        bounds.append(_rough_bounds(table, held, perslab, lengths, requests, parts, memory_limit).ravel())
+        bounds.append(_rough_bounds(table, held, perslab, lengths, requests, parts, memory_limit,
+                                    plain.preallocate).ravel())
         tables.append(np.stack(np.broadcast_arrays(perslab, lengths, held), axis=-1).reshape(-1, table.shape[-1], 3))
     if not costs:
         return []
@@ -201,9 +203,12 @@ def _used(rows) -> tuple:
     return tuple(map(tuple, rows[rows[:, 2] > 0].tolist()))
 
 
-def _rough_bounds(table, held, perslab, lengths, requests: Requests, parts: BoundParts | None, memory_limit: int):
-    """:func:`capacity_bound` of every table of the grid at once, as floats and a little above it (its
-    sums are not added in its order): ``[f, n]``."""
+def _rough_bounds(table, held, perslab, lengths, requests: Requests, parts: BoundParts | None, memory_limit: int,
+                  preallocated: bool = False):
+    """A bound of the items that fit for every table of the grid at once: :func:`capacity_bound`, as
+    floats and a little above it (its sums are not added in its order), or, for a one-chunk mix
+    without ``-L`` whose first pages are sure to be granted within ``-m``, the closer bound of whole
+    pages (:func:`_reach_within`): ``[f, n]``."""
     import numpy as np
 
     sizes = lengths.astype(np.float64)
@@ -223,7 +228,49 @@ def _rough_bounds(table, held, perslab, lengths, requests: Requests, parts: Boun
     unrounded = np.where(used | (parts is not None), sizes * chunks / per, 0.0).sum(axis=-1)
     slack = np.where(each > 0, sizes * each / (2 * per), 0.0).sum(axis=-1)
     ratio = (max(memory_limit, 0) + first_pages + slack) / np.where(unrounded > 0, unrounded, 1.0)
+    if parts is None and not preallocated:
+        ratio = np.minimum(ratio, _reach_within(held, per, sizes, memory_limit) * (1 + 4e-9))
     return np.where(unrounded > 0, np.floor(ratio * requests.items * (1 + 4e-9)) + kinds // 2 + 3, float(1 << 62))
+
+
+def _reach_within(held, per_page, lengths, memory_limit: int):
+    """How far through a one-chunk mix its first refused page can come, as a share ``r`` of the mix,
+    when every class's first page is sure to be granted within ``-m``; infinity where that is not
+    sure.  ``held`` the chunks of the mix in each class, ``per_page`` its chunks a page, ``lengths``
+    its page length, ``[f, n, class]`` (a class with no chunk counts nothing): ``[f, n]``.
+
+    :func:`capacity_bound` counts the mix's pages as its share of each class's chunks: a class of a
+    few chunks counts a few chunks' worth, where it takes a whole page.  Under ``-m 6`` with five
+    classes the bound was twice the fit, and the grid counted the capacity of half its tables.  Whole
+    pages bound it closer, once the first pages are sure: a first page is granted past ``-m`` only to
+    a class with none when ``-m`` is reached (slabs.c 384-385).  By ``r0``, the latest of the classes'
+    first arrivals (``1 / (2 H_c)``: :mod:`slabcalc.model.capacity`'s order), class ``c`` holds at
+    most ``r0 H_c + 1/2`` chunks; when their pages fit ``-m`` (counted a whole page more, so that
+    float error never counts one less) no page is refused before ``r0``, each class has its first
+    page within ``-m``, and none is granted past it after.  At ``r`` a class then holds at least
+    ``r H_c - 1/2`` chunks and at least one page: ``g(r) = sum_c max(L_c, L_c (r H_c - 1/2) / perslab_c)
+    <= -m``.  ``g`` is the largest of the lines that take the second term for a set ``S`` of classes
+    and the first for the rest; each line bounds ``r``, and at the largest ``r`` the line of the
+    classes whose second term is the larger (those of the smallest ``(perslab_c + 1/2) / H_c``) is
+    ``g`` itself: the least of the bounds of those sets, the classes taken in that order, is ``r``'s
+    bound (and the kinds' rounding adds at most half an item a kind, as in :func:`capacity_bound`)."""
+    import numpy as np
+
+    used = held > 0
+    some = np.where(used, held, 1)
+    r0 = np.where(used, 0.5 / some, 0.0).max(axis=-1, initial=0.0)
+    pages = np.where(used, np.floor((r0[..., None] * held + 0.5) / per_page) + 1, 0.0)
+    within = (memory_limit > 0) & ((pages * lengths).sum(axis=-1) <= memory_limit * (1 - 1e-9))
+    order = np.argsort(np.where(used, (per_page + 0.5) / some, np.inf), axis=-1, kind="stable")
+
+    def ranked(values):
+        return np.take_along_axis(np.where(used, values, 0.0), order, axis=-1)
+    length = ranked(lengths)
+    slope = np.cumsum(ranked(lengths * held / per_page), axis=-1)
+    below = np.cumsum(ranked(lengths / (2 * per_page)), axis=-1)
+    rest = length.sum(axis=-1)[..., None] - np.cumsum(length, axis=-1)
+    reach = np.where(slope > 0, (memory_limit + below - rest) / np.where(slope > 0, slope, 1.0), np.inf)
+    return np.where(within, reach.min(axis=-1, initial=np.inf), np.inf)
 
 
 def _with_capacity(configs, requests: Requests, memory_limit: int, keep: int, order) -> list[Scored]:
