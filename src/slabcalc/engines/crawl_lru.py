@@ -15,17 +15,20 @@ HOUR: Final = 3600      # crawler.c: items expiring within the hour are counted 
 
 def crawl_lru(store: Store, lru: Lru, cls: int, now: int, tocrawl: int | None, histo: list[int]) -> tuple[int, int]:
     """Crawl ``lru`` (of class ``cls``) from its tail: every item with ``exptime < now`` freed
-    (``crawler_reclaimed``, ``expired_unfetched`` if never fetched), every other one counted, and
-    those expiring within the hour in ``histo`` by minute; at most ``tocrawl`` items (None: all).
+    (``crawler_reclaimed``, ``expired_unfetched`` if never fetched), and with extstore every header
+    item whose value's flash page was reused since (``storage_validate_item``: crawler.c 187-198 at
+    1.6.18, 214-225 at 1.6.45; only the crawler checks it), every other one counted, and those
+    expiring within the hour in ``histo`` by minute; at most ``tocrawl`` items (None: all).
     ``(seen, noexp)``: the items left and those of them with no TTL."""
     counts = store.lrus.counts[cls]
+    storage = store.storage
     items = lru.values()            # a list: the crawl may unlink as it goes
     if tocrawl is not None:
         items = items[:tocrawl]
     seen = noexp = 0
     for item in items:
         exptime: int = item.exptime
-        if exptime and exptime < now:
+        if (exptime and exptime < now) or (storage is not None and storage.invalid(item)):
             counts.crawler_reclaimed += 1
             if not item.fetched:
                 counts.expired_unfetched += 1

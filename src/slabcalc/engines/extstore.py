@@ -165,6 +165,12 @@ class Storage:
                 self.headers_lost_flash_free = max(self.headers_lost_flash_free, len(self.flash.free))
             self.flash.delete(ref.page, ref.version, ref.ntotal)
 
+    def invalid(self, item: Item) -> bool:
+        """Whether ``item`` is a header whose value's flash page was reused since it was written
+        (``storage_validate_item``, storage.c 40-47 at 1.6.18): the crawler reclaims it."""
+        ref = self.refs.get(item.key)
+        return ref is not None and ref.header is item and not self.flash.valid(ref.page, ref.version)
+
     def read(self, item: Item) -> bool:
         """A get found ``item``: whether it is a hit (a header's value read from flash, or not a header)."""
         ref = self.refs.get(item.key)
