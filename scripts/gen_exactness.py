@@ -56,7 +56,11 @@ def replay(path: Path) -> dict:
         except SimulationError as exc:      # a flag simulate says it does not model: not a miss
             refused = str(exc)
             misses = [f"the model refuses: {exc}"]
-    apart = random_corpus.self_disagreement(record["runs"][:2], ext)
+    # the server apart from itself: the first pair of its runs that disagrees (a third run is made where the
+    # first two disagree, or kept where a later replay disagreed with both: r01129)
+    runs = record["runs"]
+    apart = next((found for i in range(len(runs)) for j in range(i + 1, len(runs))
+                  if (found := random_corpus.self_disagreement([runs[i], runs[j]], ext))), [])
     return {"id": shape["id"], "release": shape["release"], "args": " ".join(record["args"]),
             "stratum": random_corpus.stratum(shape), "filled": random_corpus.filled(record),
             "sensitive": sensitive,
