@@ -29,7 +29,9 @@ run clears every LRU's crawl statistics, crawled or not
 (``crawler_expired_init``).  The crawler walks about 10 000 items per
 millisecond (it sleeps 100 us per 1 000), so the model crawls at the instant
 of the check: after the juggles of the classes due at that wake-up (items.c
-1633-1672), so a class not juggled yet leaves the crawl the items that expired
+1633-1672) and after the automover's run of that wake-up (1674-1694: the crawl
+is the crawler thread's, and its frees come after that run has read the
+classes: engines/maintainer.py), so a class not juggled yet leaves the crawl the items that expired
 at the tick.  Which class wakes the thread first after a tick is the server's
 timing, and run for run it splits those items differently between
 ``crawler_reclaimed`` and ``reclaimed`` (the sum stays: docs/expired-reclaim.md);

@@ -138,9 +138,11 @@ class Maintainer:
             if to_sleep > 1000:
                 to_sleep = 1000
         now = e.now
-        if self.crawler is not None and self.last_crawler_check != now:
-            self.crawler.check()
-            self.last_crawler_check = now
+        # The thread checks the crawler's schedule, then runs the automover (items.c 1668-1694); a crawl
+        # it starts is the crawler thread's, woken by lru_crawler_start, and frees its items after this
+        # run has read the classes' free chunks: the automover sees them a second later.  (Run first,
+        # the model's instant crawl gave r01135 of the random corpus its storm of moves to the pool a
+        # second early, a page more from each class and the later classes' windows out of phase.)
         if self.automover is not None and self.last_automove_check != now:
             source, dest = self.automover.run()
             if source != -1 and dest != -1 and e.pending_move is None:
@@ -149,6 +151,9 @@ class Maintainer:
                 self.last_automove_check = now
             else:
                 to_sleep = 1000
+        if self.crawler is not None and self.last_crawler_check != now:
+            self.crawler.check()
+            self.last_crawler_check = now
         self.to_sleep = to_sleep
         return to_sleep
 
