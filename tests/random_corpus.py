@@ -110,8 +110,8 @@ def self_disagreement(runs: list[dict], ext: bool = False) -> list[str]:
     return out
 
 
-def model_figures(record: dict, rows: list | None = None) -> list[dict]:
-    """The model's figures at each snapshot of ``record`` (name -> value)."""
+def model_states(record: dict, rows: list | None = None) -> list:
+    """The model's state at each snapshot of ``record``: ``(time, Simulation)`` each."""
     from slabcalc import configure, load_profile
     from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH, simulate
 
@@ -122,9 +122,13 @@ def model_figures(record: dict, rows: list | None = None) -> list[dict]:
     ops = [(t, ops_of[op], key, len(key), value, ttl, 0) for t, op, key, value, ttl in rows]
     times = [s["time"] for s in record["runs"][0]["snapshots"]]
     boot = sum(r["boot"] for r in record["runs"]) / len(record["runs"])
-    sim = simulate(settings, ops, boot=boot, at=times)
+    return simulate(settings, ops, boot=boot, at=times).snapshots
+
+
+def model_figures(record: dict, rows: list | None = None) -> list[dict]:
+    """The model's figures at each snapshot of ``record`` (name -> value)."""
     out = []
-    for _, state in sim.snapshots:
+    for _, state in model_states(record, rows):
         t = state.totals
         figs = {"evictions": t.evicted, "curr_items": t.curr_items, "get_hits": t.hits, "slabs_moved": t.pages_moved}
         if state.extstore is not None:

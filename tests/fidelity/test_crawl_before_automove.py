@@ -16,22 +16,12 @@ from __future__ import annotations
 import random_corpus
 import random_shapes
 
-from slabcalc import configure, load_profile
-from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH, simulate
-
-OPS = {"set": SET, "get": GET, "delete": DELETE, "touch": TOUCH}
-
 
 def test_the_pages_a_crawl_frees_go_to_the_pool_from_the_next_second():
     record = random_corpus.load(random_corpus.DATA / "1.6.18" / "r01135.json.gz")
-    shape = record["shape"]
-    rows = random_shapes.workload(shape)
+    rows = random_shapes.workload(record["shape"])
     assert random_shapes.digest(rows) == record["digest"]
-    settings = configure(load_profile("1.6.18"), random_shapes.server_args(shape))
-    ops = [(t, OPS[op], key, len(key), value, ttl, 0) for t, op, key, value, ttl in rows]
-    times = [s["time"] for s in record["runs"][0]["snapshots"]]
-    boot = sum(r["boot"] for r in record["runs"]) / len(record["runs"])
-    snapshots = simulate(settings, ops, boot=boot, at=times).snapshots
+    snapshots = random_corpus.model_states(record, rows)
     # the corpus's tolerances (tests/random_corpus.py): pages moved +-2, a class's pages +-1
     for i, (when, state) in enumerate(snapshots):
         reals = [run["snapshots"][i] for run in record["runs"]]

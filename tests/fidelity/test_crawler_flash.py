@@ -14,21 +14,10 @@ from __future__ import annotations
 import random_corpus
 import random_shapes
 
-from slabcalc import configure, load_profile
-from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH, simulate
-
-OPS = {"set": SET, "get": GET, "delete": DELETE, "touch": TOUCH}
-
 
 def _model(record: dict):
-    shape = record["shape"]
-    rows = random_shapes.workload(shape)
-    assert random_shapes.digest(rows) == record["digest"]
-    settings = configure(load_profile(shape["release"]), random_shapes.server_args(shape))
-    ops = [(t, OPS[op], key, len(key), value, ttl, 0) for t, op, key, value, ttl in rows]
-    times = [s["time"] for s in record["runs"][0]["snapshots"]]
-    boot = sum(r["boot"] for r in record["runs"]) / len(record["runs"])
-    return simulate(settings, ops, boot=boot, at=times).snapshots
+    assert random_shapes.digest(random_shapes.workload(record["shape"])) == record["digest"]
+    return random_corpus.model_states(record)
 
 
 def test_the_crawler_reclaims_headers_whose_flash_page_was_reused():
