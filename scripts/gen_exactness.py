@@ -8,7 +8,7 @@
     python scripts/gen_exactness.py --stratum extstore   # replay one stratum, keep the others' verdicts
 
 Writes ``tests/data/random/agreement.json`` (per shape: agrees or its misses with their figures, and
-where the server's own two runs differ beyond the tolerance), the table between the markers of
+where two of the server's own runs differ beyond the tolerance), the table between the markers of
 ``docs/exactness.md`` and the per-release summary ``simulate``'s model line states
 (``src/slabcalc/model/profiles/agreement.json``, shipped with slabcalc).  tests/fidelity/test_random_corpus.py holds the model to the recorded verdicts on a
 stratified subset and checks that the docs table is what this script renders: no figure is typed.
@@ -82,8 +82,8 @@ def render(data: dict) -> str:
              "twice by `scripts/capture_random.py` (`tests/data/random/`), the model replayed on the same "
              "workload. A shape agrees when at every 10 s snapshot every figure is within tolerance of one of "
              "its real runs or between them: pages per class ±1; `evictions`, `curr_items`, `get_hits` (and "
-             "`extstore_objects_written`) within 3 % or 300; `slabs_moved` ±2. *Server apart*: the server's "
-             "own two runs differ beyond that tolerance somewhere. Regenerated from the corpus by "
+             "`extstore_objects_written`) within 3 % or 300; `slabs_moved` ±2. *Server apart*: two of the "
+             "server's own runs differ beyond that tolerance somewhere. Regenerated from the corpus by "
              "`scripts/gen_exactness.py`; `tests/fidelity/test_random_corpus.py` replays a stratified subset in CI.", "",
              "*Refused*: shapes with a flag `simulate` says it does not model (not counted as shapes compared).",
              "",

@@ -147,7 +147,7 @@ def test_simulate_states_the_measured_agreement_of_its_release(release):
 
     shapes, agree, apart = _counted(release)
     text = doc("simulate", "examples/automove.csv", "--profile", release, "-m", "4")["model"]["text"]
-    assert (f"model agrees with real {release} on {agree} of {shapes} random shapes, the real server's own two "
+    assert (f"model agrees with real {release} on {agree} of {shapes} random shapes, the real server's own "
             f"runs apart on {apart} (docs/exactness.md)") in text
 
 

@@ -132,7 +132,7 @@ def agreement_text(model: Model) -> str:
     if stratum in measured["strata"]:
         shapes, agree = measured["strata"][stratum]
         text += f" ({agree} of {shapes} with {stratum})"
-    return text + f", the real server's own two runs apart on {measured['apart']} (docs/exactness.md)"
+    return text + f", the real server's own runs apart on {measured['apart']} (docs/exactness.md)"
 
 
 def threads_text(bg: Background) -> str:
