@@ -100,6 +100,14 @@ def test_the_servers_own_runs_apart_are_found():
     assert random_corpus.self_disagreement(runs) == [
         f"t={runs[0]['snapshots'][0]['time']}: slabs_moved {runs[0]['snapshots'][0]['stats']['slabs_moved']} vs "
         f"{runs[1]['snapshots'][0]['stats']['slabs_moved']}"]
+    # a third run apart from the first two, which agree: found too (1.6.18 r01129 keeps such a run)
+    third = copy.deepcopy(record["runs"][0])
+    third["snapshots"][0]["stats"]["slabs_moved"] = runs[1]["snapshots"][0]["stats"]["slabs_moved"]
+    alike = [record["runs"][0], copy.deepcopy(record["runs"][0]), third]
+    assert random_corpus.self_disagreement(alike[:2]) == []
+    assert random_corpus.self_disagreement(alike) == [
+        f"t={third['snapshots'][0]['time']}: slabs_moved {alike[0]['snapshots'][0]['stats']['slabs_moved']} vs "
+        f"{third['snapshots'][0]['stats']['slabs_moved']}"]
 
 
 def test_a_shape_is_short_of_memory_when_it_evicts_moves_or_fails_a_set():
