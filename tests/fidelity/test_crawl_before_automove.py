@@ -30,4 +30,4 @@ def test_the_pages_a_crawl_frees_go_to_the_pool_from_the_next_second():
         class10 = [int(real["pages"].get("10", 0)) for real in reals]
         model10 = next(r.pages for r in state.classes if r.slab_class.id == 10)
         assert any(abs(model10 - p) <= 1 for p in class10), (when, model10, class10)
-    assert random_corpus.verdict(record) == []
+    assert random_corpus.verdict(record, random_corpus.figures(snapshots)) == []

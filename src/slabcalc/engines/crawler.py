@@ -15,9 +15,10 @@ WARM, COLD of every class, and TEMP with ``-o temporary_ttl``):
 A crawl walks the LRU from its tail and frees every item with ``exptime <
 current_time`` (``crawler_reclaimed``, ``expired_unfetched`` if never
 fetched), and with extstore every header whose flash page was reused since
-(``storage_validate_item``, crawler.c 187-198: :func:`.crawl_lru.crawl_lru`).  It checks at most as many items as the longest LRU of the run
-holds (items.c 1549-1553), so it reaches the head of every LRU: crawler.c 607
-sets ``remaining`` to that size + 1 and 446 counts it down before each item,
+(``storage_validate_item``, crawler.c 187-198: :func:`.crawl_lru.crawl_lru`).
+It checks at most as many items as the longest LRU of the run holds (items.c
+1549-1553), so it reaches the head of every LRU: crawler.c 607 sets
+``remaining`` to that size + 1 and 446 counts it down before each item,
 ending the crawl when it falls below 1, after ``size`` items (the
 ``crawl-to-head`` paced capture: all 100 expired items freed).  ``-o
 lru_crawler_tocrawl=N`` lowers that limit to N when N is below it (items.c
