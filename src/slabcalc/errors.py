@@ -68,9 +68,18 @@ class SimulationError(SlabcalcError, ValueError):
     """A configuration or workload the engine does not model."""
 
 
-class AgeUndefined(SimulationError, ValueRefused):
+class RefusedInReplay(SimulationError, ValueRefused):
+    """A configuration the replay refuses where it reaches it (exit 2, as a refusal before it)."""
+
+
+class AgeUndefined(RefusedInReplay):
     """An -o value memcached takes whose arithmetic the replay reaches where C leaves it undefined
     (hot_max_factor x the COLD tail's age past rel_time_t): a refused configuration, exit 2."""
+
+
+class CrawlTooSlow(RefusedInReplay):
+    """A crawl whose sleeps at the ``-o lru_crawler_sleep`` pace add up to more of the server's time
+    than the replay's crawl-at-once is shown for: a refused configuration, exit 2."""
 
 
 # raised by slabcalc.cli.plot

@@ -109,7 +109,7 @@ def test_a_word_of_no_effect_is_listed_with_its_reason_and_changes_nothing(tmp_p
 
 
 @pytest.mark.parametrize("args, word", [
-    (["simulate", "-", "-m", "8", "-o", "lru_crawler_sleep=100"], "lru_crawler_sleep"),
+    (["simulate", "-", "-m", "8", "-o", "lru_segmented"], "lru_segmented"),
     (["simulate", "-", "-m", "8", "-o", "idle_timeout=5,no_lru_segmented"], "no_lru_segmented"),
     (["report", "-", "-m", "8", "-o", "slab_automove_freeratio=0.5"], "slab_automove_freeratio"),
     (["optimize", "-", "-m", "8", "-o", "slab_automove_freeratio=0.5"], "slab_automove_freeratio"),

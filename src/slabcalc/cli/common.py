@@ -9,7 +9,7 @@ import click
 
 from slabcalc.cli import output
 from slabcalc.cli.errors import DataError, Refusal
-from slabcalc.errors import AgeUndefined, InputError, SlabcalcError, ValueRefused
+from slabcalc.errors import InputError, RefusedInReplay, SlabcalcError, ValueRefused
 from slabcalc.model.settings import Settings, chunk_max_value
 from slabcalc.model.units import parse_size
 
@@ -260,7 +260,7 @@ def _reading(file: str, command: str, what: str, example: str, value_errors: boo
         yield progress
     except InputError as exc:
         raise DataError(str(exc)) from None
-    except AgeUndefined as exc:         # a configuration refused where the replay reaches it: exit 2
+    except RefusedInReplay as exc:      # a configuration refused where the replay reaches it: exit 2
         raise Refusal(str(exc)) from None
     except SlabcalcError as exc:
         if not value_errors:

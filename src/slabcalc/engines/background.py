@@ -36,6 +36,7 @@ class Background:
     temp_lru: bool = False      # -o temporary_ttl: short-TTL items in their own LRU (engines/temp_lru.py)
     temporary_ttl: int = 0
     lru_crawler_tocrawl: int = 0    # -o lru_crawler_tocrawl: the items a crawl checks per LRU (0: all)
+    lru_crawler_sleep: int = 100    # -o lru_crawler_sleep: microseconds the crawler sleeps every 1 001 items
 
     @property
     def constant(self):

@@ -27,9 +27,13 @@ the rest neither freed nor counted.  (Before 1.5.7, crawler.c did not add the
 one, and a crawl stopped one item short: memcached commit 593b6006, issue
 #362.  The model runs the later rule for every release.)  Starting a
 run clears every LRU's crawl statistics, crawled or not
-(``crawler_expired_init``).  The crawler walks about 10 000 items per
-millisecond (it sleeps 100 us per 1 000), so the model crawls at the instant
-of the check: after the juggles of the classes due at that wake-up (items.c
+(``crawler_expired_init``).  The crawler sleeps ``lru_crawler_sleep`` us
+(100) once every 1 001 items it checks (crawler.c 486-495): about 10 000
+items a millisecond at the default, so the model crawls at the instant of
+the check, and refuses (:class:`~slabcalc.errors.CrawlTooSlow`) a crawl whose
+sleeps add up to more than 0.8 s: captures of one shape at six paces show the
+server at 0.4 and 0.8 s as at no sleep, and at 1, 2 and 4 s apart from it
+(docs/expired-reclaim.md, tests/fidelity/test_crawler_sleep.py): after the juggles of the classes due at that wake-up (items.c
 1633-1672) and after the automover's run of that wake-up (1674-1694: the crawl
 is the crawler thread's, and its frees come after that run has read the
 classes: engines/maintainer.py), so a class not juggled yet leaves the crawl the items that expired
@@ -45,6 +49,9 @@ import math
 
 from slabcalc.engines.crawl_lru import BUCKETS, HOUR, crawl_lru
 from slabcalc.engines.lru import COLD, HOT, TEMP, WARM
+from slabcalc.errors import CrawlTooSlow
+
+CRAWL_SHOWN_US = 800_000    # the longest sleeps of one crawl the model takes as at once (docs/expired-reclaim.md)
 
 
 class _Stats:
@@ -78,6 +85,13 @@ class Crawler:
         # The items a crawl checks in one LRU: min(its size, tocrawl), whatever the run's longest LRU
         # (the limit is min(longest, tocrawl), and no LRU crawled is longer than the longest).
         self.tocrawl = bg.lru_crawler_tocrawl or None      # 0: every item
+        # The crawler's pace (1.6.18 crawler.c 486-495): it sleeps lru_crawler_sleep us once every
+        # crawls_persleep + 1 items it checks, its count a local of the thread (410), kept across
+        # crawls.  The model crawls at once, shown for crawls of up to 0.8 s of sleeps (CRAWL_SHOWN_US).
+        self.sleep_us = bg.lru_crawler_sleep
+        self.per_sleep = const["crawls_persleep"] + 1
+        self.since_sleep = 0        # the node's items checked since the crawler last slept
+        self.release = store.config.release
 
     def check(self) -> None:
         """``lru_maintainer_crawler_check``: schedule, then crawl what is due."""
@@ -120,6 +134,8 @@ class Crawler:
         e = self.store
         now = e.now
         q = e.lrus.q
+        if self.sleep_us:
+            self.pace([min(q[seg][cls].n, self.tocrawl or q[seg][cls].n) for cls, seg in todo])
         for lru in self.lrus:
             self.stats[lru] = _Stats()
         for lru in todo:
@@ -128,6 +144,23 @@ class Crawler:
             s.seen, s.noexp = crawl_lru(e, q[seg][cls], cls, now, self.tocrawl, s.histo)   # compiled (setup.py)
             s.complete = True
             s.end_time = now
+
+    def pace(self, checked: list[int]) -> None:
+        """Count the sleeps of a crawl that checks ``checked`` items of its LRUs (a sampled replay's
+        items stand for ``1 / share`` of the node's each); refuse a crawl whose sleeps add up to more
+        than :data:`CRAWL_SHOWN_US` (:class:`CrawlTooSlow`)."""
+        share = self.store.slabs.share
+        node = round(sum(checked) / share)
+        total = self.since_sleep + node
+        sleeps, self.since_sleep = divmod(total, self.per_sleep)
+        if sleeps * self.sleep_us > CRAWL_SHOWN_US:
+            most = CRAWL_SHOWN_US // sleeps
+            raise CrawlTooSlow(
+                f"memcached {self.release}'s crawl at {self.store.now - self.store.epoch} s of the workload checks "
+                f"{node:,} items, its crawler sleeping {self.sleep_us:,} us (lru_crawler_sleep) every "
+                f"{self.per_sleep:,} (crawler.c 486-495): {sleeps * self.sleep_us / 1e6:.2f} s of sleeps, where the "
+                f"model crawls at once and is shown for crawls of up to 0.8 s (docs/expired-reclaim.md); an "
+                f"lru_crawler_sleep of {most:,} us or less crawls these items within it")
 
     # -- idle stretches (engines/idle.py) -------------------------------------------------------
     # Between crawls a check changes nothing until an LRU's crawl is due (1.6.18 items.c 1549:
@@ -161,7 +194,8 @@ class Crawler:
                      for lru, s in self.stats.items())
 
     def skip(self, seconds: int) -> None:
-        """The crawler's state ``seconds`` later, crawls repeating as they did."""
+        """The crawler's state ``seconds`` later, crawls repeating as they did (each checking the
+        items the one before it did: its sleeps within one of that one's, which the pace check passed)."""
         self.soonest += seconds
         for lru in self.lrus:
             self.next_crawl[lru] += seconds

@@ -33,11 +33,11 @@ BACKGROUND_FIELDS = {
     "lru": str, "lru_maintainer": bool, "lru_crawler": bool, "slab_automove": int,
     "slab_automove_ratio": float, "slab_automove_window": int, "hot_lru_pct": int, "warm_lru_pct": int,
     "hot_max_factor": float, "warm_max_factor": float, "temp_lru": bool, "temporary_ttl": int,
-    "lru_crawler_tocrawl": int,
+    "lru_crawler_tocrawl": int, "lru_crawler_sleep": int,
 }
 BACKGROUND_CONSTANTS = ("maintainer_sleep_min_us", "maintainer_sleep_max_us", "juggles", "tail_tries",
                         "alloc_rounds", "update_interval", "crawl_min_wait", "crawl_max_wait", "crawl_step",
-                        "automove_source_pages", "automove_reclaim_tenths", "rel_time_max")
+                        "automove_source_pages", "automove_reclaim_tenths", "rel_time_max", "crawls_persleep")
 REFUSE_TESTS = ("lt", "le", "gt", "ge")
 BACKGROUND_RULES = {
     # rule: its choices -- how the release's threads behave where releases differ

@@ -1,0 +1,134 @@
+"""``-o lru_crawler_sleep=N``: the crawler's pace (1.6.18 crawler.c 486-495: it sleeps N us once every
+1 001 items it checks), modelled as a crawl at once and refused past the pace the captures show.
+
+One random shape (r01018: crawls of about 40 000 items every 5-6 s from 60 s on) captured twice on
+Debian's 1.6.18 at six paces (tests/data/crawler_sleep/): at 0.4 and 0.8 s of sleeps a crawl the
+server's runs are as its runs with no sleep (the corpus's r01018, which the model agrees with); at 1, 2,
+4 and 40 s they are not -- the crawl frees what expires while it runs, or frees it late.  So the model
+takes a crawl whose sleeps add up to at most 0.8 s as at once, and refuses a longer one where the replay
+reaches it (exit 2, naming the pace that would do).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import random_corpus
+import random_shapes
+from helpers import run
+from memcached_server import MemcachedServer, require_memcached
+
+from slabcalc import configure, load_profile
+from slabcalc.engines import crawler
+from slabcalc.engines.background import background_for
+from slabcalc.errors import CrawlTooSlow
+from slabcalc.model.settings import Refused
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "crawler_sleep" / "1.6.18"
+SHOWN, APART = (10_000, 20_000), (25_000, 50_000, 100_000, 1_000_000)
+
+
+def _paced(sleep: int) -> dict:
+    record = random_corpus.load(DATA / f"r01018-s{sleep}.json.gz")
+    assert record["shape"]["options"]["lru_crawler_sleep"] == sleep
+    return record
+
+
+@pytest.fixture(scope="module")
+def unslept() -> dict:
+    return random_corpus.load(random_corpus.DATA / "1.6.18" / "r01018.json.gz")
+
+
+@pytest.fixture(scope="module")
+def rows(unslept):
+    rows = random_shapes.workload(unslept["shape"])
+    assert random_shapes.digest(rows) == unslept["digest"]
+    return rows
+
+
+def _outside(runs: list[dict], reference: list[dict]) -> list[str]:
+    """Each figure of each run in ``runs`` at each snapshot that is outside the tolerance of every
+    run of ``reference`` (and not between them): the corpus's test, a server run for the model."""
+    out = []
+    for run in runs:
+        for i, snap in enumerate(run["snapshots"]):
+            figs = random_corpus._figures(snap, False)
+            refs = [random_corpus._figures(r["snapshots"][i], False) for r in reference]
+            for name, (value, pct, floor) in figs.items():
+                values = [r.get(name, (0, pct, floor))[0] for r in refs]
+                if not random_corpus._agrees(value, values, pct, floor):
+                    out.append(f"t={snap['time']}: {name} {value} vs {values}")
+    return out
+
+
+@pytest.mark.parametrize("sleep", SHOWN)
+def test_up_to_0_8_s_of_sleeps_a_crawl_the_server_is_as_with_no_sleep(sleep, unslept, rows):
+    record = _paced(sleep)
+    assert record["digest"] == unslept["digest"]
+    assert _outside(record["runs"], unslept["runs"]) == []
+    # and the model, crawling at once, agrees with the server's runs with no sleep and accepts this pace
+    model = random_corpus.model_figures(record, rows)
+    assert random_corpus.verdict(unslept, model) == []
+
+
+@pytest.mark.parametrize("sleep", APART)
+def test_from_1_s_of_sleeps_the_server_is_apart_and_the_model_refuses(sleep, unslept, rows, monkeypatch):
+    record = _paced(sleep)
+    apart = _outside(record["runs"], unslept["runs"])
+    assert apart, sleep
+    with pytest.raises(CrawlTooSlow, match=f"sleeping {sleep:,} us"):
+        random_corpus.model_states(record, rows)
+    if sleep >= 50_000:
+        # the crawl at once misses these runs: the refusal is needed, not only cautious
+        monkeypatch.setattr(crawler, "CRAWL_SHOWN_US", 10**12)
+        assert random_corpus.verdict(record, random_corpus.model_figures(record, rows)), sleep
+
+
+def test_the_refusal_names_the_crawl_and_a_pace_that_would_do(rows):
+    record = _paced(100_000)
+    with pytest.raises(CrawlTooSlow) as refused:
+        random_corpus.model_states(record, rows)
+    said = str(refused.value)
+    assert "memcached 1.6.18's crawl at 6" in said and "checks 40," in said
+    assert "4.00 s of sleeps" in said and "\n" not in said
+    most = int(said.rsplit("lru_crawler_sleep of ", 1)[1].split()[0].replace(",", ""))
+    assert 19_000 < most < 21_000       # 0.8 s over 40 sleeps
+    record = _paced(10_000)
+    record["shape"]["options"]["lru_crawler_sleep"] = most
+    random_corpus.model_states(record, rows)        # that pace is taken
+    record["shape"]["options"]["lru_crawler_sleep"] = most + 1
+    with pytest.raises(CrawlTooSlow):
+        random_corpus.model_states(record, rows)
+
+
+def test_simulate_refuses_the_crawl_with_exit_2_on_one_line(tmp_path):
+    # 30 000 items without a TTL: the crawl at about 66 s (the first found the LRUs empty) checks them all
+    lines = ["time,op,key,value_size,ttl"] + [f"0,set,k{i},100,0" for i in range(30_000)] + ["80,get,k1,,"]
+    path = tmp_path / "w.csv"
+    path.write_text("\n".join(lines) + "\n")
+    fine = run("simulate", str(path), "-m", "64", "-o", "lru_crawler_sleep=20000")
+    assert fine.exit_code == 0, fine.stderr
+    slow = run("simulate", str(path), "-m", "64", "-o", "lru_crawler_sleep=30000")
+    assert slow.exit_code == 2
+    said = slow.stderr.strip().splitlines()
+    assert len(said) == 1 and re.search(r"crawl at 6\d s of the workload checks 30,000 items", said[0])
+    assert "lru_crawler_sleep of 27,586 us or less" in said[0]     # 0.8 s over the 29 sleeps of 30 000 items
+
+
+def test_sleep_is_read_as_memcached_reads_it():
+    config = configure(load_profile("1.6.18"), ["-m", "64"])
+    assert background_for(config, []).lru_crawler_sleep == 100
+    assert background_for(config, ["lru_crawler_sleep=0"]).lru_crawler_sleep == 0
+    assert background_for(config, ["lru_crawler_sleep=1000000"]).lru_crawler_sleep == 1_000_000
+    assert background_for(config, ["lru_crawler_sleep=12x"]).lru_crawler_sleep == 12    # atoi
+    path = require_memcached()
+    for word in ("lru_crawler_sleep", "lru_crawler_sleep=1000001", "lru_crawler_sleep=-1"):
+        with pytest.raises(Refused) as refused:
+            background_for(config, [word])
+        proc = subprocess.run([path, "-p", "0", "-U", "0", "-o", word], capture_output=True, text=True, timeout=5)
+        assert (proc.returncode, proc.stderr.strip()) == (refused.value.exit_status, refused.value.message), word
+    with MemcachedServer(["-m", "64", "-o", "lru_crawler_sleep=12x"], memcached=path) as server:
+        assert int(server.stats("settings")["lru_crawler_sleep"]) == 12
