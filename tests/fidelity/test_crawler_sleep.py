@@ -104,18 +104,39 @@ def test_the_refusal_names_the_crawl_and_a_pace_that_would_do(rows):
         random_corpus.model_states(record, rows)
 
 
-def test_simulate_refuses_the_crawl_with_exit_2_on_one_line(tmp_path):
-    # 30 000 items without a TTL: the crawl at about 66 s (the first found the LRUs empty) checks them all
-    lines = ["time,op,key,value_size,ttl"] + [f"0,set,k{i},100,0" for i in range(30_000)] + ["80,get,k1,,"]
+def _workload(tmp_path, ttl: int, later: str = "") -> str:
+    # 30 000 items: the crawl at about 67 s (the first found the LRUs empty) checks them all
+    lines = ["time,op,key,value_size,ttl"] + [f"0,set,k{i},100,{ttl}" for i in range(30_000)]
     path = tmp_path / "w.csv"
-    path.write_text("\n".join(lines) + "\n")
-    fine = run("simulate", str(path), "-m", "64", "-o", "lru_crawler_sleep=20000")
+    path.write_text("\n".join(lines + [later or "80,get,k1,,"]) + "\n")
+    return str(path)
+
+
+def test_simulate_refuses_a_slow_crawl_of_items_with_a_ttl_with_exit_2_on_one_line(tmp_path):
+    path = _workload(tmp_path, 3600)
+    fine = run("simulate", path, "-m", "64", "-o", "lru_crawler_sleep=20000")
     assert fine.exit_code == 0, fine.stderr
-    slow = run("simulate", str(path), "-m", "64", "-o", "lru_crawler_sleep=30000")
+    slow = run("simulate", path, "-m", "64", "-o", "lru_crawler_sleep=30000")
     assert slow.exit_code == 2
     said = slow.stderr.strip().splitlines()
     assert len(said) == 1 and re.search(r"crawl at 6\d s of the workload checks 30,000 items", said[0])
     assert "lru_crawler_sleep of 27,586 us or less" in said[0]     # 0.8 s over the 29 sleeps of 30 000 items
+
+
+def test_a_slow_crawl_of_items_without_a_ttl_is_taken_until_one_has_a_ttl(tmp_path):
+    # Without a TTL the crawl frees nothing and counts nothing at any pace: taken.  But the server
+    # finds it complete 0.87 s later, and its next crawl (two minutes on) is late by as much: that
+    # crawl, of one item with a TTL (the others deleted), is refused.
+    untimed = _workload(tmp_path, 0)
+    assert run("simulate", untimed, "-m", "64", "-o", "lru_crawler_sleep=30000").exit_code == 0
+    gone = "\n".join(f"150,delete,k{i},," for i in range(30_000))
+    later = _workload(tmp_path, 0, f"100,set,t1,100,3600\n{gone}\n200,get,t1,,")
+    slow = run("simulate", later, "-m", "64", "-o", "lru_crawler_sleep=30000")
+    assert slow.exit_code == 2
+    said = slow.stderr.strip().splitlines()
+    assert len(said) == 1 and "on a schedule the server runs behind: the crawl at 6" in said[0], said
+    assert "checked 30,000 items without one in 0.87 s" in said[0]
+    assert run("simulate", later, "-m", "64", "-o", "lru_crawler_sleep=20000").exit_code == 0
 
 
 def test_sleep_is_read_as_memcached_reads_it():

@@ -30,11 +30,12 @@ run clears every LRU's crawl statistics, crawled or not
 (``crawler_expired_init``).  The crawler sleeps ``lru_crawler_sleep`` us
 (100) once every 1 001 items it checks (crawler.c 486-495): about 10 000
 items a millisecond at the default, so the model crawls at the instant of
-the check, and refuses (:class:`~slabcalc.errors.CrawlTooSlow`) a crawl whose
-sleeps add up to more than 0.8 s: captures of one shape at six paces show the
-server at 0.4 and 0.8 s as at no sleep, and at 1, 2 and 4 s apart from it
-(docs/expired-reclaim.md, tests/fidelity/test_crawler_sleep.py): after the juggles of the classes due at that wake-up (items.c
-1633-1672) and after the automover's run of that wake-up (1674-1694: the crawl
+the check, and refuses (:class:`~slabcalc.errors.CrawlTooSlow`) a crawl of
+items with a TTL whose sleeps add up to more than 0.8 s (:meth:`Crawler.pace`):
+captures of one shape at six paces show the server at 0.4 and 0.8 s as at no
+sleep, and at 1, 2 and 4 s apart from it (docs/expired-reclaim.md,
+tests/fidelity/test_crawler_sleep.py).  It crawls after the juggles of the
+classes due at that wake-up (items.c 1633-1672) and after the automover's run of that wake-up (1674-1694: the crawl
 is the crawler thread's, and its frees come after that run has read the
 classes: engines/maintainer.py), so a class not juggled yet leaves the crawl the items that expired
 at the tick.  Which class wakes the thread first after a tick is the server's
@@ -87,10 +88,12 @@ class Crawler:
         self.tocrawl = bg.lru_crawler_tocrawl or None      # 0: every item
         # The crawler's pace (1.6.18 crawler.c 486-495): it sleeps lru_crawler_sleep us once every
         # crawls_persleep + 1 items it checks, its count a local of the thread (410), kept across
-        # crawls.  The model crawls at once, shown for crawls of up to 0.8 s of sleeps (CRAWL_SHOWN_US).
+        # crawls.  The model crawls at once, shown for crawls of up to 0.8 s of sleeps (CRAWL_SHOWN_US):
+        # :meth:`pace`.
         self.sleep_us = bg.lru_crawler_sleep
         self.per_sleep = const["crawls_persleep"] + 1
         self.since_sleep = 0        # the node's items checked since the crawler last slept
+        self.behind: tuple[int, int, int] | None = None   # the first crawl slower than shown: (second, items, us)
         self.release = store.config.release
 
     def check(self) -> None:
@@ -134,8 +137,8 @@ class Crawler:
         e = self.store
         now = e.now
         q = e.lrus.q
-        if self.sleep_us:
-            self.pace([min(q[seg][cls].n, self.tocrawl or q[seg][cls].n) for cls, seg in todo])
+        checked = sum(min(q[seg][cls].n, self.tocrawl or q[seg][cls].n) for cls, seg in todo)
+        untimed = 0
         for lru in self.lrus:
             self.stats[lru] = _Stats()
         for lru in todo:
@@ -144,23 +147,45 @@ class Crawler:
             s.seen, s.noexp = crawl_lru(e, q[seg][cls], cls, now, self.tocrawl, s.histo)   # compiled (setup.py)
             s.complete = True
             s.end_time = now
+            untimed += s.noexp
+        if self.sleep_us:
+            self.pace(checked, checked - untimed)
 
-    def pace(self, checked: list[int]) -> None:
-        """Count the sleeps of a crawl that checks ``checked`` items of its LRUs (a sampled replay's
-        items stand for ``1 / share`` of the node's each); refuse a crawl whose sleeps add up to more
-        than :data:`CRAWL_SHOWN_US` (:class:`CrawlTooSlow`)."""
+    def pace(self, checked: int, timed: int) -> None:
+        """Count the sleeps of a crawl that checked ``checked`` items, ``timed`` of them with a TTL (a
+        sampled replay's items stand for ``1 / share`` of the node's each), and refuse
+        (:class:`CrawlTooSlow`) a crawl whose sleeps add up to more than :data:`CRAWL_SHOWN_US` if
+        its pace can change what it does: if an item it checks has a TTL (freed, or counted in the
+        histogram of remaining TTLs, as the crawler meets it, on the clock of that moment), or if an
+        earlier crawl was that slow (the server's schedule then runs behind the model's: the next
+        crawls are due after the check that finds a crawl complete, items.c 1487-1547).  A crawl of
+        items without a TTL frees nothing and counts nothing but them at any pace."""
         share = self.store.slabs.share
-        node = round(sum(checked) / share)
+        node = round(checked / share)
         total = self.since_sleep + node
         sleeps, self.since_sleep = divmod(total, self.per_sleep)
-        if sleeps * self.sleep_us > CRAWL_SHOWN_US:
-            most = CRAWL_SHOWN_US // sleeps
-            raise CrawlTooSlow(
-                f"memcached {self.release}'s crawl at {self.store.now - self.store.epoch} s of the workload checks "
-                f"{node:,} items, its crawler sleeping {self.sleep_us:,} us (lru_crawler_sleep) every "
-                f"{self.per_sleep:,} (crawler.c 486-495): {sleeps * self.sleep_us / 1e6:.2f} s of sleeps, where the "
-                f"model crawls at once and is shown for crawls of up to 0.8 s (docs/expired-reclaim.md); an "
-                f"lru_crawler_sleep of {most:,} us or less crawls these items within it")
+        took = sleeps * self.sleep_us
+        at = self.store.now - self.store.epoch
+        if took > CRAWL_SHOWN_US and not timed:
+            if self.behind is None:
+                self.behind = (at, node, took)
+            return
+        if not timed or (took <= CRAWL_SHOWN_US and self.behind is None):
+            return
+        if took > CRAWL_SHOWN_US:
+            why = (f"checks {node:,} items, its crawler sleeping {self.sleep_us:,} us (lru_crawler_sleep) every "
+                   f"{self.per_sleep:,}: {took / 1e6:.2f} s of sleeps")
+        else:
+            first, items, slept = self.behind
+            why = (f"checks items with a TTL on a schedule the server runs behind: the crawl at {first} s checked "
+                   f"{items:,} items without one in {slept / 1e6:.2f} s of sleeps (lru_crawler_sleep "
+                   f"{self.sleep_us:,} us every {self.per_sleep:,})")
+        most = CRAWL_SHOWN_US // max(sleeps, 1) if took > CRAWL_SHOWN_US else CRAWL_SHOWN_US // max(
+            self.behind[2] // self.sleep_us, 1)
+        raise CrawlTooSlow(
+            f"memcached {self.release}'s crawl at {at} s of the workload {why}, where the model crawls at once and "
+            f"is shown for crawls of up to 0.8 s (crawler.c item_crawler_thread; docs/expired-reclaim.md); an "
+            f"lru_crawler_sleep of {most:,} us or less crawls them within it")
 
     # -- idle stretches (engines/idle.py) -------------------------------------------------------
     # Between crawls a check changes nothing until an LRU's crawl is due (1.6.18 items.c 1549:
