@@ -36,7 +36,8 @@ NUMBERS = ["nan", "NaN", "inf", "-inf", "1e400", "-1", "0", "1", "2", "0.5", "1e
            "64", "1024", "1m", "1g", "16k", " 7 ", "1_000"]
 RELEASES = ["1.2.8", "1.4.5", "1.4.24", "1.4.39", "1.5.1", "1.5.22", "1.6.9", "1.6.18", "1.6.29", "1.6.45"]
 O_WORDS = ["hashpower", "hot_max_factor", "warm_max_factor", "slab_automove_ratio", "slab_automove_window",
-           "slab_automove", "hot_lru_pct", "warm_lru_pct", "temporary_ttl", "lru_crawler_tocrawl", "slab_chunk_max",
+           "slab_automove", "hot_lru_pct", "warm_lru_pct", "temporary_ttl", "lru_crawler_tocrawl", "lru_crawler_sleep",
+           "slab_chunk_max",
            "slab_sizes", "no_modern", "modern", "no_chunked_items", "no_lru_maintainer", "no_lru_crawler",
            "worker_logbuf_size", "ext_path", "ext_page_size", "ext_wbuf_size", "ext_item_size", "ext_max_frag",
            "ext_item_age", "ext_low_ttl", "ext_recache_rate", "ext_compact_under", "ext_drop_under",
