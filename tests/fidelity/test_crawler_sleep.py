@@ -123,19 +123,21 @@ def test_simulate_refuses_a_slow_crawl_of_items_with_a_ttl_with_exit_2_on_one_li
     assert "lru_crawler_sleep of 27,586 us or less" in said[0]     # 0.8 s over the 29 sleeps of 30 000 items
 
 
-def test_a_slow_crawl_of_items_without_a_ttl_is_taken_until_one_has_a_ttl(tmp_path):
-    # Without a TTL the crawl frees nothing and counts nothing at any pace: taken.  But the server
-    # finds it complete 0.87 s later, and its next crawl (two minutes on) is late by as much: that
-    # crawl, of one item with a TTL (the others deleted), is refused.
-    untimed = _workload(tmp_path, 0)
+@pytest.mark.parametrize("ttl", [0, 86_400])
+def test_a_slow_crawl_of_items_not_expiring_within_the_hour_is_taken_until_one_does(tmp_path, ttl):
+    # Without a TTL, or with one past the hour, the crawl frees nothing and counts nothing in its
+    # histogram at any pace: taken.  But the server finds it complete 0.87 s later, and its next
+    # crawl (two minutes on) is late by as much: that crawl, of one item expiring within the hour
+    # (the others deleted), is refused.
+    untimed = _workload(tmp_path, ttl)
     assert run("simulate", untimed, "-m", "64", "-o", "lru_crawler_sleep=30000").exit_code == 0
     gone = "\n".join(f"150,delete,k{i},," for i in range(30_000))
-    later = _workload(tmp_path, 0, f"100,set,t1,100,3600\n{gone}\n200,get,t1,,")
+    later = _workload(tmp_path, ttl, f"100,set,t1,100,3600\n{gone}\n200,get,t1,,")
     slow = run("simulate", later, "-m", "64", "-o", "lru_crawler_sleep=30000")
     assert slow.exit_code == 2
     said = slow.stderr.strip().splitlines()
     assert len(said) == 1 and "on a schedule the server runs behind: the crawl at 6" in said[0], said
-    assert "checked 30,000 items without one in 0.87 s" in said[0]
+    assert "checked 30,000 items, none expiring, in 0.87 s" in said[0]
     assert run("simulate", later, "-m", "64", "-o", "lru_crawler_sleep=20000").exit_code == 0
 
 

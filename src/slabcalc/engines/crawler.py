@@ -30,8 +30,9 @@ run clears every LRU's crawl statistics, crawled or not
 (``crawler_expired_init``).  The crawler sleeps ``lru_crawler_sleep`` us
 (100) once every 1 001 items it checks (crawler.c 486-495): about 10 000
 items a millisecond at the default, so the model crawls at the instant of
-the check, and refuses (:class:`~slabcalc.errors.CrawlTooSlow`) a crawl of
-items with a TTL whose sleeps add up to more than 0.8 s (:meth:`Crawler.pace`):
+the check, and refuses (:class:`~slabcalc.errors.CrawlTooSlow`) a crawl that
+frees or meets an item expiring within the hour whose sleeps add up to more
+than 0.8 s (:meth:`Crawler.pace`):
 captures of one shape at six paces show the server at 0.4 and 0.8 s as at no
 sleep, and at 1, 2 and 4 s apart from it (docs/expired-reclaim.md,
 tests/fidelity/test_crawler_sleep.py).  It crawls after the juggles of the
@@ -94,6 +95,7 @@ class Crawler:
         self.per_sleep = const["crawls_persleep"] + 1
         self.since_sleep = 0        # the node's items checked since the crawler last slept
         self.behind: tuple[int, int, int] | None = None   # the first crawl slower than shown: (second, items, us)
+        self.lag = 0                # us of sleeps of the crawls slower than shown, which put the schedule behind
         self.release = store.config.release
 
     def check(self) -> None:
@@ -138,7 +140,7 @@ class Crawler:
         now = e.now
         q = e.lrus.q
         checked = sum(min(q[seg][cls].n, self.tocrawl or q[seg][cls].n) for cls, seg in todo)
-        untimed = 0
+        left = 0
         for lru in self.lrus:
             self.stats[lru] = _Stats()
         for lru in todo:
@@ -147,45 +149,57 @@ class Crawler:
             s.seen, s.noexp = crawl_lru(e, q[seg][cls], cls, now, self.tocrawl, s.histo)   # compiled (setup.py)
             s.complete = True
             s.end_time = now
-            untimed += s.noexp
+            left += s.seen
         if self.sleep_us:
-            self.pace(checked, checked - untimed)
+            self.pace(todo, checked, checked - left)
 
-    def pace(self, checked: int, timed: int) -> None:
-        """Count the sleeps of a crawl that checked ``checked`` items, ``timed`` of them with a TTL (a
-        sampled replay's items stand for ``1 / share`` of the node's each), and refuse
+    def pace(self, todo, checked: int, freed: int) -> None:
+        """Count the sleeps of a crawl of the LRUs ``todo`` that checked ``checked`` items and freed
+        ``freed`` (a sampled replay's items stand for ``1 / share`` of the node's each), and refuse
         (:class:`CrawlTooSlow`) a crawl whose sleeps add up to more than :data:`CRAWL_SHOWN_US` if
-        its pace can change what it does: if an item it checks has a TTL (freed, or counted in the
-        histogram of remaining TTLs, as the crawler meets it, on the clock of that moment), or if an
-        earlier crawl was that slow (the server's schedule then runs behind the model's: the next
-        crawls are due after the check that finds a crawl complete, items.c 1487-1547).  A crawl of
-        items without a TTL frees nothing and counts nothing but them at any pace."""
+        its pace can change what it does: if it freed an item, or checked one that expires within the
+        hour and the crawl's length (which a crawl meeting it later, on a later clock, may free or
+        count in another minute of the histogram that schedules the next crawl), or if an earlier
+        crawl was that slow (the server's schedule then runs behind the model's: the next crawls are
+        due after the check that finds a crawl complete, items.c 1487-1547).  A crawl of items without
+        a TTL, or with one past that, frees nothing and counts the same at any pace."""
         share = self.store.slabs.share
         node = round(checked / share)
         total = self.since_sleep + node
         sleeps, self.since_sleep = divmod(total, self.per_sleep)
         took = sleeps * self.sleep_us
         at = self.store.now - self.store.epoch
-        if took > CRAWL_SHOWN_US and not timed:
-            if self.behind is None:
-                self.behind = (at, node, took)
+        if took <= CRAWL_SHOWN_US and self.behind is None:
             return
-        if not timed or (took <= CRAWL_SHOWN_US and self.behind is None):
+        late = -(-(took + self.lag) // 1_000_000) + 1        # whole seconds the server's crawl may run behind
+        if not freed and not self._expiring(todo, self.store.now + HOUR + late):
+            if took > CRAWL_SHOWN_US:
+                self.behind = self.behind or (at, node, took)
+                self.lag += took
             return
         if took > CRAWL_SHOWN_US:
             why = (f"checks {node:,} items, its crawler sleeping {self.sleep_us:,} us (lru_crawler_sleep) every "
                    f"{self.per_sleep:,}: {took / 1e6:.2f} s of sleeps")
         else:
             first, items, slept = self.behind
-            why = (f"checks items with a TTL on a schedule the server runs behind: the crawl at {first} s checked "
-                   f"{items:,} items without one in {slept / 1e6:.2f} s of sleeps (lru_crawler_sleep "
-                   f"{self.sleep_us:,} us every {self.per_sleep:,})")
+            why = (f"checks items that expire within the hour on a schedule the server runs behind: the crawl "
+                   f"at {first} s checked {items:,} items, none expiring, in {slept / 1e6:.2f} s of sleeps "
+                   f"(lru_crawler_sleep {self.sleep_us:,} us every {self.per_sleep:,})")
         most = CRAWL_SHOWN_US // max(sleeps, 1) if took > CRAWL_SHOWN_US else CRAWL_SHOWN_US // max(
             self.behind[2] // self.sleep_us, 1)
         raise CrawlTooSlow(
             f"memcached {self.release}'s crawl at {at} s of the workload {why}, where the model crawls at once and "
             f"is shown for crawls of up to 0.8 s (crawler.c item_crawler_thread; docs/expired-reclaim.md); an "
             f"lru_crawler_sleep of {most:,} us or less crawls them within it")
+
+    def _expiring(self, todo, before: int) -> bool:
+        """Whether an item the crawl of ``todo`` checked and left has a TTL ending before ``before``."""
+        q = self.store.lrus.q
+        for cls, seg in todo:
+            for item in q[seg][cls].values()[:self.tocrawl]:
+                if item.exptime and item.exptime < before:
+                    return True
+        return False
 
     # -- idle stretches (engines/idle.py) -------------------------------------------------------
     # Between crawls a check changes nothing until an LRU's crawl is due (1.6.18 items.c 1549:
