@@ -88,3 +88,26 @@ def duckdb_table(con, name: str, columns: str, rows) -> None:
         spec = ", ".join(f"'{k.strip(chr(34))}': '{v}'" for k, v in types.items())
         con.execute(f"INSERT INTO {name} SELECT * FROM read_csv('{f.name}', header = false, "
                     f"columns = {{{spec}}}, quote = '\"', escape = '\"', nullstr = '\\N')")
+
+
+def suboption_refusals_differ(words, path: str, release: str = "1.6.18") -> list:
+    """The ``-o`` words on which slabcalc's reading (``background_for``: :class:`Refused` with the
+    server's status and message) differs from the memcached at ``path`` started with the word:
+    ``(word, slabcalc's (status, message), the server's)`` each; every word is one both refuse."""
+    from memcached_server import refuses
+
+    from slabcalc.engines.background import background_for
+    from slabcalc.model.settings import Refused
+
+    config = configure(load_profile(release), ["-m", "64"])
+    out = []
+    for word in words:
+        try:
+            background_for(config, [word])
+            ours = (0, "")
+        except Refused as refused:
+            ours = (refused.exit_status, refused.message)
+        theirs = refuses(word, path)
+        if ours != theirs:
+            out.append((word, ours, theirs))
+    return out

@@ -154,6 +154,15 @@ def server_version(path: str | None = None) -> str:
     return words[1]
 
 
+
+def refuses(word: str, path: str | None = None) -> tuple[int, str]:
+    """memcached started with ``-o word`` (no port): its exit status and what it printed on stderr
+    (the server refuses a bad value at once, before it listens)."""
+    proc = subprocess.run([_binary(path), "-p", "0", "-U", "0", "-o", word], capture_output=True, text=True,
+                          timeout=_STOP_TIMEOUT)
+    return proc.returncode, proc.stderr.strip()
+
+
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     """Stop ``proc`` by PID (SIGTERM, then SIGKILL) and reap it."""
     if proc.poll() is not None:

@@ -10,10 +10,10 @@ the installed memcached, which exits at once on a value it refuses.
 
 from __future__ import annotations
 
-import subprocess
 
 import paced
 import pytest
+from helpers import suboption_refusals_differ
 from memcached_server import MemcachedServer, require_memcached
 
 from slabcalc import configure, load_profile
@@ -69,11 +69,7 @@ def test_tocrawl_is_read_as_memcached_reads_it():
 
 def test_the_installed_memcached_reads_tocrawl_the_same_way():
     path = require_memcached()
-    config = configure(load_profile("1.6.18"), ["-m", "64"])
-    for word in ("lru_crawler_tocrawl", "lru_crawler_tocrawl=12x", "lru_crawler_tocrawl=-1"):
-        with pytest.raises(Refused) as refused:
-            background_for(config, [word])
-        proc = subprocess.run([path, "-p", "0", "-U", "0", "-o", word], capture_output=True, text=True, timeout=5)
-        assert (proc.returncode, proc.stderr.strip()) == (refused.value.exit_status, refused.value.message), word
+    assert suboption_refusals_differ(["lru_crawler_tocrawl", "lru_crawler_tocrawl=12x", "lru_crawler_tocrawl=-1"],
+                                     path) == []
     with MemcachedServer(["-m", "64", "-o", "lru_crawler_tocrawl=5000000000"], memcached=path) as server:
         assert int(server.stats("settings")["lru_crawler_tocrawl"]) == 705032704
