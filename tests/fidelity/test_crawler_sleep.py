@@ -150,3 +150,13 @@ def test_sleep_is_read_as_memcached_reads_it():
                                      path) == []
     with MemcachedServer(["-m", "64", "-o", "lru_crawler_sleep=12x"], memcached=path) as server:
         assert int(server.stats("settings")["lru_crawler_sleep"]) == 12
+
+
+def test_a_sampled_replay_paces_the_nodes_crawl_not_the_samples(tmp_path):
+    # At a 0.5 sample the crawl checks about 15 000 items standing for the node's 30 000: 0.9 s of
+    # sleeps at 30 000 us, refused as the whole replay is; the sample's own 15 000 would sleep 0.45 s.
+    path = _workload(tmp_path, 3600, "\n".join(f"80,get,k{i},," for i in range(100)))
+    slow = run("simulate", path, "-m", "64", "--sample", "0.5", "-o", "lru_crawler_sleep=30000")
+    assert slow.exit_code == 2
+    node = int(re.search(r"checks ([\d,]+) items", slow.stderr).group(1).replace(",", ""))
+    assert 28_500 <= node <= 31_500
