@@ -110,11 +110,12 @@ def _workload(tmp_path, ttl: int, later: str = "") -> str:
     return str(path)
 
 
-def test_simulate_refuses_a_slow_crawl_of_items_with_a_ttl_with_exit_2_on_one_line(tmp_path):
+@pytest.mark.parametrize("limits", ["64", "64,128"])
+def test_simulate_refuses_a_slow_crawl_of_items_with_a_ttl_with_exit_2_on_one_line(tmp_path, limits):
     path = _workload(tmp_path, 3600)
-    fine = run("simulate", path, "-m", "64", "-o", "lru_crawler_sleep=20000")
+    fine = run("simulate", path, "-m", limits, "-o", "lru_crawler_sleep=20000")
     assert fine.exit_code == 0, fine.stderr
-    slow = run("simulate", path, "-m", "64", "-o", "lru_crawler_sleep=30000")
+    slow = run("simulate", path, "-m", limits, "-o", "lru_crawler_sleep=30000")
     assert slow.exit_code == 2
     said = slow.stderr.strip().splitlines()
     assert len(said) == 1 and re.search(r"crawl at 6\d s of the workload checks 30,000 items", said[0])
