@@ -70,6 +70,13 @@ def stored(directory: Path = DATA) -> list[Path]:
     return sorted(directory.glob("*/*.json.gz"))
 
 
+def drawn(record: dict) -> list:
+    """``record``'s workload drawn again from its shape's seed, held to the digest the capture stored."""
+    rows = random_shapes.workload(record["shape"])
+    assert random_shapes.digest(rows) == record["digest"], "the generator no longer draws the captured workload"
+    return rows
+
+
 def load(path: Path) -> dict:
     with gzip.open(path, "rt", encoding="utf-8") as src:
         return json.load(src)

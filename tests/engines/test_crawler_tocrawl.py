@@ -10,7 +10,6 @@ the installed memcached, which exits at once on a value it refuses.
 
 from __future__ import annotations
 
-
 import paced
 import pytest
 from helpers import suboption_refusals_differ

@@ -14,14 +14,11 @@ a page more from each class (62), and class 10's ten pages between 70 and 80 s.
 from __future__ import annotations
 
 import random_corpus
-import random_shapes
 
 
 def test_the_pages_a_crawl_frees_go_to_the_pool_from_the_next_second():
     record = random_corpus.load(random_corpus.DATA / "1.6.18" / "r01135.json.gz")
-    rows = random_shapes.workload(record["shape"])
-    assert random_shapes.digest(rows) == record["digest"]
-    snapshots = random_corpus.model_states(record, rows)
+    snapshots = random_corpus.model_states(record, random_corpus.drawn(record))
     # the corpus's tolerances (tests/random_corpus.py): pages moved +-2, a class's pages +-1
     for i, (when, state) in enumerate(snapshots):
         reals = [run["snapshots"][i] for run in record["runs"]]

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 import random_corpus
-import random_shapes
 from helpers import run, suboption_refusals_differ
 from memcached_server import MemcachedServer, require_memcached
 
@@ -42,31 +41,23 @@ def unslept() -> dict:
 
 @pytest.fixture(scope="module")
 def rows(unslept):
-    rows = random_shapes.workload(unslept["shape"])
-    assert random_shapes.digest(rows) == unslept["digest"]
-    return rows
+    return random_corpus.drawn(unslept)
 
 
-def _outside(runs: list[dict], reference: list[dict]) -> list[str]:
-    """Each figure of each run in ``runs`` at each snapshot that is outside the tolerance of every
-    run of ``reference`` (and not between them): the corpus's test, a server run for the model."""
-    out = []
-    for run in runs:
-        for i, snap in enumerate(run["snapshots"]):
-            figs = random_corpus._figures(snap, False)
-            refs = [random_corpus._figures(r["snapshots"][i], False) for r in reference]
-            for name, (value, pct, floor) in figs.items():
-                values = [r.get(name, (0, pct, floor))[0] for r in refs]
-                if not random_corpus._agrees(value, values, pct, floor):
-                    out.append(f"t={snap['time']}: {name} {value} vs {values}")
-    return out
+def _outside(runs: list[dict], reference: dict) -> list[str]:
+    """Each figure of each run in ``runs`` at each snapshot outside the tolerance of every run of
+    ``reference`` (and not between them): the corpus's verdict, a server run in the model's place."""
+    return [miss for run in runs
+            for miss in random_corpus.verdict(reference, [{name: figure[0] for name, figure in
+                                                           random_corpus._figures(snap, False).items()}
+                                                          for snap in run["snapshots"]])]
 
 
 @pytest.mark.parametrize("sleep", SHOWN)
 def test_up_to_0_8_s_of_sleeps_a_crawl_the_server_is_as_with_no_sleep(sleep, unslept, rows):
     record = _paced(sleep)
     assert record["digest"] == unslept["digest"]
-    assert _outside(record["runs"], unslept["runs"]) == []
+    assert _outside(record["runs"], unslept) == []
     # and the model, crawling at once, agrees with the server's runs with no sleep and accepts this pace
     model = random_corpus.model_figures(record, rows)
     assert random_corpus.verdict(unslept, model) == []
@@ -75,7 +66,7 @@ def test_up_to_0_8_s_of_sleeps_a_crawl_the_server_is_as_with_no_sleep(sleep, uns
 @pytest.mark.parametrize("sleep", APART)
 def test_from_1_s_of_sleeps_the_server_is_apart_and_the_model_refuses(sleep, unslept, rows, monkeypatch):
     record = _paced(sleep)
-    apart = _outside(record["runs"], unslept["runs"])
+    apart = _outside(record["runs"], unslept)
     assert apart, sleep
     with pytest.raises(CrawlTooSlow, match=f"sleeping {sleep:,} us"):
         random_corpus.model_states(record, rows)
