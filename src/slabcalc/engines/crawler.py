@@ -32,14 +32,14 @@ run clears every LRU's crawl statistics, crawled or not
 items a millisecond at the default, so the model crawls at the instant of
 the check, and refuses (:class:`~slabcalc.errors.CrawlTooSlow`) a crawl that
 frees or meets an item expiring within the hour whose sleeps add up to more
-than 0.8 s (:meth:`Crawler.pace`):
-captures of one shape at six paces show the server at 0.4 and 0.8 s as at no
-sleep, and at 1, 2 and 4 s apart from it (docs/expired-reclaim.md,
-tests/fidelity/test_crawler_sleep.py).  It crawls after the juggles of the
-classes due at that wake-up (items.c 1633-1672) and after the automover's run of that wake-up (1674-1694: the crawl
-is the crawler thread's, and its frees come after that run has read the
-classes: engines/maintainer.py), so a class not juggled yet leaves the crawl the items that expired
-at the tick.  Which class wakes the thread first after a tick is the server's
+than 0.8 s (:meth:`Crawler.pace`): captures of one shape at six paces show the
+server at 0.4 and 0.8 s as at no sleep, and at 1, 2 and 4 s apart from it
+(docs/expired-reclaim.md, tests/fidelity/test_crawler_sleep.py).  It crawls
+after the juggles of the classes due at that wake-up (items.c 1633-1672) and
+after the automover's run of that wake-up (1674-1694: the crawl is the crawler
+thread's, and its frees come after that run has read the classes:
+engines/maintainer.py), so a class not juggled yet leaves the crawl the items
+that expired at the tick.  Which class wakes the thread first after a tick is the server's
 timing, and run for run it splits those items differently between
 ``crawler_reclaimed`` and ``reclaimed`` (the sum stays: docs/expired-reclaim.md);
 the model's split is one draw of that race.
@@ -180,13 +180,13 @@ class Crawler:
         if took > CRAWL_SHOWN_US:
             why = (f"checks {node:,} items, its crawler sleeping {self.sleep_us:,} us (lru_crawler_sleep) every "
                    f"{self.per_sleep:,}: {took / 1e6:.2f} s of sleeps")
+            most = CRAWL_SHOWN_US // sleeps
         else:
             first, items, slept = self.behind
             why = (f"checks items that expire within the hour on a schedule the server runs behind: the crawl "
                    f"at {first} s checked {items:,} items, none expiring, in {slept / 1e6:.2f} s of sleeps "
                    f"(lru_crawler_sleep {self.sleep_us:,} us every {self.per_sleep:,})")
-        most = CRAWL_SHOWN_US // max(sleeps, 1) if took > CRAWL_SHOWN_US else CRAWL_SHOWN_US // max(
-            self.behind[2] // self.sleep_us, 1)
+            most = CRAWL_SHOWN_US // (slept // self.sleep_us)
         raise CrawlTooSlow(
             f"memcached {self.release}'s crawl at {at} s of the workload {why}, where the model crawls at once and "
             f"is shown for crawls of up to 0.8 s (crawler.c item_crawler_thread; docs/expired-reclaim.md); an "
