@@ -91,7 +91,7 @@ def again(opts) -> int:
         apart = [random_corpus.self_disagreement([stored, run], ext) for stored in record["runs"]]
         print(f"{shape['id']}: late {max(s['late'] for s in run['snapshots']):.3f}; apart from the stored runs at "
               f"{'/'.join(str(len(a)) for a in apart)} figures; between the stored runs "
-              f"{len(random_corpus.self_disagreement(record['runs'][:2], ext))}", flush=True)
+              f"{len(random_corpus.self_disagreement(record['runs'], ext))}", flush=True)
         for a in apart:
             for line in a[:4]:
                 print("    ", line)
@@ -136,7 +136,7 @@ def compare_one(path: Path) -> tuple:
         misses = random_corpus.verdict(record, random_corpus.model_figures(record, rows))
     except Exception as exc:
         misses = [f"the model refused: {type(exc).__name__}: {exc}"]
-    apart = random_corpus.self_disagreement(record["runs"][:2], bool(shape.get("ext")))
+    apart = random_corpus.self_disagreement(record["runs"], bool(shape.get("ext")))     # any two of its runs
     return shape, record, misses, apart
 
 
@@ -156,7 +156,7 @@ def compare(opts) -> int:
                 for line in misses[:opts.misses]:
                     print("    ", line)
     for release, row in sorted(table.items()):
-        print(f"{release}: {row['agree']} of {row['shapes']} shapes agree; the server's two runs differ "
+        print(f"{release}: {row['agree']} of {row['shapes']} shapes agree; two of the server's runs differ "
               f"beyond the tolerance on {row['apart']}")
     return 0
 
