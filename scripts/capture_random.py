@@ -5,6 +5,7 @@
     python scripts/capture_random.py capture --release 1.6.45 --binary /path/to/memcached-1.6.45 --seeds 1-50
     python scripts/capture_random.py compare                 # every stored shape, per release
     python scripts/capture_random.py compare --release 1.6.18 --misses 5
+    python scripts/capture_random.py compare --release 1.6.45 --ids 1053,1088 --misses 5
     python scripts/capture_random.py again --seeds 24,30       # once more, unsaved: the server against itself
 
 ``capture`` draws each seed's shape (tests/random_shapes.py), replays its workload into a fresh server
@@ -142,6 +143,9 @@ def compare_one(path: Path) -> tuple:
 
 def compare(opts) -> int:
     paths = [p for p in random_corpus.stored() if not opts.release or p.parent.name == opts.release]
+    if opts.ids:
+        wanted = {f"r{int(i):05d}" for i in _seeds(opts.ids)}
+        paths = [p for p in paths if p.name.split(".")[0] in wanted]
     table: dict = defaultdict(lambda: {"shapes": 0, "agree": 0, "apart": 0})
     with ProcessPoolExecutor(opts.jobs) as pool:
         for shape, record, misses, apart in pool.map(compare_one, paths):
@@ -178,6 +182,7 @@ def main(argv: list[str]) -> int:
     cmp.add_argument("--release")
     cmp.add_argument("--jobs", type=int, default=1)
     cmp.add_argument("--misses", type=int, default=0, metavar="N", help="print each shape's first N misses")
+    cmp.add_argument("--ids", help="only these shapes, by number (e.g. 1053 or 1040-1099)")
     opts = parser.parse_args(argv)
     return {"capture": capture, "again": again, "compare": compare}[opts.mode](opts)
 

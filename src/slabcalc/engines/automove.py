@@ -266,30 +266,56 @@ class MoverThread:
         self.last_move_second = None             # am_last.tv_sec
         # 1.6.34-1.6.37 (slabs_mover.c 644-649): 1 s between idle runs from the first
         self.slow = engine.bg.rules.rules["mover_idle_sleep"] == "second"
+        self.move = None                         # the page move under way (mover.PageMove), resumed each wake
 
     def step(self) -> None:
-        from slabcalc.engines.mover import move_page
-
-        e = self.e
         wake = self.next_wake
+        if self.move is not None:
+            self._pass(wake)
+            return
         second = wake // 1_000_000
         if self.last_move_second != second:
             source, dest = self.automover.run()
             if source != -1 and dest != -1:
-                move_page(e.store, source, dest)
                 if dest != 0:
                     self.last_move_second = second
-                self.idle_runs = 0
-                return                           # run again at once (next_wake unchanged)
+                self.begin(source, dest, False, wake)
+                return
         self.next_wake = wake + (1_000_000 if self.idle_runs > 10 or self.slow else 100_000)
         self.idle_runs += 1
+
+    def begin(self, source: int, dest: int, allow_evictions: bool, now_us: int, asked: bool = False) -> None:
+        """``do_slabs_reassign`` then the thread's first pass at once: from its own automover, or
+        ``asked`` by a worker (``slab_automove=2``'s ``slabs_reassign``, which signals the thread awake
+        and leaves its idle count as it was); a source of fewer than 2 pages is refused
+        (REASSIGN_NOSPARE) and the thread runs again at once."""
+        from slabcalc.engines.mover import PageMove
+
+        if not asked:
+            self.idle_runs = 0                  # algo_backoff = 0: the automover moved a page
+        store = self.e.store
+        pages = store.slabs.pages
+        if source == dest or not 0 <= dest < len(pages) or len(pages[source]) < 2:
+            if not asked:                       # a worker's refused request wakes nothing
+                self.next_wake = now_us
+            return
+        self.move = PageMove(store, source, dest, allow_evictions)
+        self._pass(now_us)
+
+    def _pass(self, now_us: int) -> None:
+        """A pass of the move under way: done, the thread runs again at once; busy, it sleeps first."""
+        assert self.move is not None
+        sleep = self.move.step()
+        if sleep == 0:
+            self.move = None
+        self.next_wake = now_us + sleep
 
     # -- idle stretches (engines/idle.py): past 11 idle runs, one run a second ------------------
 
     def idle_key(self, ref: int):
         """The thread's state relative to ``ref`` (microseconds); None until it sleeps 1 s a run,
         or while a move's second holds the runs back."""
-        if self.idle_runs <= 10:
+        if self.idle_runs <= 10 or self.move is not None:
             return None
         if self.last_move_second is not None and self.last_move_second >= self.next_wake // 1_000_000:
             return None

@@ -31,6 +31,8 @@ class ReplayConfig:
     min_sleep: i64          # the maintainer's MIN_LRU_MAINTAINER_SLEEP, MAX_..., microseconds (native: its
     max_sleep: i64          # clock's arithmetic)
     mover_evicts: bool      # 1.6.45: the page mover evicts for a spare chunk (engines/mover.py)
+    mover_busy_limit: int   # 1.6.41+: busy passes before a move with no spare may evict; -1: it waits for ever
+    mover_backoff_max: int  # the longest sleep between busy passes, microseconds
     rel_time_max: int       # an age's largest value (rel_time_t): past it, hot_age/warm_age are undefined in C
     release: str            # the release replayed, for the refusals that name it
 
@@ -47,4 +49,7 @@ def replay_config(background: Background, release: str) -> ReplayConfig:
         hot_max_factor=float(background.hot_max_factor), warm_max_factor=float(background.warm_max_factor),
         juggles=const["juggles"], min_sleep=const["maintainer_sleep_min_us"],
         max_sleep=const["maintainer_sleep_max_us"], rel_time_max=const["rel_time_max"],
-        mover_evicts=background.rules.rules["mover_without_free_chunk"] == "evict", release=release)
+        mover_evicts=background.rules.rules["mover_without_free_chunk"] == "evict",
+        mover_busy_limit=(const["mover_max_busy_loops"]
+                          if background.rules.rules["mover_without_spare"] == "wait_then_evict" else -1),
+        mover_backoff_max=const["mover_backoff_max_us"], release=release)

@@ -126,10 +126,12 @@ class Engine:
         self._shapes: dict[tuple[int, int, int], Shape | None] = {}
         self.actors: list = []          # the threads that wake on the clock, each with next_wake and step()
         self.maintainer = self._maintainer(background, lead)
+        self.mover_thread: Any = None    # 1.6.34+: the page mover's own thread (automove.MoverThread)
         if background.automover_runs and background.automover_thread == "mover":
             from slabcalc.engines.automove import MoverThread
 
-            self.actors.append(MoverThread(self, start=-lead))
+            self.mover_thread = MoverThread(self, start=-lead)
+            self.actors.append(self.mover_thread)
         if settings.extstore is not None:
             from slabcalc.engines.extstore_attach import attach
 
@@ -414,18 +416,24 @@ class Engine:
             else:
                 actor.step()
             if self.store.pending_move is not None:
-                self.move_pending()
+                self.move_pending(wake)
         if lone is not None:
             self.next_wake = float(lone.next_wake)
         else:
             self.next_wake = float(actors[0].next_wake if len(actors) == 1 else min(map(_next_wake, actors)))
 
-    def move_pending(self) -> None:
+    def move_pending(self, now_us: int) -> None:
+        """A page move asked for (``slabs_reassign``) at ``now_us`` on the server's clock: carried out
+        at once, or handed to the mover's own thread, which the request wakes (1.6.34+)."""
         if self.store.pending_move is not None:
-            from slabcalc.engines.mover import move_page
-
             source, dest, allow_evictions = self.store.pending_move
             self.store.pending_move = None
+            if self.mover_thread is not None:
+                self.mover_thread.begin(source, dest, allow_evictions, now_us, asked=True)
+                self.next_wake = min(self.next_wake, float(self.mover_thread.next_wake))
+                return
+            from slabcalc.engines.mover import move_page
+
             move_page(self.store, source, dest, allow_evictions)
 
     # -- the workload ------------------------------------------------------------------------
@@ -464,7 +472,7 @@ class Engine:
                 if op == SET:
                     self.set(key, key_size, value_size, ttl, flags)
                     if self.store.pending_move is not None:
-                        self.move_pending()
+                        self.move_pending(math.floor((t + self.phase) * US))
                 else:
                     self.fetch(key, op, ttl)
             for mark in marks:

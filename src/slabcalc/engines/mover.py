@@ -27,8 +27,17 @@ the pool empty, or ``slab_automove=2`` asked.
 it to the destination's, split into the destination's chunks, or to the
 global page pool (class 0) -- where ``memory_release`` (slabs.c 641) frees
 pool pages while ``total_malloced`` is above ``-m`` (a class's first page,
-granted past the limit, is given back that way).  ``slabs_moved`` counts it.  The real mover takes
-milliseconds per page; the model moves it at once.
+granted past the limit, is given back that way).  ``slabs_moved`` counts it.  Up to 1.6.18 the real
+mover takes milliseconds per page and the model moves it at once (:func:`move_page`).
+
+1.6.45's mover waits instead of dropping: a pass over the page that leaves a live item without a
+spare chunk (none free outside the page, evictions not allowed) ends "busy", and the thread sleeps
+1 us, doubling to 5 ms, before the next pass (slabs_mover.c 666-680); only past 5 000 busy passes,
+some 25 s, does it allow evictions (-m reached) or take a new page (slabs_mover.c 196-213).  Meanwhile
+the workload, the maintainer and extstore's flusher go on and free chunks the next pass takes, so the
+model carries that move out pass by pass on the mover thread's clock (:class:`PageMove`,
+:class:`.automove.MoverThread`), each pass at once, the items new in the page since the last pass
+told to it by the store (``Store.mover_page``).
 """
 
 from __future__ import annotations
@@ -58,15 +67,51 @@ def move_page(store, source: int, dest: int, allow_evictions: bool = False) -> b
 
 def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
     """``slab_rebalance_move`` then ``slab_rebalance_finish``: the source's first page emptied, then given away."""
+    page, walk = _start(e, source, allow_evictions)
+    walk.empty()
+    _finish(e, source, dest, page, walk)
+
+
+def _start(e, source: int, allow_evictions: bool) -> tuple:
+    """``slab_rebalance_start``: the source's first page, and its walk."""
     page = e.slabs.pages[source][0]
     base = page << PAGE_SHIFT
     # a sampled replay's page holds its share of the chunks, slots 0 to next_slot (engines/slabs.py): the
     # walk ends there, not at perslab -- no slot past it ever held a chunk, and walking them cost time
     # (a 1 % sample walked 100 slots a chunk) and, 1.6.45, a spare taken for a chunk that is not there
     slots = e.slabs.next_slot[page] if e.slabs.sampled else e.perslab[source]
-    walk = _PageWalk(e, source, base, base + slots, allow_evictions)
-    walk.empty()
-    _finish(e, source, dest, page, walk)
+    return page, _PageWalk(e, source, base, base + slots, allow_evictions)
+
+
+class PageMove:
+    """A page move on 1.6.45's mover thread (slabs_mover.c 650-685), pass by pass on its clock.
+
+    :meth:`step` is one pass over the page's chunks not yet done; it returns 0 when the page is empty
+    (and given away), else the microseconds the thread sleeps before the next pass: 1, doubling each
+    busy pass to 5 000 (``backoff_timer``, reset by a move that completes).  While it lasts the mover
+    holds its lock (``store.moving``: no other move can be asked for, ``REASSIGN_RUNNING``) and the
+    store tells the walk of every item linked into the page (``store.mover_page``)."""
+
+    def __init__(self, store, source: int, dest: int, allow_evictions: bool) -> None:
+        self.store, self.source, self.dest = store, source, dest
+        self.page, self.walk = _start(store, source, allow_evictions)
+        self.backoff = 1
+        store.moving = True
+        store.mover_page = self.walk
+
+    def step(self) -> int:
+        walk = self.walk
+        walk.now = self.store.now
+        if walk.unchanged():
+            pass                            # the pass would find what the last one did
+        elif walk.one_pass():
+            self.store.moving = False
+            self.store.mover_page = None
+            _finish(self.store, self.source, self.dest, self.page, walk)
+            return 0
+        walk.busy_loops += 1
+        sleep, self.backoff = self.backoff, min(2 * self.backoff, self.store.config.mover_backoff_max)
+        return sleep
 
 
 class _PageWalk:
@@ -87,6 +132,100 @@ class _PageWalk:
         # the pool empty (or slab_automove=2 asked)
         self.allow = allow_evictions or (store.slabs.full and not store.slabs.pool)
         self.spare = -1                     # t->new_it: a chunk kept for the next rescue
+        self.busy_loops = 0                 # passes that ended with live items left (resumed moves: PageMove)
+        self.limit = store.config.mover_busy_limit
+        self.pending = list(range(base, end))   # the chunks not done, in the page's order
+        self.dirty, self.free_len, self.soonest = True, -1, -1     # unchanged(): since the last pass
+
+    def waiting(self) -> bool:
+        """Still within the busy passes that wait for a chunk (``t->rebal.busy_loops``)."""
+        return self.limit < 0 or self.busy_loops <= self.limit
+
+    def linked(self, item) -> None:
+        """The store linked ``item`` while the move waits (``Store.link``): its chunks in the page are
+        its to look at on the next pass."""
+        if item.chunks is None:
+            if item.cls == self.source and self.base <= item.addr < self.end:
+                self.owners[item.addr] = (item, -1)
+                self.dirty = True
+            return
+        for index, (c, addr) in enumerate(item.chunks):
+            if c == self.source and self.base <= addr < self.end:
+                self.owners[addr] = (item, index)
+                self.dirty = True
+
+    def one_pass(self) -> bool:
+        """One pass of a resumed move (1.6.45): each chunk not done looked at, a spare readied before
+        each (slab_rebalance_prep), the page's free chunks cut from the free list.  Whether the page
+        is done.
+
+        Evictions allowed, the prep runs before every chunk, as memcached's does.  Not allowed, the
+        prep only pops free chunks, so it matters only where the spare is missing: before the first
+        chunk, and after a rescue has used the spare; once it has found none, it finds none until the
+        pass ends (the pass is at once), and the pass looks only at the chunks not done."""
+        self._ready()                       # the prep before the first chunk
+        exact = self.allow
+        pending = set(self.pending) if exact else None
+        busy = []
+        last = self.end - 1
+        for addr in (range(self.base, self.end) if exact else self.pending):
+            if exact:
+                if addr > self.base:
+                    self._ready()
+                if addr not in pending:
+                    continue
+            if addr in self.done:           # reclaimed inline by a prep of this pass
+                continue
+            owner = self.owners.get(addr)
+            if owner is None or not _holds(owner, addr):
+                continue                    # free (or freed since): cut below, MOVE_FROM_SLAB
+            spare = self.spare
+            if not self._look(addr, owner):
+                busy.append(addr)
+            elif not exact and spare >= 0 and self.spare < 0 and addr < last:
+                self._ready()               # the spare went to a rescue: the next chunk's prep
+        free = self.free
+        if any(self.base <= a < self.end for a in free):
+            free[:] = [a for a in free if not self.base <= a < self.end]
+        self.pending = busy
+        self._mark()
+        return not busy
+
+    def _mark(self) -> None:
+        """What the next pass would find changed: an item linked into the page, a chunk freed or taken
+        in the class, an item of the page expiring."""
+        self.dirty = False
+        self.free_len = len(self.free)
+        soonest = -1
+        for addr in self.pending:
+            exptime = self.owners[addr][0].exptime
+            if exptime and (soonest < 0 or exptime < soonest):
+                soonest = exptime
+        self.soonest = soonest
+
+    def unchanged(self) -> bool:
+        """A pass now would do nothing but count itself busy: no spare to be had (no evictions, none
+        freed), no item new in the page, none of its items expired."""
+        return (not self.allow and self.waiting() and not self.dirty and len(self.free) == self.free_len
+                and (self.soonest < 0 or self.now <= self.soonest))
+
+    def _ready(self) -> None:
+        if self.spare < 0:
+            self.spare, self.allow = _prep(self.store, self.source, self.free, self.base, self.end, self.done,
+                                           self.counts, self.allow, self.waiting())
+
+    def _look(self, addr: int, owner) -> bool:
+        """A chunk's live or expired owner dealt with; False when it waits for a spare."""
+        item, index = owner
+        if item.exptime and item.exptime < self.now:
+            _drop(self.store, item)
+        elif self.spare < 0:
+            return False
+        else:
+            new, self.spare = self.spare, -1
+            _rescue(self.store, item, index, new, self.counts)
+        self.done.add(addr)
+        return True
 
     def empty(self) -> None:
         """Every chunk of the page, in passes: 1.6.45's live items with no chunk yet are tried next pass,
@@ -107,7 +246,7 @@ class _PageWalk:
         """The chunk at ``addr`` dealt with; False when its live item has no chunk to go to yet (1.6.45)."""
         if self.evicting and self.spare < 0:
             self.spare, self.allow = _prep(self.store, self.source, self.free, self.base, self.end, self.done,
-                                           self.counts, self.allow)
+                                           self.counts, self.allow, False)
         if addr in self.done:
             return True
         owner = self.owners.get(addr)
@@ -178,18 +317,19 @@ def _rescue(e, item, index: int, new: int, counts) -> None:
         counts.chunk_rescues += 1
 
 
-def _prep(e, cls: int, free, base: int, end: int, done: set, counts, allow: bool) -> tuple[int, bool]:
+def _prep(e, cls: int, free, base: int, end: int, done: set, counts, allow: bool, waiting: bool) -> tuple[int, bool]:
     """``slab_rebalance_prep`` (1.6.45 slabs_mover.c 178-230): a chunk outside the page for the
     next rescue, evicting the class's COLD tail for it when evictions are allowed.
 
-    Where 1.6.45 would busy-loop (no chunk, no evictions allowed), the model goes straight to what
-    it does after 5000 loops: evictions when -m is reached, else a new page (the loops take up to
-    some 25 s of the real mover's time).
+    With no chunk and no evictions allowed, the mover ``waiting`` finds none; past its busy passes
+    (1.6.41+: ``mover_busy_limit``) evictions are allowed when -m is reached, else a new page is
+    taken.  (A move made at once, :func:`move_page`, is past them from the start: it goes straight to
+    what the mover does after them.)
     """
     spare = _rescue_chunk(free, base, end, done, counts)
     if spare >= 0:
         return spare, allow
-    if not allow:
+    if not allow and not waiting:
         if e.slabs.full:
             allow = True
         else:
@@ -212,6 +352,14 @@ def _rescue_chunk_new_page(e, cls, base, end, done, counts) -> int:
     if e.slabs.newslab(cls):
         return _rescue_chunk(e.slabs.free[cls], base, end, done, counts)
     return -1
+
+
+def _holds(owner, addr: int) -> bool:
+    """Whether ``owner`` (an item and the index of its chunk, -1 for a whole item) still holds ``addr``."""
+    item, index = owner
+    if item.seg == GONE:
+        return False
+    return item.addr == addr if index < 0 else item.chunks[index][1] == addr
 
 
 def _drop(e, item) -> None:

@@ -95,6 +95,7 @@ class Store:
         self.bumps: list = []           # items queued by lru_bump_async
         self.pending_move: tuple[int, int, bool] | None = None     # source, destination, evictions allowed
         self.moving = False             # the page mover is at work (it holds its lock)
+        self.mover_page: Any = None     # 1.6.45: the page a resumed move waits on, told of items linked (mover.py)
         self.storage: Any = None        # -o ext_path: told of every unlink (engines/extstore.py)
         self.evictions = Evictions(self)
         self._exp_second: int | None = None     # plain Python: the exptimes of this second, by TTL
@@ -142,6 +143,8 @@ class Store:
         if item.chunks is not None:
             self.chunked[item.key] = item
         self.tally.total_items += 1
+        if self.mover_page is not None:
+            self.mover_page.linked(item)
 
     def relink(self, item: Item) -> None:
         """``do_item_replace`` of an item by its copy in another chunk (the page mover): to its LRU's

@@ -37,13 +37,15 @@ BACKGROUND_FIELDS = {
 }
 BACKGROUND_CONSTANTS = ("maintainer_sleep_min_us", "maintainer_sleep_max_us", "juggles", "tail_tries",
                         "alloc_rounds", "update_interval", "crawl_min_wait", "crawl_max_wait", "crawl_step",
-                        "automove_source_pages", "automove_reclaim_tenths", "rel_time_max", "crawls_persleep")
+                        "automove_source_pages", "automove_reclaim_tenths", "rel_time_max", "crawls_persleep",
+                        "mover_backoff_max_us", "mover_max_busy_loops")
 REFUSE_TESTS = ("lt", "le", "gt", "ge")
 BACKGROUND_RULES = {
     # rule: its choices -- how the release's threads behave where releases differ
     "automover_thread": ("maintainer", "mover"),         # which thread runs slab_automove=1
     "free_pages_need_full_memory": (False, True),        # the 2.5-free-pages rule only once -m is reached
     "mover_without_free_chunk": ("drop", "evict"),       # a live item the mover has no chunk for
+    "mover_without_spare": ("wait", "wait_then_evict"),  # evict: no spare and no evictions allowed yet
     # the windowed automover's algorithm (slab_automove.c) and the mover thread's idle sleep
     "automove_window_sum": ("before_slot", "with_slot"),  # this run's slot in its own window sum
     "automove_youngest": ("evicted_half", "evicted_half_or_quarter"),   # which class may receive
