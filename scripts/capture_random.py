@@ -7,6 +7,7 @@
     python scripts/capture_random.py compare --release 1.6.18 --misses 5
     python scripts/capture_random.py compare --release 1.6.45 --ids 1053,1088 --misses 5
     python scripts/capture_random.py again --seeds 24,30       # once more, unsaved: the server against itself
+    python scripts/capture_random.py again --seeds 1053 --times 3 --keep --release 1.6.45 --binary ...
 
 ``capture`` draws each seed's shape (tests/random_shapes.py), replays its workload into a fresh server
 twice with tests/paced.py's paced replay (a third time when the two runs differ beyond the tolerance),
@@ -81,10 +82,12 @@ def capture_one(seed: int, release: str, binary: str, late: float, runs: int) ->
 
 
 def again(opts) -> int:
-    """Replay stored shapes once more, unsaved: how far a run is from the stored runs (timing honesty
-    under concurrency: run it alone, then beside ``--jobs`` captures, and compare)."""
+    """Replay stored shapes once more: how far a run is from the stored runs (timing honesty under
+    concurrency: run it alone, then beside ``--jobs`` captures, and compare).  ``--keep`` adds every run
+    made, whichever way it falls, to the stored record: before a miss is called jitter, the same
+    workload replayed into the server again."""
     binary = opts.binary or DEFAULT_BINARY.get(opts.release)
-    for seed in _seeds(opts.seeds):
+    for seed in [seed for seed in _seeds(opts.seeds) for _ in range(opts.times)]:
         shape = random_shapes.draw(seed, opts.release)
         record = random_corpus.load(random_corpus.path_of(shape))
         run = random_corpus.capture_run(shape, binary)
@@ -96,6 +99,9 @@ def again(opts) -> int:
         for a in apart:
             for line in a[:4]:
                 print("    ", line)
+        if opts.keep:           # one more real run of the same workload: the record's reference grows
+            record["runs"].append(run)
+            print(f"    kept: {len(record['runs'])} runs -> {random_corpus.save(record)}", flush=True)
     return 0
 
 
@@ -178,6 +184,8 @@ def main(argv: list[str]) -> int:
     more.add_argument("--release", default="1.6.18")
     more.add_argument("--binary")
     more.add_argument("--seeds", required=True)
+    more.add_argument("--keep", action="store_true", help="add the run to the stored record (a miss's jitter)")
+    more.add_argument("--times", type=int, default=1, help="replay each shape this many times")
     cmp = sub.add_parser("compare")
     cmp.add_argument("--release")
     cmp.add_argument("--jobs", type=int, default=1)
