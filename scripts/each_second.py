@@ -18,8 +18,6 @@ the record (``scripts/capture_random.py``); this is an instrument.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import sys
 from pathlib import Path
 
@@ -85,14 +83,7 @@ def main(argv: list[str]) -> int:
     opts = parser.parse_args(argv)
     shape = random_corpus.load(opts.capture)["shape"]
     rows = random_shapes.workload(shape)
-    if opts.load:
-        with gzip.open(opts.load, "rt") as src:
-            run = json.load(src)
-    else:
-        run = _capture(shape, rows, opts.binary)
-        if opts.save:
-            with gzip.open(opts.save, "wt") as out:
-                json.dump(run, out)
+    run = random_corpus.instrument_run(opts.load, opts.save, lambda: _capture(shape, rows, opts.binary))
     times = [s["time"] for s in run["snapshots"]]
     states, marks = _model(shape, rows, run["boot"], times)
     classes = [c for c in opts.classes.split(",") if c]

@@ -20,8 +20,6 @@ nothing stored in the repository.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import socket
 import sys
 import threading
@@ -153,14 +151,7 @@ def main(argv: list[str]) -> int:
     opts = parser.parse_args(argv)
     shape = random_corpus.load(opts.capture)["shape"]
     rows = random_shapes.workload(shape)
-    if opts.load:
-        with gzip.open(opts.load, "rt") as src:
-            run = json.load(src)
-    else:
-        run = _capture(shape, rows, opts.binary, opts)
-        if opts.save:
-            with gzip.open(opts.save, "wt") as out:
-                json.dump(run, out)
+    run = random_corpus.instrument_run(opts.load, opts.save, lambda: _capture(shape, rows, opts.binary, opts))
     lines = []
     before = None
     for r in run["reads"]:
@@ -173,7 +164,8 @@ def main(argv: list[str]) -> int:
     for t, moved, hot in _model_wakes(shape, rows, run["boot"], opts.cls, opts.first, opts.last):
         lines.append((t, f"model   wake  {'juggled ' + str(moved) if moved is not None else ''}  hot {hot}"))
     for t, text in sorted(lines, key=lambda x: x[0]):
-        print(f"{t:9.4f}  {text}")
+        if opts.first <= t <= opts.last:
+            print(f"{t:9.4f}  {text}")
     return 0
 
 

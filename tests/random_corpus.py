@@ -52,6 +52,19 @@ def capture_run(shape: dict, binary: str, rows: list | None = None) -> dict:
     return {"boot": result.boot, "version": result.version, "snapshots": [_trim(s) for s in result.snapshots]}
 
 
+def instrument_run(load: Path | None, save: Path | None, make) -> dict:
+    """An instrument's replay (scripts/each_second.py, scripts/poll_maintainer.py): the one saved at
+    ``load``, or ``make()``'s, saved at ``save`` when given (gzipped JSON)."""
+    if load:
+        with gzip.open(load, "rt") as src:
+            return json.load(src)
+    run = make()
+    if save:
+        with gzip.open(save, "wt") as out:
+            json.dump(run, out)
+    return run
+
+
 def path_of(shape: dict, directory: Path = DATA) -> Path:
     return directory / shape["release"] / f"{shape['id']}.json.gz"
 

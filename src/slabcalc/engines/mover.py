@@ -90,7 +90,9 @@ class PageMove:
     (and given away), else the microseconds the thread sleeps before the next pass: 1, doubling each
     busy pass to 5 000 (``backoff_timer``, reset by a move that completes).  While it lasts the mover
     holds its lock (``store.moving``: no other move can be asked for, ``REASSIGN_RUNNING``) and the
-    store tells the walk of every item linked into the page (``store.mover_page``)."""
+    store tells the walk of every item linked into the page (``store.mover_page``).  A pass that would
+    find nothing changed is counted without a walk; a 1.6.34-1.6.40 move that never finds a chunk is
+    stepped so every millisecond to the replay's end, as the real mover loops (the hang 1.6.41 fixed)."""
 
     def __init__(self, store, source: int, dest: int, allow_evictions: bool) -> None:
         self.store, self.source, self.dest = store, source, dest
