@@ -102,3 +102,27 @@ def test_items_new_in_the_page_while_it_waits_are_seen_and_rescued():
     assert not e.store.moving
     assert all(item.seg != GONE and item.addr >> PAGE_SHIFT != first for item in new)
     assert _moved(e) == (1, PER_PAGE_4, 0, 0)
+
+
+def test_past_5000_busy_passes_with_m_reached_1_6_45_evicts_for_its_spares():
+    # -m 4 all given to class 4 (four full pages); a page's worth of the fourth page's items deleted, the
+    # first page moved to the pool (its items rescued into those chunks, at once): now -m is reached and
+    # the pool holds a page, so the next move may not evict (slabs_mover.c 100-110) and no chunk is free:
+    # it waits its 5 000 passes, then evicts the COLD tail -- the moving page's own items, the oldest --
+    # one chunk at a time (each freed inline), and one more from the next page for the spare it returns
+    config = settings("-m", "4", release="1.6.45")
+    e = Engine(config, background_for(config))
+    e.run([s(0, f"f{i:05d}") for i in range(4 * PER_PAGE_4)])
+    fourth = e.slabs.pages[4][3]
+    gone = sorted(k for k, item in e.index.items() if item.addr >> PAGE_SHIFT == fourth)
+    e.run([op(5, DELETE, key) for key in gone])
+    e.store.pending_move = (4, 0, False)
+    e.move_pending(math.floor((6 + e.phase) * 1_000_000))
+    assert (not e.store.moving, len(e.slabs.pool), e.slabs.full) == (True, 1, True)
+    assert _moved(e) == (1, PER_PAGE_4, 0, 0)
+    e.store.pending_move = (4, 0, False)
+    e.move_pending(math.floor((10 + e.phase) * 1_000_000))
+    _at(e, 10 + LIMIT_AT - 0.005)
+    assert e.store.moving and _moved(e) == (1, PER_PAGE_4, 0, 0)
+    _at(e, 10 + LIMIT_AT + 0.005)
+    assert not e.store.moving and _moved(e) == (2, PER_PAGE_4, PER_PAGE_4 + 1, 0)

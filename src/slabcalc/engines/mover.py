@@ -181,6 +181,8 @@ class _PageWalk:
             owner = self.owners.get(addr)
             if owner is None or not _holds(owner, addr):
                 continue                    # free (or freed since): cut below, MOVE_FROM_SLAB
+            if not exact and self.allow and self.spare < 0:
+                self._ready()               # evictions allowed since the pass began (past the busy passes)
             spare = self.spare
             if not self._look(addr, owner):
                 busy.append(addr)
