@@ -103,3 +103,19 @@ def test_a_compressed_input_is_read_as_it_is_consumed(tmp_path):
         assert stream.readline() == "key,value\n"
         raw = stream.buffer.raw.owned
         assert raw.tell() < path.stat().st_size // 4
+
+
+def test_a_corrupt_gzip_block_is_one_line_naming_the_file(tmp_path):
+    """A gzip stream whose deflate data is damaged raises zlib.error, not OSError: the seeded fuzzer found
+    it as a traceback (scripts/fuzz.py --seed 5302: ``compare`` on such a file).  Its first deflate block's
+    code lengths garbled, every command reading it says so in one line."""
+    packed = bytearray(gzip.compress(WORKLOAD * 20))
+    for at in range(12, 40):
+        packed[at] ^= 0x5A
+    bad = tmp_path / "w.csv"
+    bad.write_bytes(bytes(packed))
+    for args in (("compare", str(bad), "--profile", "1.4.24"), ("simulate", str(bad), "-m", "4")):
+        result = run(*args)
+        assert result.exit_code == 1, (args, result.output)
+        line, = result.stderr.strip().splitlines()
+        assert line.startswith(f"Error: {bad}: not whole gzip data"), line

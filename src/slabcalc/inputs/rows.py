@@ -147,10 +147,11 @@ class _Decompressing(io.RawIOBase):
 
     def readinto(self, b) -> int:
         import lzma
+        import zlib
 
         try:
             return self.inner.readinto(b)
-        except (OSError, EOFError, lzma.LZMAError) as exc:
+        except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:     # zlib: a gzip stream's bad block
             raise InputError(f"{self.source}: not whole {self.kind} data ({exc})") from None
 
     def seekable(self) -> bool:
