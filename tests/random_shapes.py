@@ -19,7 +19,7 @@ import json
 import math
 import random
 
-EXTSTORE_RELEASES = ("1.6.18", "1.6.28", "1.6.45")     # built with extstore (Debian's and the tag builds)
+EXTSTORE_RELEASES = ("1.6.18", "1.6.28", "1.6.38", "1.6.45")     # built with extstore (Debian's and the tag builds)
 TTLS = (1, 2, 5, 10, 15, 30, 60, 300, 0)
 GEN2 = 1000        # seeds above it are generation 2: -m drawn from the bytes the workload sets
 

@@ -46,6 +46,7 @@ BACKGROUND_RULES = {
     "free_pages_need_full_memory": (False, True),        # the 2.5-free-pages rule only once -m is reached
     "mover_without_free_chunk": ("drop", "evict"),       # a live item the mover has no chunk for
     "mover_without_spare": ("wait", "wait_then_evict"),  # evict: no spare and no evictions allowed yet
+    "slab_automove_2": ("works", "can_crash"),           # 1.6.34-1.6.40: a class emptied crashes the mover
     # the windowed automover's algorithm (slab_automove.c) and the mover thread's idle sleep
     "automove_window_sum": ("before_slot", "with_slot"),  # this run's slot in its own window sum
     "automove_youngest": ("evicted_half", "evicted_half_or_quarter"),   # which class may receive
