@@ -207,8 +207,9 @@ def test_an_lru_keeps_the_order_an_ordered_dict_keeps():
 def test_1_6_34_to_1_6_40_with_slab_automove_2_say_the_real_server_can_crash():
     # slabs_mover.c slab_rebalance_start reads the source's first page without checking it: a class that
     # slab_automove=2 has emptied crashes the mover thread; 1.6.41 (commit 221c52162, "slabs: fix hang and
-    # crash") checks it.  A real 1.6.38 (a build of the tag) segfaulted on random shape r01029 (-m 512,
-    # slab_automove=2) 27 s in, three runs of three; the model line says so where it applies, and only there
+    # crash") checks it.  A real 1.6.38 (a build of the tag) segfaulted on random shapes r01029 (-m 512,
+    # slab_automove=2; 27 s in, three runs of three) and r01052 (-m 11; 10 s in, two of two); the model
+    # line says so where it applies, and only there
     said = {}
     for release in ("1.6.33", "1.6.34", "1.6.38", "1.6.40", "1.6.41", "1.6.45"):
         for mode in (1, 2):

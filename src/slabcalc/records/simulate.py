@@ -103,8 +103,8 @@ def model_text(model: Model) -> str:
     if bg is not None and model.automove == 2 and bg.rules.rules.get("slab_automove_2") == "can_crash":
         text += (f"; with slab_automove=2 the real {model.release} can crash (a page move of a class left with no "
                  f"page: slabs_mover.c, fixed in 1.6.41 by commit 221c52162) -- a real 1.6.38 did, on random "
-                 f"shape r01029 at 27 s in three runs of three (docs/exactness.md); the replay goes on as if it "
-                 f"had not")
+                 f"shapes r01029 (27 s in) and r01052 (10 s in), every run (docs/exactness.md); the replay goes "
+                 f"on as if it had not")
     if model.extstore:
         text += (f"; extstore's storage write and compaction threads and, for slab_automove=1, the extstore "
                  f"automover ({model.extstore}'s rules)")
