@@ -52,15 +52,14 @@ def capture_run(shape: dict, binary: str, rows: list | None = None) -> dict:
     return {"boot": result.boot, "version": result.version, "snapshots": [_trim(s) for s in result.snapshots]}
 
 
-def instrument_run(load: Path | None, save: Path | None, make) -> dict:
-    """An instrument's replay (scripts/each_second.py, scripts/poll_maintainer.py): the one saved at
-    ``load``, or ``make()``'s, saved at ``save`` when given (gzipped JSON)."""
-    if load:
-        with gzip.open(load, "rt") as src:
-            return json.load(src)
+def instrument_run(saved: Path | None, save_to: Path | None, make) -> dict:
+    """An instrument's replay (scripts/each_second.py, scripts/poll_maintainer.py): the one ``saved``
+    before (read as :func:`load` reads a capture), or ``make()``'s, kept at ``save_to`` when given."""
+    if saved:
+        return load(saved)
     run = make()
-    if save:
-        with gzip.open(save, "wt") as out:
+    if save_to:
+        with gzip.open(save_to, "wt", encoding="utf-8") as out:
             json.dump(run, out)
     return run
 

@@ -434,7 +434,7 @@ class Engine:
                 return
             from slabcalc.engines.mover import move_page
 
-            move_page(self.store, source, dest, allow_evictions)
+            move_page(self.store, source, dest)     # a mover that drops: the request's evictions mean nothing
 
     # -- the workload ------------------------------------------------------------------------
 

@@ -17,23 +17,24 @@ chunks in order:
   ``slab_reassign_evictions_nomem`` (not ``evictions``); a chunked item loses
   all its chunks.
 
-1.6.45 (``slabs_mover.c``) keeps one spare chunk ready before each chunk it
+1.6.34+ (``slabs_mover.c``) keeps one spare chunk ready before each chunk it
 looks at, and when there is none outside the page, evicts the source class's
 COLD tail for it (``evicted``, not ``slab_reassign_evictions_nomem``), so the
 page's live items are all rescued -- when the move began with ``-m`` reached and
-the pool empty, or ``slab_automove=2`` asked.
+the pool empty, or ``slab_automove=2`` asked; otherwise it waits (below).
 
 ``slab_rebalance_finish`` removes the page from the source's list and appends
 it to the destination's, split into the destination's chunks, or to the
 global page pool (class 0) -- where ``memory_release`` (slabs.c 641) frees
 pool pages while ``total_malloced`` is above ``-m`` (a class's first page,
-granted past the limit, is given back that way).  ``slabs_moved`` counts it.  Up to 1.6.18 the real
+granted past the limit, is given back that way).  ``slabs_moved`` counts it.  Up to 1.6.33 the real
 mover takes milliseconds per page and the model moves it at once (:func:`move_page`).
 
-1.6.45's mover waits instead of dropping: a pass over the page that leaves a live item without a
+1.6.34+'s mover waits instead of dropping: a pass over the page that leaves a live item without a
 spare chunk (none free outside the page, evictions not allowed) ends "busy", and the thread sleeps
-1 us, doubling to 5 ms, before the next pass (slabs_mover.c 666-680); only past 5 000 busy passes,
-some 25 s, does it allow evictions (-m reached) or take a new page (slabs_mover.c 196-213).  Meanwhile
+1 us, doubling to 5 ms (1 ms before 1.6.40), before the next pass (1.6.45 slabs_mover.c 666-680);
+from 1.6.41, past 5 000 busy passes, some 25 s, it allows evictions (-m reached) or takes a new page
+(slabs_mover.c 196-213) -- before, it waits for ever (profile: ``mover_without_spare``).  Meanwhile
 the workload, the maintainer and extstore's flusher go on and free chunks the next pass takes, so the
 model carries that move out pass by pass on the mover thread's clock (:class:`PageMove`,
 :class:`.automove.MoverThread`), each pass at once, the items new in the page since the last pass
@@ -46,28 +47,28 @@ from slabcalc.engines.lru import COLD, GONE, HOT
 from slabcalc.engines.slabs import PAGE_SHIFT
 
 
-def move_page(store, source: int, dest: int, allow_evictions: bool = False) -> bool:
+def move_page(store, source: int, dest: int) -> bool:
     """Move ``source``'s first page to ``dest`` (0: the global pool) in ``store`` (engines/store.py:
-    the mover is given the memory, never the engine); False when refused.
-
-    ``allow_evictions``: ``slab_automove=2``'s request (1.6.45 lets its move evict).
+    the mover is given the memory, never the engine), at once, as a mover that drops what it has no
+    chunk for does (up to 1.6.33: 1.6.34+'s moves are :class:`PageMove`'s); False when refused.
     """
     e = store
+    assert not e.config.mover_evicts, "a 1.6.34+ move waits on the mover thread's clock (PageMove)"
     slabs = e.slabs
     pages = slabs.pages[source]
     if source == dest or len(pages) < 2 or not 0 <= dest < len(slabs.pages):
         return False
     e.moving = True
     try:
-        _move(e, source, dest, allow_evictions)
+        _move(e, source, dest)
     finally:
         e.moving = False
     return True
 
 
-def _move(e, source: int, dest: int, allow_evictions: bool) -> None:
+def _move(e, source: int, dest: int) -> None:
     """``slab_rebalance_move`` then ``slab_rebalance_finish``: the source's first page emptied, then given away."""
-    page, walk = _start(e, source, allow_evictions)
+    page, walk = _start(e, source, False)
     walk.empty()
     _finish(e, source, dest, page, walk)
 
@@ -84,11 +85,11 @@ def _start(e, source: int, allow_evictions: bool) -> tuple:
 
 
 class PageMove:
-    """A page move on 1.6.45's mover thread (slabs_mover.c 650-685), pass by pass on its clock.
+    """A page move on 1.6.34+'s mover thread (slabs_mover.c 650-685), pass by pass on its clock.
 
     :meth:`step` is one pass over the page's chunks not yet done; it returns 0 when the page is empty
     (and given away), else the microseconds the thread sleeps before the next pass: 1, doubling each
-    busy pass to 5 000 (``backoff_timer``, reset by a move that completes).  While it lasts the mover
+    busy pass to the release's ``mover_backoff_max_us`` (``backoff_timer``, reset by a move that completes).  While it lasts the mover
     holds its lock (``store.moving``: no other move can be asked for, ``REASSIGN_RUNNING``) and the
     store tells the walk of every item linked into the page (``store.mover_page``).  A pass that would
     find nothing changed is counted without a walk; a 1.6.34-1.6.40 move that never finds a chunk is
@@ -129,7 +130,6 @@ class _PageWalk:
         self.done: set = set()
         self.counts = store.tally
         self.now = store.now
-        self.evicting = store.config.mover_evicts
         # 1.6.45 slabs_mover.c 100-110: evictions are allowed when the move starts with -m reached and
         # the pool empty (or slab_automove=2 asked)
         self.allow = allow_evictions or (store.slabs.full and not store.slabs.pool)
@@ -232,39 +232,23 @@ class _PageWalk:
         return True
 
     def empty(self) -> None:
-        """Every chunk of the page, in passes: 1.6.45's live items with no chunk yet are tried next pass,
-        until a pass moves nothing (what is left then is lost)."""
-        pending = range(self.base, self.end)
-        while pending:
-            before = self._progress()
-            busy = [addr for addr in pending if not self._chunk(addr)]
-            if busy and before == self._progress():
-                self._lose(busy)
-                break
-            pending = busy
+        """Every chunk of the page, in one pass (:func:`move_page`: a mover that drops what it has no
+        chunk for)."""
+        for addr in range(self.base, self.end):
+            self._chunk(addr)
 
-    def _progress(self) -> tuple[int, int]:
-        return len(self.done), sum(self.store.lrus.column("evicted"))
-
-    def _chunk(self, addr: int) -> bool:
-        """The chunk at ``addr`` dealt with; False when its live item has no chunk to go to yet (1.6.45)."""
-        if self.evicting and self.spare < 0:
-            self.spare, self.allow = _prep(self.store, self.source, self.free, self.base, self.end, self.done,
-                                           self.counts, self.allow, False)
+    def _chunk(self, addr: int) -> None:
+        """The chunk at ``addr`` dealt with: cut, its expired item dropped, its live item rescued or,
+        with no chunk free outside the page, dropped (``slab_reassign_evictions_nomem``)."""
         if addr in self.done:
-            return True
+            return
         owner = self.owners.get(addr)
         if owner is not None:               # None: free (or inline-reclaimed), cut from the free list at the end
             item, index = owner
-            if item.seg == GONE:            # dropped or evicted earlier in this walk
+            if item.seg == GONE:            # a chunked item dropped at another of its chunks
                 pass
             elif item.exptime and item.exptime < self.now:
                 _drop(self.store, item)
-            elif self.evicting:
-                if self.spare < 0:
-                    return False
-                new, self.spare = self.spare, -1
-                _rescue(self.store, item, index, new, self.counts)
             else:
                 new = _rescue_chunk(self.free, self.base, self.end, self.done, self.counts)
                 if new < 0:
@@ -273,15 +257,6 @@ class _PageWalk:
                 else:
                     _rescue(self.store, item, index, new, self.counts)
         self.done.add(addr)
-        return True
-
-    def _lose(self, busy: list) -> None:
-        """Nothing moves any more: the live items left are dropped (``slab_reassign_evictions_nomem``)."""
-        for addr in busy:
-            item, _ = self.owners[addr]
-            if item.seg != GONE:
-                self.counts.evictions_nomem += 1
-                _drop(self.store, item)
 
 
 def _finish(e, source: int, dest: int, page: int, walk: _PageWalk) -> None:
@@ -327,8 +302,7 @@ def _prep(e, cls: int, free, base: int, end: int, done: set, counts, allow: bool
 
     With no chunk and no evictions allowed, the mover ``waiting`` finds none; past its busy passes
     (1.6.41+: ``mover_busy_limit``) evictions are allowed when -m is reached, else a new page is
-    taken.  (A move made at once, :func:`move_page`, is past them from the start: it goes straight to
-    what the mover does after them.)
+    taken.
     """
     spare = _rescue_chunk(free, base, end, done, counts)
     if spare >= 0:
