@@ -17,7 +17,7 @@ from slabcalc.engines.automove import WindowedAutomover
 from slabcalc.engines.background import background_for
 from slabcalc.engines.engine import Engine
 from slabcalc.engines.lru import COLD, WARM, new_item
-from slabcalc.engines.simulate import GET, simulate
+from slabcalc.engines.simulate import GET, SET, simulate
 from slabcalc.records.simulate import model_text
 
 
@@ -219,3 +219,25 @@ def test_before_1_5_19_a_warm_hit_sets_the_time_only_once_a_minute(release, bump
           + [s(0, "a00000")] + [(t, GET, "a00000", 6, 0, 0, 0) for t in (1, 2, 20)] + [(21, GET, "x", 1, 0, 0, 0)])
     item = e.index["a00000"]
     assert item.seg == WARM and item.time - e.epoch == (20 if bumped else 2)
+
+
+# -- extstore before 1.6.17 ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("release,refused", [("1.6.0", True), ("1.6.14", True), ("1.6.16", True),
+                                             ("1.6.17", False), ("1.6.18", False)])
+def test_extstore_before_1_6_17_is_refused_with_its_reason(release, refused):
+    # commit 3d6d74a34 (first in 1.6.17, `git describe --contains`) replaced slab_automove_extstore.c's
+    # per-class free-chunk balance and storage.c's per-class flush limits (ext_free_memchunks); the
+    # model replays the later threads only.  Real 1.6.14 runs held pages they do not
+    # (tests/data/random/1.6.14: r01008 class 36 3 pages against 1, r01014 class 14 18-19 against 16)
+    from slabcalc.engines.background import SimulationError
+
+    settings = configure(load_profile(release), ["-m", "16", "-o", "ext_path=/tmp/slabcalc-refused.data:64m"])
+    ops = [(0.0, SET, "a", 1, 100, 0, 0)]
+    if refused:
+        with pytest.raises(SimulationError) as why:
+            simulate(settings, ops)
+        message = str(why.value)
+        assert f"on {release}:" in message and "3d6d74a34" in message and "\n" not in message
+    else:
+        assert simulate(settings, ops).totals.curr_items == 1

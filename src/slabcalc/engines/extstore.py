@@ -400,6 +400,8 @@ def check_extstore_replayable(settings) -> None:
     from slabcalc.engines.background import SimulationError
 
     rules = settings.profile.extstore
+    if rules is not None and rules.refusal:
+        raise SimulationError(f"simulate does not model -o ext_path on {settings.profile.release}: {rules.refusal}")
     if rules is None or rules.replay is None:
         raise SimulationError(f"simulate does not model -o ext_path on {settings.profile.release}: its storage "
                               f"threads were not read (1.6.18's are: --profile 1.6.18)")

@@ -182,6 +182,7 @@ class ExtstoreRules:
     compact_under_min: int           # ... at least this
     write_margin_pages: int          # the write thread flushes early below this many pages of free chunks
     replay: Mapping[str, Any] | None = None   # simulate's storage threads (REPLAY_KEYS, validated)
+    refusal: str | None = None       # why simulate refuses ext_path on this release (its threads not modelled)
 
 
 @dataclass(frozen=True)

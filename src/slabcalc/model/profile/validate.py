@@ -150,6 +150,7 @@ def _extstore(r: RuleReader) -> ExtstoreRules | None:
         compact_under_min=r.get("extstore.compact_under.min", int),
         write_margin_pages=r.get("extstore.write_margin_pages", int),
         replay=_replay(r),
+        refusal=r.get("extstore.refusal", str, optional=True),
     )
 
 
