@@ -155,6 +155,7 @@ def test_simulate_states_the_measured_agreement_of_its_release(release):
     text = doc("simulate", "examples/automove.csv", "--profile", release, "-m", "4")["model"]["text"]
     assert (f"model agrees with real {release} on {agree} of {shapes} random shapes, the real server's own "
             f"runs apart on {apart} (docs/exactness.md)") in text
+    assert "not checked against a capture" not in text      # the profile's range note, untrue of this release
 
 
 def test_simulate_states_the_agreement_on_extstore_shapes_and_none_where_unmeasured(tmp_path):
@@ -167,3 +168,4 @@ def test_simulate_states_the_agreement_on_extstore_shapes_and_none_where_unmeasu
     text = doc("simulate", "examples/automove.csv", "--profile", "1.6.20", "-m", "4")["model"]["text"]
     assert "not measured against a real 1.6.20 on random shapes (docs/exactness.md)" in text
     assert "model agrees" not in text
+    assert "read at this release's tag (docs/releases-read.md), not checked against a capture of it" in text
