@@ -30,6 +30,7 @@ import random_corpus  # noqa: E402
 import random_shapes  # noqa: E402
 
 from slabcalc.errors import SimulationError  # noqa: E402
+from slabcalc.model.profile.loader import release_key  # noqa: E402
 
 AGREEMENT = random_corpus.DATA / "agreement.json"
 DOC = ROOT / "docs" / "exactness.md"
@@ -94,7 +95,7 @@ def render(data: dict) -> str:
              "| of those, agree | server apart | misses by first figure | refused |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
     shapes = data["shapes"]
-    for release in sorted({s["release"] for s in shapes}):
+    for release in sorted({s["release"] for s in shapes}, key=release_key):     # 1.6.9 before 1.6.14
         refused = [s for s in shapes if s["release"] == release and s["refused"]]
         mine = [s for s in shapes if s["release"] == release and not s["refused"]]
         agree = sum(s["agree"] for s in mine)
@@ -112,7 +113,7 @@ def render(data: dict) -> str:
     lines += ["", "Each miss, its first figure outside the tolerance (model, then the server's runs):", "",
               "| release | shape | stratum | server flags | first miss | misses | server apart |",
               "|---|---|---|---|---|---:|---:|"]
-    for s in shapes:
+    for s in sorted(shapes, key=lambda s: release_key(s["release"])):     # stable: each release's in id order
         if not s["agree"] and not s["refused"]:
             lines.append(f"| {s['release']} | {s['id']} | {s['stratum']} | `{s['args'].split(' -o ext_path')[0]}` "
                          f"| {s['misses'][0]} | {s['miss_count']} | {s['apart_count']} |")
@@ -138,7 +139,7 @@ def summary(data: dict) -> dict:
         row["strata"] = dict(sorted(row["strata"].items()))
     return {"about": "written by scripts/gen_exactness.py from tests/data/random/agreement.json "
                      "(docs/exactness.md): the model against real servers on random shapes (issue 38)",
-            "releases": dict(sorted(releases.items()))}
+            "releases": dict(sorted(releases.items(), key=lambda kv: release_key(kv[0])))}
 
 
 def write_packaged(data: dict) -> None:
