@@ -19,7 +19,9 @@ import json
 import math
 import random
 
-EXTSTORE_RELEASES = ("1.6.18", "1.6.28", "1.6.38", "1.6.45")     # built with extstore (Debian's and the tag builds)
+# releases whose shapes may use extstore: built with it (Debian's and the tag builds).  1.6.9 is too, but
+# simulate refuses ext_path before 1.6.17 (the profile's extstore.refusal): its shapes draw none
+EXTSTORE_RELEASES = ("1.6.14", "1.6.18", "1.6.24", "1.6.28", "1.6.38", "1.6.45")
 TTLS = (1, 2, 5, 10, 15, 30, 60, 300, 0)
 GEN2 = 1000        # seeds above it are generation 2: -m drawn from the bytes the workload sets
 
