@@ -88,9 +88,10 @@ def timeline_record(row: TimelineRow) -> dict:
 def model_text(model: Model) -> str:
     """The model line printed with every simulation: what ran, and how exact it is."""
     bg = model.background
+    measured = measured_agreement().get(model.release)      # read once: the note and the agreement both use it
     limit = f"-m {model.memory_limit_mb}" if model.memory_limit_mb else "-m 0 (no limit)"
     lru = ("segmented HOT/WARM/COLD LRU" if model.lru == "segmented" else "compat LRU (one per class)")
-    note = f" ({_unless_measured(bg.rules.note, model.release)})" if bg is not None and bg.rules.note else ""
+    note = f" ({_unless_measured(bg.rules.note, measured)})" if bg is not None and bg.rules.note else ""
     if bg is None or not bg.threads:
         text = (f"memcached {model.release}, compat LRU (one per class), no page moves, {limit}: "
                 f"a replay of the synchronous allocation path, exact" if model.lru == "compat" else
@@ -99,7 +100,7 @@ def model_text(model: Model) -> str:
         exactness = ("rules read from the source, timing as the paced runs allow: not exact"
                      if bg.rules.segmented_exact or bg.lru == "compat" else "a MODEL of this release")
         text = (f"memcached {model.release}, {lru}, {limit}; beside the requests, on the workload's clock "
-                f"from the server's start: {threads_text(bg)}{note}; {exactness}; {agreement_text(model)}")
+                f"from the server's start: {threads_text(bg)}{note}; {exactness}; {agreement_text(model, measured)}")
     if bg is not None and model.automove == 2 and bg.rules.rules.get("slab_automove_2") == "can_crash":
         text += (f"; with slab_automove=2 the real {model.release} can crash (a page move of a class left with no "
                  f"page: slabs_mover.c, fixed in 1.6.41 by commit 221c52162) -- a real 1.6.38 did, on random "
@@ -131,17 +132,17 @@ def _stratum(model: Model) -> str | None:
 UNCHECKED = ", not checked against a capture"
 
 
-def _unless_measured(note: str, release: str) -> str:
-    """``note`` without its :data:`UNCHECKED` clause where the corpus measured ``release``."""
-    if UNCHECKED in note and release in measured_agreement():
+def _unless_measured(note: str, measured: dict | None) -> str:
+    """``note`` without its :data:`UNCHECKED` clause where the corpus ``measured`` the release."""
+    if measured is not None and UNCHECKED in note:
         return note.split(UNCHECKED)[0]
     return note
 
 
-def agreement_text(model: Model) -> str:
-    """What the random-shape corpus measured for the release (issue 38; model/profiles/agreement.json,
-    written from the captures by scripts/gen_exactness.py): never a typed figure."""
-    measured = measured_agreement().get(model.release)
+def agreement_text(model: Model, measured: dict | None) -> str:
+    """What the random-shape corpus ``measured`` for the release (issue 38; :func:`measured_agreement`'s
+    entry: model/profiles/agreement.json, written from the captures by scripts/gen_exactness.py): never a
+    typed figure."""
     if measured is None:
         return f"not measured against a real {model.release} on random shapes (docs/exactness.md)"
     text = f"model agrees with real {model.release} on {measured['agree']} of {measured['shapes']} random shapes"
