@@ -8,7 +8,7 @@ the same seconds: where within a 10 s window a miss begins (issue 38's misses of
 
 One paced replay (tests/paced.py, 1 s snapshots) of the shape's workload into a fresh server (the installed
 memcached, or ``--binary``), or a replay saved before (``--load``); then the model replayed on the same
-workload with that run's start, and per second: ``reclaimed``, ``crawler_reclaimed``, ``curr_items``,
+workload with that run's start and its tick (``paced.measure_tick``), and per second: ``reclaimed``, ``crawler_reclaimed``, ``curr_items``,
 ``slabs_moved``, ``evictions`` and the LRU maintainer's wake-ups (``lru_maintainer_juggles``; the model's
 counted from its thread when run as plain Python, ``SLABCALC_PURE=1``, else ``?``), model/server, with each ``--classes``' pages, free chunks and items.  A line
 whose figures differ is marked ``*``; ``--lru`` adds each class's HOT, WARM and COLD items.  Nothing is stored in the repository: the 10 s captures stay
@@ -33,11 +33,12 @@ def _capture(shape: dict, rows: list, binary: str) -> dict:
     scenario = paced.Scenario(shape["id"], tuple(random_shapes.server_args(shape)), shape["duration"],
                               lambda: rows, releases=(shape["release"],), interval=1)
     result = paced.capture(scenario, memcached=binary)
-    return {"boot": result.boot, "snapshots": result.snapshots}
+    return {"boot": result.boot, "snapshots": result.snapshots, "tick": result.tick}
 
 
-def _model(shape: dict, rows: list, boot: float, times: list) -> tuple[list, list[int]]:
-    """The model's states at ``times`` and its maintainer's wake-ups up to each."""
+def _model(shape: dict, rows: list, boot: float, times: list, tick_us: int = 1_000_000) -> tuple[list, list[int]]:
+    """The model's states at ``times`` and its maintainer's wake-ups up to each (the server's tick every
+    ``tick_us``: the run's measured one)."""
     from slabcalc import configure, load_profile
     from slabcalc.engines import engine, maintainer
     from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH, simulate
@@ -60,9 +61,9 @@ def _model(shape: dict, rows: list, boot: float, times: list) -> tuple[list, lis
     try:
         maintainer.Maintainer.step, engine.Engine.snapshot_at = counted_step, marked_snapshot
     except (TypeError, AttributeError):     # compiled: its classes take no new methods
-        return simulate(settings, ops, boot=boot, at=times).snapshots, [-1] * len(times)
+        return simulate(settings, ops, boot=boot, at=times, tick_us=tick_us).snapshots, [-1] * len(times)
     try:
-        states = simulate(settings, ops, boot=boot, at=times).snapshots
+        states = simulate(settings, ops, boot=boot, at=times, tick_us=tick_us).snapshots
     finally:
         maintainer.Maintainer.step, engine.Engine.snapshot_at = step, snapshot_at
     if len(marks) != len(times):            # compiled: its own calls do not go through the class's dict
@@ -85,7 +86,9 @@ def main(argv: list[str]) -> int:
     rows = random_shapes.workload(shape)
     run = random_corpus.instrument_run(opts.load, opts.save, lambda: _capture(shape, rows, opts.binary))
     times = [s["time"] for s in run["snapshots"]]
-    states, marks = _model(shape, rows, run["boot"], times)
+    import paced
+
+    states, marks = _model(shape, rows, run["boot"], times, paced.tick_us([run.get("tick")]))
     classes = [c for c in opts.classes.split(",") if c]
     names = (("reclaimed", "reclaimed"), ("crawler_reclaimed", "crawler_reclaimed"), ("curr_items", "curr_items"),
              ("slabs_moved", "pages_moved"), ("evictions", "evicted"))

@@ -332,6 +332,31 @@ def _uptime(server: MemcachedServer) -> int:
     return int(server.stats()["uptime"])
 
 
+def measure_tick(server: MemcachedServer, start_uptime: int, wall0: float, second: int) -> dict | None:
+    """When the server's clock ticked to ``second`` (its ``uptime`` ``second`` past the tick the workload
+    started at): ``{"second", "late"}``, ``late`` the seconds after the workload's ``second`` it was
+    first seen, read every 0.5 ms (None: no tick within 3 s).  memcached re-arms its one-second timer
+    after each tick has run (1.6.18 memcached.c clock_handler, evtimer_add), and current_time is the
+    clock's whole seconds read then, so each tick comes a little after the one before plus a second
+    (0.7-1 ms here): the model's ``tick_us`` (:func:`tick_us`) places its ticks the same way."""
+    while time.monotonic() - wall0 < second + 3:
+        now = time.monotonic() - wall0
+        if _uptime(server) - start_uptime >= second:
+            return {"second": second, "late": round(now - second, 5)}
+        time.sleep(0.0005)
+    return None
+
+
+def tick_us(ticks: list) -> int:
+    """The model's ``tick_us`` (engines/simulate.py) for runs whose :func:`measure_tick` figures are
+    ``ticks`` (None where a run has none: the runs that have one decide; none: a tick each 1 000 000 us):
+    the mean lateness a second, the workload's time 0 being a tick."""
+    seen = [t for t in ticks if t]
+    if not seen:
+        return 1_000_000
+    return 1_000_000 + round(sum(1e6 * t["late"] / t["second"] for t in seen) / len(seen))
+
+
 def _snapshot(server: MemcachedServer) -> dict:
     return {"stats": server.stats(), "slabs": server.stats("slabs"), "items": server.stats("items")}
 
@@ -345,6 +370,7 @@ class Capture:
     boot: float                 # seconds the server had run when the workload's time 0 began
     workload: list
     snapshots: list = field(default_factory=list)   # {"time", "uptime", "late", "stats", "slabs", "items"}
+    tick: dict | None = None    # the server's tick after the last snapshot: {"second", "late"} (measure_tick)
 
     def __post_init__(self):
         # capture() starts the workload at one of the server's clock ticks, which come at its start + k s
@@ -384,6 +410,7 @@ def capture(scenario: Scenario, memcached: str | None = None) -> Capture:
                 result.snapshots.append(snap)
                 next_snap += scenario.interval
                 if next_snap > scenario.duration:
+                    result.tick = measure_tick(server, start_uptime, wall0, snap["time"] + 1)
                     break
                 continue
             payload = bytearray()

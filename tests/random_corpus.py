@@ -49,7 +49,8 @@ def capture_run(shape: dict, binary: str, rows: list | None = None) -> dict:
     scenario = paced.Scenario(shape["id"], tuple(random_shapes.server_args(shape)), shape["duration"],
                               lambda: rows, releases=(shape["release"],))
     result = paced.capture(scenario, memcached=binary)
-    return {"boot": result.boot, "version": result.version, "snapshots": [_trim(s) for s in result.snapshots]}
+    return {"boot": result.boot, "version": result.version, "snapshots": [_trim(s) for s in result.snapshots],
+            "tick": result.tick}
 
 
 def instrument_run(saved: Path | None, save_to: Path | None, make) -> dict:
@@ -144,6 +145,7 @@ def _apart(one: dict, other: dict, ext: bool) -> list[str]:
 
 def model_states(record: dict, rows: list | None = None) -> list:
     """The model's state at each snapshot of ``record``: ``(time, Simulation)`` each."""
+    import paced
     from slabcalc import configure, load_profile
     from slabcalc.engines.simulate import DELETE, GET, SET, TOUCH, simulate
 
@@ -154,7 +156,8 @@ def model_states(record: dict, rows: list | None = None) -> list:
     ops = [(t, ops_of[op], key, len(key), value, ttl, 0) for t, op, key, value, ttl in rows]
     times = [s["time"] for s in record["runs"][0]["snapshots"]]
     boot = sum(r["boot"] for r in record["runs"]) / len(record["runs"])
-    return simulate(settings, ops, boot=boot, at=times).snapshots
+    tick = paced.tick_us([r.get("tick") for r in record["runs"]])     # older captures measured none
+    return simulate(settings, ops, boot=boot, at=times, tick_us=tick).snapshots
 
 
 def model_figures(record: dict, rows: list | None = None) -> list[dict]:

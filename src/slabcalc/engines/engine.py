@@ -89,7 +89,7 @@ class Engine:
     """memcached's memory, changed one request at a time, with its background threads."""
 
     def __init__(self, settings: Settings, background: Background, boot: float = 0.0, share: float = 1.0,
-                 fast_forward: bool = True):
+                 fast_forward: bool = True, tick_us: int = US):
         classes = slab_classes(settings)
         check_placeable(settings, classes)
         self.settings, self.classes, self.bg = settings, classes, background
@@ -100,6 +100,11 @@ class Engine:
                                   f"(388 days: the replay's clock holds 31 bits)")
         self.epoch = CLOCK_START + lead
         self.phase: float = boot - lead     # the engine's clock is the workload's plus this (server_start)
+        if tick_us <= 0:
+            raise SimulationError(f"a tick of {tick_us} us: the server's clock must tick forward")
+        # the microseconds from one of the server's ticks to the next (US: on the engine's whole seconds;
+        # more: a tick measured late, tick_period)
+        self.tick_us: int = tick_us
         page_len = [0] + [settings.page_length(c.chunk_size, c.perslab) for c in classes]
         slabs = Slabs([0] + [c.chunk_size for c in classes], [0] + [c.perslab for c in classes], page_len,
                       settings.maxbytes, share)
@@ -138,7 +143,7 @@ class Engine:
             attach(self, lead)
         self.next_wake: float = float(min((a.next_wake for a in self.actors), default=math.inf))
         self.idle = None                # fast_forward: idle stretches jumped over, not stepped (.idle)
-        if fast_forward and self.actors:
+        if fast_forward and self.actors and tick_us == US:      # idle.py's seconds are whole ones
             from slabcalc.engines.idle import Idle
 
             self.idle = Idle(self)
@@ -392,12 +397,15 @@ class Engine:
         ticks = t + self.phase          # the server's clock: its ticks on whole seconds (server_start)
         if self.next_wake <= ticks * US:
             self._background_until(ticks * US)
-        self.store.now = self.epoch + math.floor(ticks)
+        if self.tick_us == US:
+            self.store.now = self.epoch + math.floor(ticks)
+        else:                           # each tick tick_us after the one before (tick_period)
+            self.store.now = self.epoch + math.floor(ticks * US) // self.tick_us
         self.store.time = t
 
     def _background_until(self, t_us: float) -> None:
         """Every thread's wake-ups at or before ``t_us``, in time order (idle seconds jumped over)."""
-        actors, epoch, idle = self.actors, self.epoch, self.idle
+        actors, epoch, idle, tick_us = self.actors, self.epoch, self.idle, self.tick_us
         # declared: `actors[0] is self.maintainer` narrows it to actors' Any, and the calls would be Python's
         lone: Maintainer | None = self.maintainer if len(actors) == 1 and actors[0] is self.maintainer else None
         while True:
@@ -410,7 +418,7 @@ class Engine:
                 break
             if idle is not None and wake + IDLE_AHEAD <= t_us and idle.skip(wake, t_us):
                 continue
-            self.store.now = epoch + wake // US          # whole microseconds: exact at any time
+            self.store.now = epoch + wake // tick_us     # whole microseconds: exact at any time
             if lone is not None:
                 lone.step()
             else:

@@ -61,7 +61,7 @@ def describe_model(settings: Settings, background: Background) -> Model:
 def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[str] | None = None,
              lru: str | None = None,
              every: float | None = None, boot: float = 0.0, at: Iterable[float] = (),
-             sample: float | None = None, hash_keys: bool = False, drawn: bool = False,
+             tick_us: int = 1_000_000, sample: float | None = None, hash_keys: bool = False, drawn: bool = False,
              left_out: Callable[[], int] | None = None,
              left_out_gets: Callable[[], int] | None = None,
              log: Callable[[int, int], tuple[int, int] | None] | None = None) -> Simulation:
@@ -73,7 +73,10 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
     ``every`` adds a timeline row per class every that many seconds of
     workload time; ``boot`` is how long the server had run at the workload's
     time 0 (its threads start then); ``at`` lists times at which to keep the
-    whole state (the result's ``snapshots``).  ``sample`` (0 < rate <= 1)
+    whole state (the result's ``snapshots``).  ``tick_us``: the microseconds from one tick of the
+    server's clock to the next, a real server's measured (a paced capture's ``tick``: its timer is
+    re-armed after each tick, so each comes a little late: tests/paced.py ``measure_tick``); 1 000 000
+    by default.  ``sample`` (0 < rate <= 1)
     replays only the keys whose hash falls under the rate, each page
     holding that share of its chunks, and scales the counts back (:mod:`.sample`; the result's
     ``sample`` says how, and with what error); a rate at which ``-m`` cannot hold enough sampled
@@ -98,13 +101,13 @@ def simulate(settings: Settings, ops: Iterable[tuple], *, suboptions: Sequence[s
 
         sampled = Sampled(check_rate(sample), drawn=drawn or left_out is not None, left_out=left_out,
                           left_out_gets=left_out_gets, log=log)
-        engine = Engine(settings, background, boot=boot, share=sample)
+        engine = Engine(settings, background, boot=boot, share=sample, tick_us=tick_us)
         sampled.count_reads(engine)
         room = Room(settings, sample) if sample < 1 else None
         timeline = engine.run(sampled.counted(_keys(sampled.filter(ops, room), hash_keys)), every=every, at=())
         model = _hashed(replace(model, sample=sample), engine, hash_keys)
         return scale_back(engine.results(model, timeline), sampled)
-    engine = Engine(settings, background, boot=boot)
+    engine = Engine(settings, background, boot=boot, tick_us=tick_us)
     timeline = engine.run(_keys(ops, hash_keys), every=every, at=at)
     return replace(engine.results(_hashed(model, engine, hash_keys), timeline), snapshots=tuple(engine.snapshots))
 
