@@ -169,3 +169,21 @@ def test_simulate_states_the_agreement_on_extstore_shapes_and_none_where_unmeasu
     assert "not measured against a real 1.6.20 on random shapes (docs/exactness.md)" in text
     assert "model agrees" not in text
     assert "read at this release's tag (docs/releases-read.md), not checked against a capture of it" in text
+
+
+def test_the_model_ticks_as_the_runs_measured_the_server_tick():
+    """memcached's tick comes a little later each second (its timer re-armed after each tick); a run
+    captured since 2026-11-29 measured how much (paced.measure_tick). 1.6.14 r01027 missed with ticks on
+    whole seconds (curr_items at 60 s: 8 024 against 6 743/6 746) and agrees with its third run's tick."""
+    import paced
+
+    assert paced.tick_us([None]) == 1_000_000
+    assert paced.tick_us([None, {"second": 81, "late": 0.081}, {"second": 61, "late": 0.0732}]) == 1_001_100
+    assert paced.tick_us([{"second": 81, "late": -0.8716}, {"second": 81, "late": 0.0567}]) == 1_000_700  # stepped by 2
+    record = random_corpus.load(random_corpus.DATA / "1.6.14" / "r01027.json.gz")
+    measured = [r["tick"] for r in record["runs"] if r.get("tick")]
+    assert measured and 1_000_500 < paced.tick_us(measured) < 1_001_500
+    assert random_corpus.verdict(record) == []
+    for run in record["runs"]:
+        run.pop("tick", None)
+    assert any("curr_items" in miss for miss in random_corpus.verdict(record))
