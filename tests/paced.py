@@ -338,7 +338,7 @@ def measure_tick(server: MemcachedServer, start_uptime: int, wall0: float, secon
     first seen, read every 0.5 ms (None: no tick within 3 s).  memcached re-arms its one-second timer
     after each tick has run (1.6.18 memcached.c clock_handler, evtimer_add), and current_time is the
     clock's whole seconds read then, so each tick comes a little after the one before plus a second
-    (0.7-1 ms here): the model's ``tick_us`` (:func:`tick_us`) places its ticks the same way."""
+    (0.73-1.73 ms a tick here, docs/exactness.md): the model's ``tick_us`` (:func:`tick_us`) places its ticks the same way."""
     while time.monotonic() - wall0 < second + 3:
         now = time.monotonic() - wall0
         if _uptime(server) - start_uptime >= second:

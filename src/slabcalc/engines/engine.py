@@ -103,7 +103,7 @@ class Engine:
         if tick_us <= 0:
             raise SimulationError(f"a tick of {tick_us} us: the server's clock must tick forward")
         # the microseconds from one of the server's ticks to the next (US: on the engine's whole seconds;
-        # more: a tick measured late, tick_period)
+        # more: a real server's tick, measured late: simulate's tick_us)
         self.tick_us: int = tick_us
         page_len = [0] + [settings.page_length(c.chunk_size, c.perslab) for c in classes]
         slabs = Slabs([0] + [c.chunk_size for c in classes], [0] + [c.perslab for c in classes], page_len,
@@ -399,7 +399,7 @@ class Engine:
             self._background_until(ticks * US)
         if self.tick_us == US:
             self.store.now = self.epoch + math.floor(ticks)
-        else:                           # each tick tick_us after the one before (tick_period)
+        else:                           # each tick tick_us after the one before (simulate's tick_us)
             self.store.now = self.epoch + math.floor(ticks * US) // self.tick_us
         self.store.time = t
 
