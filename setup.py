@@ -12,6 +12,9 @@ the modules whose ``Final`` constants mypyc copies in) changed since: the build 
 ``simulate``'s model line says which ran.  ``SLABCALC_PURE`` means the
 same at both times: set to anything but ``0`` or empty, plain Python (``pure_wanted``).
 
+A CSV sample's key scan (src/slabcalc/inputs/key_scan.py) is compiled alike by Cython from its own
+source, its C types in the ``.pxd`` beside it (``CYTHON``): with the engine, all or none.
+
 Everything else is in pyproject.toml.
 """
 
@@ -35,6 +38,10 @@ COMPILED = ["src/slabcalc/engines/config.py", "src/slabcalc/engines/lru.py", "sr
             "src/slabcalc/engines/maintainer.py", "src/slabcalc/engines/crawl_lru.py", "src/slabcalc/engines/ideal_ring.py",
             "src/slabcalc/model/ntotal.py",
             "src/slabcalc/inputs/workload.py"]
+# a CSV sample's key scan (an MD5 a row): Cython's pure-Python mode, its C types in the .pxd beside it (mypyc
+# has no unboxed byte array nor 32-bit unsigned arithmetic: a compiled MD5 there cost more than numpy's scan)
+CYTHON = ["src/slabcalc/inputs/key_scan.py"]
+CYTHON_TYPES = ["src/slabcalc/inputs/key_scan.pxd"]
 
 
 def _say(text: str) -> None:
@@ -80,14 +87,34 @@ def compiling() -> bool:
 
 
 def ext_modules() -> list:
-    """mypyc's extensions of ``COMPILED`` (it type-checks and writes the C here); none where it stops."""
+    """mypyc's extensions of ``COMPILED`` (it type-checks and writes the C here), then Cython's of ``CYTHON``
+    (:func:`cython_modules`); none where mypyc stops."""
     from mypyc.build import mypycify
 
     try:        # mypyc type-checks here, before any C is built: an error exits, which must not fail the install
-        return mypycify(["--ignore-missing-imports", "--follow-imports=silent", *COMPILED], opt_level="3",
-                        multi_file=True, group_name="slabcalc")
+        engine = mypycify(["--ignore-missing-imports", "--follow-imports=silent", *COMPILED], opt_level="3",
+                          multi_file=True, group_name="slabcalc")
     except (Exception, SystemExit) as exc:
         _say(f"mypyc stopped ({exc!r}): plain Python modules")
+        return []
+    return engine + cython_modules()
+
+
+def cython_modules() -> list:
+    """Cython's extensions of ``CYTHON`` (the C written beside each source), or none without Cython (the
+    reader then scans a CSV sample with numpy): bounds and negative indexes unchecked, the sources index
+    only inside what they were given."""
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        _say("Cython is not installed: a CSV sample's keys are scanned by numpy")
+        return []
+    modules = [Extension(path[len("src/"):-len(".py")].replace("/", "."), [path]) for path in CYTHON]
+    try:
+        return cythonize(modules, quiet=True, compiler_directives={
+            "language_level": 3, "boundscheck": False, "wraparound": False})
+    except (Exception, SystemExit) as exc:
+        _say(f"Cython stopped ({exc!r}): a CSV sample's keys are scanned by numpy")
         return []
 
 
@@ -146,7 +173,9 @@ class OptionalBuildExt(build_ext):
 
         plain = _plain_module()
         package = os.path.join("src", "slabcalc")
-        built = plain.record(package, [os.path.relpath(path, package) for path in COMPILED])
+        built = plain.record(package, [os.path.relpath(path, package) for path in COMPILED + CYTHON])
+        for path in CYTHON_TYPES:       # not Python: recorded as they are
+            built["sources"][os.path.relpath(path, package)] = plain.digest(path)
         library = self.get_ext_fullpath("slabcalc__mypyc")
         target = os.path.join(os.path.dirname(library), "slabcalc", plain.BUILT)
         os.makedirs(os.path.dirname(target), exist_ok=True)

@@ -10,6 +10,8 @@ import random
 
 import pytest
 
+import slabcalc.inputs.key_sample as key_sample
+from slabcalc.inputs import key_scan
 from slabcalc.inputs.key_sample import LONGEST, kept_rows
 from slabcalc.inputs.workload import read_workload
 from slabcalc.model.sampling import text_hash, threshold
@@ -43,13 +45,30 @@ def _csv(rng: random.Random, keys: list[str], delimiter: str = ",", key_last: bo
     return "\n".join(rows) + "\n"
 
 
+@pytest.fixture(params=["numpy", "compiled"])
+def scan(request, monkeypatch):
+    """Each way a block is told: numpy's scan, and key_scan compiled by Cython (where the install built it;
+    .ci/run checks that it did)."""
+    if request.param == "numpy":
+        monkeypatch.setattr(key_sample, "_compiled_scan", lambda: None)
+    elif not key_scan.compiled():
+        pytest.skip("inputs/key_scan is not compiled here (no Cython or no C compiler when it was installed)")
+    return request.param
+
+
+@pytest.fixture
+def numpy_scan(monkeypatch):
+    """numpy's scan, whether or not key_scan is compiled: its table of keys met is what is tested."""
+    monkeypatch.setattr(key_sample, "_compiled_scan", lambda: None)
+
+
 def _read(text: str, rate: float | None):
     ops, accounting = read_workload(io.StringIO(text, newline=""), "w.csv", sample=rate)
     return list(ops), accounting
 
 
 @pytest.mark.parametrize("delimiter,key_last", [(",", False), ("\t", False), (",", True)])
-def test_a_block_keeps_the_rows_the_hash_keeps(delimiter, key_last, monkeypatch):
+def test_a_block_keeps_the_rows_the_hash_keeps(delimiter, key_last, scan, monkeypatch):
     import slabcalc.inputs.workload as workload
 
     monkeypatch.setattr(workload, "SAMPLED_BLOCK", 4096)      # many blocks, rows cut across them
@@ -90,7 +109,7 @@ def _rejected_lines(text: str) -> set[int]:
     return found
 
 
-def test_a_quoted_block_is_read_a_line_at_a_time_alike():
+def test_a_quoted_block_is_read_a_line_at_a_time_alike(scan):
     rng = random.Random(5)
     keys = _keys(rng)
     text = _csv(rng, keys)
@@ -100,7 +119,7 @@ def test_a_quoted_block_is_read_a_line_at_a_time_alike():
     assert [op[2] for op in ops] == [op[2] for op in plain]
 
 
-def test_a_key_met_before_is_told_by_two_fingerprints_and_its_length():
+def test_a_key_met_before_is_told_by_two_fingerprints_and_its_length(numpy_scan):
     """A key whose first fingerprint is remembered with another second one (as two keys would be
     whose first fingerprints met) is decided by its own MD5, and the remembered answer is kept."""
     limit = threshold(0.5)
@@ -118,11 +137,9 @@ def test_a_key_met_before_is_told_by_two_fingerprints_and_its_length():
     assert kept_rows(f"{long},1\n" * 3, ",", 0, limit, None)[2] == (0 if text_hash(long) < limit else 3)
 
 
-def test_the_memory_of_keys_grows_then_forgets_and_the_answers_stay_the_hashs(monkeypatch):
+def test_the_memory_of_keys_grows_then_forgets_and_the_answers_stay_the_hashs(numpy_scan, monkeypatch):
     """The table of answers starts small and doubles as keys come (each key still found after a move to
     the larger table), and at its bound forgets all: the rows kept are the hash's whatever it holds."""
-    import slabcalc.inputs.key_sample as key_sample
-
     monkeypatch.setattr(key_sample, "FIRST_KEYS", 16)
     monkeypatch.setattr(key_sample, "KNOWN_KEYS", 256)
     limit = threshold(0.3)

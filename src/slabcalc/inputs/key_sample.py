@@ -3,7 +3,9 @@ a sample that pays).
 
 The sampling rule is :func:`slabcalc.model.sampling.text_hash` (MD5 of the key cell's UTF-8 bytes),
 the one ``slabcalc sql --workload --sample`` computes too; this module only finds each row's key cell
-and each key's answer cheaply.  A block of text (whole lines) is encoded once and read as bytes by
+and each key's answer cheaply.  Where Cython compiled :mod:`slabcalc.inputs.key_scan` (setup.py), it
+does so in one pass over the block's bytes, an MD5 a row in C (a 5 % sample of issue 39's 10 M-row CSV:
+docs/speed.md); otherwise numpy, as follows.  A block of text (whole lines) is encoded once and read as bytes by
 numpy: its line ends and delimiters give each row's key cell, and the cell's bytes, eight at a time,
 two 64-bit fingerprints.  A key met before is found by its first fingerprint (with its length mixed
 in) in :class:`Known`, an open-addressing table of numpy arrays searched for a whole block at once,
@@ -97,12 +99,16 @@ class Known:
 
 
 def kept_rows(text: str, delimiter: str, i_key: int, limit: int, known: Known | None,
-              i_op: int = -1) -> tuple[list[int], list[str], int, Known, int] | None:
+              i_op: int = -1) -> tuple[list[int], list[str], int, Known | None, int] | None:
     """The rows of ``text`` (whole ``\\n``-ended lines, no quote, no carriage return) a sample of
     threshold ``limit`` keeps: their indexes among the block's lines and their text, the number of
     rows left out, the keys' answers (``known``, or a new :class:`Known`: pass it to the next
-    block), and the gets among the rows left out (their ``i_op``-th cell ``get`` or ``gets``, in any
-    case; none without an op column); None without numpy."""
+    block; None where the compiled scan ran), and the gets among the rows left out (their ``i_op``-th
+    cell ``get`` or ``gets``, in any case; none without an op column); None without numpy.  Where
+    :mod:`slabcalc.inputs.key_scan` is compiled, it tells the rows (an MD5 a row, in C)."""
+    scan = _compiled_scan()
+    if scan is not None and ord(delimiter) < 128 and limit < 1 << 32:
+        return _scanned(scan, text, delimiter, i_key, limit, known, i_op)
     try:
         import numpy as np
     except ImportError:
@@ -166,6 +172,30 @@ def kept_rows(text: str, delimiter: str, i_key: int, limit: int, known: Known | 
         named = ((n == 3) & (word == _GET)) | ((n == 4) & (word == _GETS))
         gets = int(np.count_nonzero(named & ~keep))
     return rows, lines, left_out, known, gets
+
+
+def _scanned(scan, text: str, delimiter: str, i_key: int, limit: int, known: Known | None, i_op: int):
+    """:func:`kept_rows` by the compiled ``scan`` (``known`` passed on untouched)."""
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:          # text no UTF-8 gives (surrogates): the reader's own way
+        return None
+    rows: list[int] = []
+    bounds: list[int] = []
+    left_out, gets = scan(data, ord(delimiter), i_key, i_op, limit, rows, bounds)
+    source = text if len(data) == len(text) else data        # ASCII: the text's offsets are the bytes'
+    lines = [source[s:e] for s, e in zip(bounds[::2], bounds[1::2])]
+    if source is data:
+        lines = [line.decode() for line in lines]
+    return rows, lines, left_out, known, gets
+
+
+def _compiled_scan():
+    """:func:`slabcalc.inputs.key_scan.scan` where Cython compiled it (setup.py), else None (as plain
+    Python it computes an MD5 a row in Python: numpy's scan, above, is the faster there)."""
+    from slabcalc.inputs.key_scan import compiled, scan
+
+    return scan if compiled() else None
 
 
 def _cell(np, cuts, cells, starts, ends, i: int):
