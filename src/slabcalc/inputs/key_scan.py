@@ -16,7 +16,11 @@ Python a row); tests/inputs/test_key_scan.py holds the three equal on random blo
 hashlib's.
 """
 
-_M = 0xFFFFFFFF         # arithmetic mod 2^32: a no-op in C (u32), the mask in plain Python
+# The mask of arithmetic mod 2^32, for plain Python.  Compiled, key_scan.pxd makes ``_M`` the C constant
+# 0xFFFFFFFFu, which the C compiler folds away on u32 values (to Cython a literal this large is a Python
+# object, and a module variable a load at every step); set through globals() so that Cython, which
+# compiles a plain assignment as one to that constant, leaves it to the module's dict.
+globals()["_M"] = 0xFFFFFFFF
 
 
 def _f(b, c, d):
