@@ -274,7 +274,7 @@ class _WorkloadReader:
                         gets += dropped_gets
                         for row, raw in zip(rows, kept_lines):
                             yield [raw], False, raw.isascii(), line + row
-                        line += text.count("\n") + (0 if text.endswith("\n") else 1)
+                        line += len(rows) + dropped          # every line of the block kept or left out
                         left_out += dropped
                         continue
                 for lines, quoted, all_ascii, _ in self._split(text, universal, whole):
