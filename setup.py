@@ -31,11 +31,12 @@ from setuptools.command.build_ext import build_ext
 # the replay's configuration (read by all of them), the op loop, the store (table, slabs, LRUs, their
 # tail pulls: engines/store.py), the LRUs and the slab allocator: the request path of every replayed operation, the
 # LRU maintainer (about one wake-up per operation with the 1.6 defaults), the crawler's walk over an
-# LRU's items, the ideal LRU a curve replays beside each point, the item-size sum of every set (model/ntotal.py), and the CSV reader that feeds them;
+# LRU's items, the ideal LRU a curve replays beside each point, a sample's pass over each operation, the item-size sum of every set (model/ntotal.py), and the CSV reader that feeds them;
 # the other background threads and results stay plain Python (they call in)
 COMPILED = ["src/slabcalc/engines/config.py", "src/slabcalc/engines/lru.py", "src/slabcalc/engines/table.py", "src/slabcalc/engines/slabs.py", "src/slabcalc/engines/store.py",
             "src/slabcalc/engines/engine.py",
             "src/slabcalc/engines/maintainer.py", "src/slabcalc/engines/crawl_lru.py", "src/slabcalc/engines/ideal_ring.py",
+            "src/slabcalc/engines/sample_pass.py",
             "src/slabcalc/model/ntotal.py",
             "src/slabcalc/inputs/workload.py"]
 # a CSV sample's key scan (an MD5 a row): Cython's pure-Python mode, its C types in the .pxd beside it (mypyc

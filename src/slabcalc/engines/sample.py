@@ -50,6 +50,7 @@ from typing import Callable, Iterable, Iterator
 from slabcalc.engines.sample_error import (COARSE_ITEMS, Z95, adjusted, coarse, coarse_widening, evicted_error,
                                           footprint, of_gets, resident_spread)
 from slabcalc.engines.results import Simulation
+from slabcalc.engines.sample_pass import GETS, KEPT, OPS, counted, counting_gets, passed
 from slabcalc.errors import SlabcalcError
 from slabcalc.model.classes import class_for, slab_classes
 from slabcalc.model.item import ntotal_function
@@ -106,67 +107,34 @@ class Sampled:
 
     def count_reads(self, engine) -> None:
         """Count each key's gets and hits as ``engine`` answers them (its ``on_get``)."""
-        reads = self.reads
-
-        def counted(key, found):
-            seen = reads.get(key)
-            if seen is None:
-                reads[key] = seen = [0, 0, 0, 0, 0, 0]
-            seen[0] += 1
-            seen[1] += found
-        engine.on_get = counted
+        engine.on_get = counting_gets(self.reads)
 
     def counted(self, operations: Iterable[tuple]) -> Iterator[tuple]:
         """``operations`` (the sample's, keyed as the engine keys them), each key's operations, sets and
         fills counted as they pass, and the key and value bytes of its last set or fill."""
-        reads = self.reads
-        for op in operations:
-            seen = reads.get(op[2])
-            if seen is None:
-                reads[op[2]] = seen = [0, 0, 0, 0, 0, 0]
-            seen[2] += 1
-            kind = op[1]
-            if kind == SET:
-                seen[3] += 1
-                seen[5] = op[3] + op[4]
-            elif kind == FILL:
-                seen[4] += 1
-                seen[5] = op[3] + op[4]
-            yield op
+        return counted(self.reads, operations)
 
     def filter(self, operations: Iterable[tuple], room: "Room | None" = None) -> Iterator[tuple]:
         """The operations (``(time, op, key, ...)``) of the keys whose hash is under the rate.
 
         With ``room``, every operation's item (sampled or not) is placed as it is read; once the
         workload's classes leave no room at the rate, the rest is read without replaying it (the
-        smallest rate that has room needs every class) and :class:`TooCoarse` is raised."""
+        smallest rate that has room needs every class) and :class:`TooCoarse` is raised.  Once the
+        operations are read (or reading stops), ``ops``, ``kept`` and ``gets`` say what was read."""
         limit = HASH_SPACE + 1 if self.drawn else threshold(self.rate)   # drawn: every one is kept
-        ops = kept = gets = 0
-        logged: tuple[int, int] | None = None
-        if room is not None:        # every set is placed: what room.add does for a size it knows, here
-            ntotal, class_at, used = room._ntotal, room._class_at, room.classes
-        try:
-            for op in operations:
-                ops += 1
-                if (room is not None and (op[1] == SET or op[1] == FILL)
-                        and class_at.get(ntotal(op[3], op[4], op[6])) not in used and room.add(op[3], op[4], op[6])):
-                    for op in operations:
-                        ops += 1
-                        if op[1] == SET or op[1] == FILL:
-                            room.add(op[3], op[4], op[6])
-                    room.check()
-                if op[1] == GET or op[1] == FILL:
-                    gets += 1
-                if limit > HASH_SPACE or key_hash(op[2]) < limit:
-                    kept += 1
-                    yield op
-            logged = self.log(ops, gets) if self.log is not None else None    # read whole: the log's counts
-        finally:
-            self.ops, self.kept = ops + (self.left_out() if self.left_out is not None else 0), kept
-            if not self.drawn:
-                self.gets = gets                 # every operation passed here
-            elif self.left_out_gets is not None:
-                self.gets = gets + self.left_out_gets()
+        counts = [0, 0, 0]
+        return passed(operations, limit, room, counts, lambda finished: self._read(counts, finished))
+
+    def _read(self, counts: list[int], finished: bool) -> None:
+        """What :meth:`filter` read (``counts``: operations, kept, gets), once it stops; ``finished``:
+        every operation read (then a drawn sample's log gives its whole log's counts)."""
+        ops, kept, gets = counts[OPS], counts[KEPT], counts[GETS]
+        logged = self.log(ops, gets) if finished and self.log is not None else None
+        self.ops, self.kept = ops + (self.left_out() if self.left_out is not None else 0), kept
+        if not self.drawn:
+            self.gets = gets                 # every operation passed here
+        elif self.left_out_gets is not None:
+            self.gets = gets + self.left_out_gets()
         if logged is not None:
             (self.ops, self.gets), self.logged = logged, True
 
