@@ -24,9 +24,12 @@ import os
 import shutil
 import sys
 import sysconfig
+from importlib.machinery import EXTENSION_SUFFIXES
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+
+SUFFIXES = tuple(EXTENSION_SUFFIXES)
 
 # the replay's configuration (read by all of them), the op loop, the store (table, slabs, LRUs, their
 # tail pulls: engines/store.py), the LRUs and the slab allocator: the request path of every replayed operation, the
@@ -109,14 +112,27 @@ def cython_modules() -> list:
         from Cython.Build import cythonize
     except ImportError:
         _say("Cython is not installed: a CSV sample's keys are scanned by numpy")
-        return []
+        return _none_built()
     modules = [Extension(path[len("src/"):-len(".py")].replace("/", "."), [path]) for path in CYTHON]
     try:
         return cythonize(modules, quiet=True, compiler_directives={
             "language_level": 3, "boundscheck": False, "wraparound": False})
     except (Exception, SystemExit) as exc:
         _say(f"Cython stopped ({exc!r}): a CSV sample's keys are scanned by numpy")
-        return []
+        return _none_built()
+
+
+def _none_built() -> list:
+    """No Cython extension: any built before beside its source (an in-place build) is removed, so that
+    a stale one never runs (its source is not recorded in ``_built.json`` either)."""
+    import glob
+
+    for path in CYTHON:
+        for built in glob.glob(path[:-len(".py")] + ".*"):
+            if built.endswith(SUFFIXES):
+                os.remove(built)
+                _say(f"removed {built}, built before from another source")
+    return []
 
 
 # setup() is given a placeholder: pip runs setup.py three times (requirements, metadata, build), and
@@ -174,8 +190,10 @@ class OptionalBuildExt(build_ext):
 
         plain = _plain_module()
         package = os.path.join("src", "slabcalc")
-        built = plain.record(package, [os.path.relpath(path, package) for path in COMPILED + CYTHON])
-        for path in CYTHON_TYPES:       # not Python: recorded as they are
+        names = {ext.name for ext in self.extensions}
+        cython = [path for path in CYTHON if path[len("src/"):-len(".py")].replace("/", ".") in names]
+        built = plain.record(package, [os.path.relpath(path, package) for path in COMPILED + cython])
+        for path in CYTHON_TYPES if cython else ():       # not Python: recorded as they are
             built["sources"][os.path.relpath(path, package)] = plain.digest(path)
         library = self.get_ext_fullpath("slabcalc__mypyc")
         target = os.path.join(os.path.dirname(library), "slabcalc", plain.BUILT)

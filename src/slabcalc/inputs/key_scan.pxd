@@ -37,5 +37,5 @@ cdef inline (u32, u32, u32, u32) _block(u32 a, u32 b, u32 c, u32 d, u32 x0, u32 
 @cython.locals(size=Py_ssize_t, last=Py_ssize_t, s=Py_ssize_t, line=Py_ssize_t, left_out=Py_ssize_t,
                gets=Py_ssize_t, kb=Py_ssize_t, ke=Py_ssize_t, ob=Py_ssize_t, oe=Py_ssize_t, key_cut=cython.bint,
                cell=Py_ssize_t, cb=Py_ssize_t, e=Py_ssize_t, c=cython.uchar, keep=cython.bint, n=Py_ssize_t)
-cpdef tuple scan(bytes data not None, int delimiter, Py_ssize_t i_key, Py_ssize_t i_op,
+cpdef tuple scan(bytes data, int delimiter, Py_ssize_t i_key, Py_ssize_t i_op,
                  unsigned long long limit, list rows, list bounds)
