@@ -29,6 +29,7 @@ Each replay runs in a child process of its own so its peak RSS is its own.
 
 Run: python benchmarks/sample_bench.py [--ops 5000000] [--rates 0.1,0.01] [--node] [--node-items 200000000]
      python benchmarks/sample_bench.py --speed [--requests 10000000] [--speed-m 2048] [--rates 0.05,0.01]
+                                           [--files DIR] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import multiprocessing
 import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -165,30 +167,58 @@ def cli_run(*args: str) -> dict:
 
 
 def speed(args) -> dict:
+    """Part 3: each file's full replay and samples, ``--repeat`` rounds of paired runs (the full replay,
+    then each rate, one after the other), each rate's CPU over its round's full replay; the median of the
+    rounds' ratios is the figure (a shared machine's speed drifts between runs: a pair shares its drift)."""
     from slabcalc.engines.simulate import engine_build
 
     figures = {"build": engine_build()}
     print(f"engine build: {figures['build']}; {args.requests:,} requests, {args.objects:,} objects, "
-          f"-m {args.speed_m}", flush=True)
+          f"-m {args.speed_m}, {args.repeat} round(s)", flush=True)
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-        files = write_files(tmp, args.requests, args.objects)
+        files = _files(args.files or tmp, args.requests, args.objects)
         for path in files:
             name = "oracleGeneral" if path.endswith("General") else "csv"
-            full = cli_run(path, "-m", str(args.speed_m))
-            ratio = full["doc"]["totals"]["get_hits"] / max(1, full["doc"]["totals"]["cmd_get"])
-            print(f"{name}: full replay {full['cpu']:.1f} s CPU ({full['wall']:.1f} s wall), hit ratio {ratio:.4f}",
-                  flush=True)
-            figures[name] = {"full": full["cpu"]}
-            for rate in map(float, args.rates.split(",")):
-                s = cli_run(path, "-m", str(args.speed_m), "--sample", f"{rate:g}")
-                if "refused" in s:
-                    print(f"  --sample {rate:g}: {s['refused']}", flush=True)
-                    continue
-                sample = s["doc"]["sample"]
-                print(f"  --sample {rate:g}: {s['cpu']:.2f} s CPU = {s['cpu'] / full['cpu']:.3f} of the full replay "
-                      f"(target {'0.25' if rate >= 0.05 else '0.067'}); hit ratio {sample['hit_ratio']:.4f} +/- "
-                      f"{sample['hit_ratio_error']:.4f}", flush=True)
-                figures[name][str(rate)] = s["cpu"]
+            figures[name] = _rounds(path, name, args)
+    return figures
+
+
+def _files(directory: str, requests: int, objects: int) -> tuple[str, str]:
+    """The recipe's two files in ``directory``: those written there before (``--files``) or new ones."""
+    found = (os.path.join(directory, "recipe.oracleGeneral"), os.path.join(directory, "recipe.csv"))
+    if all(os.path.exists(path) for path in found):
+        print(f"the files written before in {directory}", flush=True)
+        return found
+    return write_files(directory, requests, objects)
+
+
+def _rounds(path: str, name: str, args) -> dict:
+    """``args.repeat`` rounds of the full replay and each rate of ``path``; the median ratio of each rate."""
+    rates = list(map(float, args.rates.split(",")))
+    ratios: dict[str, list[float]] = {str(rate): [] for rate in rates}
+    fulls = []
+    for _ in range(args.repeat):
+        full = cli_run(path, "-m", str(args.speed_m))
+        fulls.append(full["cpu"])
+        ratio = full["doc"]["totals"]["get_hits"] / max(1, full["doc"]["totals"]["cmd_get"])
+        print(f"{name}: full replay {full['cpu']:.1f} s CPU ({full['wall']:.1f} s wall), hit ratio {ratio:.4f}",
+              flush=True)
+        for rate in rates:
+            s = cli_run(path, "-m", str(args.speed_m), "--sample", f"{rate:g}")
+            if "refused" in s:
+                print(f"  --sample {rate:g}: {s['refused']}", flush=True)
+                continue
+            sample = s["doc"]["sample"]
+            ratios[str(rate)].append(s["cpu"] / full["cpu"])
+            print(f"  --sample {rate:g}: {s['cpu']:.2f} s CPU = {s['cpu'] / full['cpu']:.3f} of the full replay "
+                  f"(target {'0.25' if rate >= 0.05 else '0.067'}); hit ratio {sample['hit_ratio']:.4f} +/- "
+                  f"{sample['hit_ratio_error']:.4f}", flush=True)
+    figures: dict = {"full": statistics.median(fulls)}
+    for rate, each in ratios.items():
+        if each:
+            figures[rate] = statistics.median(each)
+            print(f"{name} --sample {rate}: median {figures[rate]:.3f} of the full replay over {len(each)} round(s) "
+                  f"({min(each):.3f}-{max(each):.3f})", flush=True)
     return figures
 
 
@@ -213,6 +243,9 @@ def main() -> None:
     parser.add_argument("--objects", type=int, default=2_000_000)
     parser.add_argument("--speed-m", type=int, default=2048)
     parser.add_argument("--tmp", default=None, help="where part 3 writes its files")
+    parser.add_argument("--files", default=None, help="part 3: a folder to keep its files in, or to read them "
+                        "from where they were written before")
+    parser.add_argument("--repeat", type=int, default=1, help="part 3: rounds of paired runs (the median ratio)")
     args = parser.parse_args()
     if args.speed:
         figures = speed(args)
