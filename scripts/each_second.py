@@ -11,7 +11,8 @@ memcached, or ``--binary``), or a replay saved before (``--load``); then the mod
 workload with that run's start and its tick (``paced.measure_tick``), and per second: ``reclaimed``, ``crawler_reclaimed``, ``curr_items``,
 ``slabs_moved``, ``evictions`` and the LRU maintainer's wake-ups (``lru_maintainer_juggles``; the model's
 counted from its thread when run as plain Python, ``SLABCALC_PURE=1``, else ``?``), model/server, with each ``--classes``' pages, free chunks and items.  A line
-whose figures differ is marked ``*``; ``--lru`` adds each class's HOT, WARM and COLD items.  Nothing is stored in the repository: the 10 s captures stay
+whose figures differ is marked ``*``; ``--lru`` adds each class's HOT, WARM and COLD items, ``--ext``
+extstore's objects and bytes written and its free pages.  Nothing is stored in the repository: the 10 s captures stay
 the record (``scripts/capture_random.py``); this is an instrument.
 """
 
@@ -79,6 +80,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--load", type=Path, help="a 1 s replay saved before: no server is started")
     parser.add_argument("--classes", default="", help="classes to show, e.g. 37,39")
     parser.add_argument("--lru", action="store_true", help="with --classes: their HOT/WARM/COLD items too")
+    parser.add_argument("--ext", action="store_true", help="extstore's objects and bytes written, and its free pages")
     parser.add_argument("--from", dest="first", type=float, default=0)
     parser.add_argument("--to", dest="last", type=float, default=1e9)
     opts = parser.parse_args(argv)
@@ -110,6 +112,11 @@ def main(argv: list[str]) -> int:
                 segs = [(getattr(row, f"number_{seg}", 0) if row else 0, snap["items"].get(f"items:{c}:number_{seg}", "-"))
                         for seg in ("hot", "warm", "cold")]
                 cells.append("h/w/c " + " ".join(f"{m}/{r}" for m, r in segs))
+        if opts.ext and state.extstore is not None:
+            for name in ("extstore_objects_written", "extstore_bytes_written", "extstore_pages_free"):
+                model, real = state.extstore.get(name, "-"), stats.get(name, "-")
+                differ |= str(model) != real
+                cells.append(f"{name[9:]} {model}/{real}")
         cells.append(f"wakes {wakes - before_m if wakes >= 0 else '?'}/{juggles - before_s}")
         before_m, before_s = wakes, juggles
         if opts.first <= when <= opts.last:
