@@ -121,6 +121,29 @@ def test_the_build_records_every_source_mypyc_folds_in():
     assert "model/settings.py" not in sources and "model/units.py" not in sources
 
 
+def test_every_source_the_build_records_is_installed_with_the_package():
+    """A source the build records (``_built.json``) and a wheel leaves out reads as changed since the build:
+    the installed library would run plain Python (a ``pip install .`` did, with key_scan.pxd left out).
+    Every Python module is a package file; the others (setup.py's CYTHON_TYPES) must match package-data."""
+    import ast
+    import fnmatch
+    import tomllib
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "setup.py"), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    lists = {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
+             if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+             and node.targets[0].id in ("COMPILED", "CYTHON", "CYTHON_TYPES")}
+    assert lists["CYTHON_TYPES"] and all(path.endswith(".py") for path in lists["COMPILED"] + lists["CYTHON"])
+    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+        patterns = tomllib.load(f)["tool"]["setuptools"]["package-data"]["slabcalc"]
+    for path in lists["CYTHON_TYPES"]:
+        inside = os.path.relpath(path, "src/slabcalc")
+        assert os.path.isfile(os.path.join(root, path))
+        assert any(fnmatch.fnmatch(inside, pattern) for pattern in patterns), f"{inside} is not package data"
+
+
 def test_an_edited_source_is_found_by_its_hash(tmp_path):
     """An edit that keeps the file's size and mtime is found; so are a missing record and a lost file."""
     (tmp_path / "model").mkdir()
