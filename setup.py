@@ -13,7 +13,9 @@ the modules whose ``Final`` constants mypyc copies in) changed since: the build 
 same at both times: set to anything but ``0`` or empty, plain Python (``pure_wanted``).
 
 A CSV sample's key scan (src/slabcalc/inputs/key_scan.py) is compiled alike by Cython from its own
-source, its C types in the ``.pxd`` beside it (``CYTHON``): with the engine, all or none.
+source, its C types in the ``.pxd`` beside it (``CYTHON``), with the engine; where Cython is missing or
+fails, the engine is still compiled and the scan stays plain (numpy's, in the reader), any scan built
+before removed.
 
 Everything else is in pyproject.toml.
 """
@@ -32,10 +34,11 @@ from setuptools.command.build_ext import build_ext
 SUFFIXES = tuple(EXTENSION_SUFFIXES)
 
 # the replay's configuration (read by all of them), the op loop, the store (table, slabs, LRUs, their
-# tail pulls: engines/store.py), the LRUs and the slab allocator: the request path of every replayed operation, the
-# LRU maintainer (about one wake-up per operation with the 1.6 defaults), the crawler's walk over an
-# LRU's items, the ideal LRU a curve replays beside each point, a sample's pass over each operation, the item-size sum of every set (model/ntotal.py), and the CSV reader that feeds them;
-# the other background threads and results stay plain Python (they call in)
+# tail pulls: engines/store.py), the LRUs and the slab allocator: the request path of every replayed
+# operation, the LRU maintainer (about one wake-up per operation with the 1.6 defaults), the crawler's walk
+# over an LRU's items, the ideal LRU a curve replays beside each point, a sample's pass over each operation
+# (engines/sample_pass.py), the item-size sum of every set (model/ntotal.py), and the CSV reader that feeds
+# them; the other background threads and results stay plain Python (they call in)
 COMPILED = ["src/slabcalc/engines/config.py", "src/slabcalc/engines/lru.py", "src/slabcalc/engines/table.py", "src/slabcalc/engines/slabs.py", "src/slabcalc/engines/store.py",
             "src/slabcalc/engines/engine.py",
             "src/slabcalc/engines/maintainer.py", "src/slabcalc/engines/crawl_lru.py", "src/slabcalc/engines/ideal_ring.py",

@@ -54,7 +54,7 @@ from slabcalc.engines.sample_pass import GETS, KEPT, OPS, counted, counting_gets
 from slabcalc.errors import SlabcalcError
 from slabcalc.model.classes import class_for, slab_classes
 from slabcalc.model.item import ntotal_function
-from slabcalc.model.ops import FILL, GET, SET
+from slabcalc.model.ops import FILL, SET
 from slabcalc.model.placement import TOO_LARGE, place
 from slabcalc.model.sampling import HASH_SPACE, key_hash, threshold
 from slabcalc.model.settings import Settings
