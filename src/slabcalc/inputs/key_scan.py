@@ -86,7 +86,7 @@ def md5_head(data, begin, length):
 def _md5_heads(data, k0, n0, k1, n1):
     """:func:`md5_head` of two keys within ``data`` (not checked: compiled, nothing is bounds-checked), their
     blocks side by side: each step of an MD5 waits on the one before, so two keys' steps interleaved keep
-    the processor busy (docs/speed.md: two keys cost about what one did alone)."""
+    the processor busier (docs/speed.md: a row's scan 94-96 ns against 118-120 with one key at a time)."""
     padded0 = ((n0 + 8) // 64 + 1) * 64
     padded1 = ((n1 + 8) // 64 + 1) * 64
     h0 = e0 = 0x67452301
