@@ -127,7 +127,7 @@ def test_every_source_the_build_records_is_installed_with_the_package():
     Every Python module is a package file; the others (setup.py's CYTHON_TYPES) must match package-data."""
     import ast
     import fnmatch
-    import tomllib
+    import re
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with open(os.path.join(root, "setup.py"), encoding="utf-8") as f:
@@ -136,8 +136,9 @@ def test_every_source_the_build_records_is_installed_with_the_package():
              if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
              and node.targets[0].id in ("COMPILED", "CYTHON", "CYTHON_TYPES")}
     assert lists["CYTHON_TYPES"] and all(path.endswith(".py") for path in lists["COMPILED"] + lists["CYTHON"])
-    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
-        patterns = tomllib.load(f)["tool"]["setuptools"]["package-data"]["slabcalc"]
+    with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as f:      # no tomllib before 3.11
+        section = f.read().split("[tool.setuptools.package-data]", 1)[1].split("\n[", 1)[0]
+    patterns = ast.literal_eval(re.sub(r"#[^\n]*", "", re.search(r"slabcalc\s*=\s*(\[.*?\])", section, re.S).group(1)))
     for path in lists["CYTHON_TYPES"]:
         inside = os.path.relpath(path, "src/slabcalc")
         assert os.path.isfile(os.path.join(root, path))
