@@ -116,13 +116,18 @@ def cython_modules() -> list:
     except ImportError:
         _say("Cython is not installed: a CSV sample's keys are scanned by numpy")
         return _none_built()
-    modules = [Extension(path[len("src/"):-len(".py")].replace("/", "."), [path]) for path in CYTHON]
+    modules = [Extension(_module(path), [path]) for path in CYTHON]
     try:
         return cythonize(modules, quiet=True, compiler_directives={
             "language_level": 3, "boundscheck": False, "wraparound": False})
     except (Exception, SystemExit) as exc:
         _say(f"Cython stopped ({exc!r}): a CSV sample's keys are scanned by numpy")
         return _none_built()
+
+
+def _module(path: str) -> str:
+    """The module of a source under src/ (``src/slabcalc/inputs/key_scan.py``: ``slabcalc.inputs.key_scan``)."""
+    return path[len("src/"):-len(".py")].replace("/", ".")
 
 
 def _none_built() -> list:
@@ -194,7 +199,7 @@ class OptionalBuildExt(build_ext):
         plain = _plain_module()
         package = os.path.join("src", "slabcalc")
         names = {ext.name for ext in self.extensions}
-        cython = [path for path in CYTHON if path[len("src/"):-len(".py")].replace("/", ".") in names]
+        cython = [path for path in CYTHON if _module(path) in names]
         built = plain.record(package, [os.path.relpath(path, package) for path in COMPILED + cython])
         for path in CYTHON_TYPES if cython else ():       # not Python: recorded as they are
             built["sources"][os.path.relpath(path, package)] = plain.digest(path)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Iterator
 
 from slabcalc.model.ops import FILL, GET, SET
-from slabcalc.model.sampling import key_hash
+from slabcalc.model.sampling import HASH_SPACE, key_hash
 
 OPS, KEPT, GETS = 0, 1, 2       # the places of :func:`passed`'s totals in its ``counts``
 
@@ -60,7 +60,7 @@ def passed(operations: Iterable[tuple], limit: int, room: Any, counts: list[int]
     With ``room`` (:class:`~slabcalc.engines.sample.Room`), every operation's item is placed as it is
     read; once the classes leave no room at the rate the rest is read and placed without replaying it
     and ``room.check()`` raises."""
-    every = limit > 1 << 32
+    every = limit > HASH_SPACE
     ntotal: Any = room._ntotal if room is not None else None
     class_at: dict[int, int] = room._class_at if room is not None else {}
     used: set[int] = room.classes if room is not None else set()

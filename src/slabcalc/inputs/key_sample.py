@@ -20,7 +20,7 @@ it as it would unsampled; a blank line is kept too (the reader skips it: not a r
 
 from __future__ import annotations
 
-from slabcalc.model.sampling import md5
+from slabcalc.model.sampling import HASH_SPACE, md5
 
 LONGEST = 256           # bytes of a key fingerprinted here (memcached's keys are at most 250)
 FIRST_KEYS = 1 << 18    # keys remembered at first (the table doubles as they come)
@@ -106,19 +106,22 @@ def kept_rows(text: str, delimiter: str, i_key: int, limit: int, known: Known | 
     block; None where the compiled scan ran), and the gets among the rows left out (their ``i_op``-th
     cell ``get`` or ``gets``, in any case; none without an op column); None without numpy.  Where
     :mod:`slabcalc.inputs.key_scan` is compiled, it tells the rows (an MD5 a row, in C)."""
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:          # text no UTF-8 gives (surrogates): the reader's own way
+        return None
     scan = _compiled_scan()
-    if scan is not None and ord(delimiter) < 128 and limit < 1 << 32:
-        return _scanned(scan, text, delimiter, i_key, limit, known, i_op)
+    if scan is not None and ord(delimiter) < 128 and limit < HASH_SPACE:
+        rows: list[int] = []
+        bounds: list[int] = []
+        left_out, gets = scan(data, ord(delimiter), i_key, i_op, limit, rows, bounds)
+        return rows, _lines(text, data, bounds[::2], bounds[1::2]), left_out, known, gets
     try:
         import numpy as np
     except ImportError:
         return None
     if known is None:
         known = Known(np)
-    try:
-        data = text.encode()
-    except UnicodeEncodeError:          # text no UTF-8 gives (surrogates): the reader's own way
-        return None
     padded = np.frombuffer(data + bytes(8), dtype=np.uint8)
     size = len(data)
     raw = padded[:size]
@@ -159,10 +162,7 @@ def kept_rows(text: str, delimiter: str, i_key: int, limit: int, known: Known | 
     keep |= ~has_key
     rows = np.flatnonzero(keep).tolist()
     left_out = len(ends) - len(rows)
-    source = text if size == len(text) else data          # ASCII: the text's offsets are the bytes'
-    lines = [source[s:e] for s, e in zip(starts[rows].tolist(), ends[rows].tolist())]
-    if source is data:
-        lines = [line.decode() for line in lines]
+    lines = _lines(text, data, starts[rows].tolist(), ends[rows].tolist())
     gets = 0
     if i_op >= 0 and left_out:
         _, _, op_begin, op_stop = _cell(np, cuts, cells, starts, ends, i_op)
@@ -174,20 +174,12 @@ def kept_rows(text: str, delimiter: str, i_key: int, limit: int, known: Known | 
     return rows, lines, left_out, known, gets
 
 
-def _scanned(scan, text: str, delimiter: str, i_key: int, limit: int, known: Known | None, i_op: int):
-    """:func:`kept_rows` by the compiled ``scan`` (``known`` passed on untouched)."""
-    try:
-        data = text.encode()
-    except UnicodeEncodeError:          # text no UTF-8 gives (surrogates): the reader's own way
-        return None
-    rows: list[int] = []
-    bounds: list[int] = []
-    left_out, gets = scan(data, ord(delimiter), i_key, i_op, limit, rows, bounds)
-    source = text if len(data) == len(text) else data        # ASCII: the text's offsets are the bytes'
-    lines = [source[s:e] for s, e in zip(bounds[::2], bounds[1::2])]
-    if source is data:
-        lines = [line.decode() for line in lines]
-    return rows, lines, left_out, known, gets
+def _lines(text: str, data: bytes, starts: list[int], ends: list[int]) -> list[str]:
+    """The kept lines, from their offsets in ``data`` (``text`` encoded): sliced from ``text`` where it is
+    ASCII (its offsets are the bytes'), else from ``data`` and decoded."""
+    if len(data) == len(text):
+        return [text[s:e] for s, e in zip(starts, ends)]
+    return [data[s:e].decode() for s, e in zip(starts, ends)]
 
 
 def _compiled_scan():

@@ -316,7 +316,7 @@ def scan(data, delimiter, i_key, i_op, limit, rows, bounds):
         e = kb = ke = ob = oe = -1
         if s < size:
             e, kb, ke, ob, oe = _cells(data, s, delimiter, i_key, i_op, last)
-        if waiting >= 0 and (kb >= 0 or s >= size):     # the waiting key, with this row's or alone
+        if waiting >= 0:        # the waiting key, with this row's, or alone (told before the row after it)
             heads = _md5_heads(data, w_kb, w_ke - w_kb, kb if kb >= 0 else w_kb, ke - kb if kb >= 0 else w_ke - w_kb)
             told = _told(data, rows, bounds, waiting, w_s, w_e, heads[0] < limit, w_ob, w_oe)
             left_out, gets, waiting = left_out + (told > 0), gets + (told > 1), -1
@@ -325,11 +325,7 @@ def scan(data, delimiter, i_key, i_op, limit, rows, bounds):
                 left_out, gets = left_out + (told > 0), gets + (told > 1)
         elif kb >= 0:
             waiting, w_s, w_e, w_kb, w_ke, w_ob, w_oe = line, s, e, kb, ke, ob, oe
-        elif s < size:
-            if waiting >= 0:            # told before the row after it
-                heads = _md5_heads(data, w_kb, w_ke - w_kb, w_kb, w_ke - w_kb)
-                told = _told(data, rows, bounds, waiting, w_s, w_e, heads[0] < limit, w_ob, w_oe)
-                left_out, gets, waiting = left_out + (told > 0), gets + (told > 1), -1
+        if kb < 0 and s < size:         # a row without a key: kept, for the reader
             _told(data, rows, bounds, line, s, e, True, ob, oe)
         if s >= size:
             break
